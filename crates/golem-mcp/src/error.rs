@@ -1,0 +1,257 @@
+//! The crate's error types.
+//!
+//! [`Error`] is what every client operation returns; its message always
+//! starts with `mcp: <operation>:` so a log line says where it came from.
+//! [`TransportError`] is what a [`Transport`](crate::Transport) returns; the
+//! client wraps it, keeping it as the `source()`.
+
+use std::fmt;
+use std::io;
+use std::process::ExitStatus;
+
+use crate::jsonrpc::ProtocolError;
+
+/// An error from a client operation.
+///
+/// Which variant tells what went wrong and what to do; the helper methods
+/// ([`protocol_error`](Error::protocol_error),
+/// [`process_exit`](Error::process_exit)) reach into the common cases.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The server answered the request with a JSON-RPC error.
+    #[error("mcp: {operation}: the server answered with an error: {source}")]
+    Protocol {
+        /// The operation that failed, e.g. `tools/call echo`.
+        operation: String,
+        /// The server's error object.
+        #[source]
+        source: ProtocolError,
+    },
+    /// The transport failed: the connection broke, the server process died,
+    /// a message was too large. The transport is unusable afterwards unless
+    /// the error says otherwise.
+    #[error("mcp: {operation}: {source}")]
+    Transport {
+        /// The operation that failed.
+        operation: String,
+        /// What the transport reported.
+        #[source]
+        source: TransportError,
+    },
+    /// An operation other than `initialize` ran before
+    /// [`Client::initialize`](crate::Client::initialize) succeeded.
+    #[error("mcp: {operation}: the client is not initialized; call Client::initialize first")]
+    NotInitialized {
+        /// The operation that was refused.
+        operation: String,
+    },
+    /// The client was closed with [`Client::close`](crate::Client::close).
+    #[error("mcp: {operation}: the client is closed; create a new client to reconnect")]
+    Closed {
+        /// The operation that was refused.
+        operation: String,
+    },
+    /// The server chose a protocol version this client does not speak.
+    #[error(
+        "mcp: initialize: the server chose protocol version {received:?}, but this client \
+         offered {offered:?} and speaks only {supported}"
+    )]
+    VersionMismatch {
+        /// The version this client offered (its newest).
+        offered: String,
+        /// The version the server answered with.
+        received: String,
+        /// Every version this client accepts, comma-separated.
+        supported: String,
+    },
+    /// The server's answer did not have the shape the protocol requires.
+    #[error("mcp: {operation}: invalid answer from the server: {detail}")]
+    InvalidResponse {
+        /// The operation whose answer was invalid.
+        operation: String,
+        /// What was wrong with it.
+        detail: String,
+    },
+    /// A request could not be encoded (its parameters failed to serialize).
+    #[error("mcp: {operation}: cannot encode the request: {source}")]
+    Encode {
+        /// The operation whose request failed.
+        operation: String,
+        /// The serializer's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// `tools/list` paging did not end: the server repeated a cursor.
+    #[error(
+        "mcp: tools/list: the server returned the cursor {cursor:?} twice; stopped paging to avoid an endless loop"
+    )]
+    CursorLoop {
+        /// The repeated cursor.
+        cursor: String,
+    },
+    /// A configuration value is invalid.
+    #[error("mcp: {operation}: invalid {field}: {problem}")]
+    InvalidConfig {
+        /// The operation that checked it, e.g. `spawn`.
+        operation: &'static str,
+        /// The field at fault, e.g. `env[2]`.
+        field: String,
+        /// What is wrong and how to fix it.
+        problem: String,
+    },
+    /// The server process could not be started.
+    #[error("mcp: spawn {command:?}: {}", describe_spawn_error(.source))]
+    Spawn {
+        /// The command that was to be run.
+        command: String,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn describe_spawn_error(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::NotFound => {
+            format!("executable not found; check the command name and PATH ({error})")
+        }
+        io::ErrorKind::PermissionDenied => format!("not executable ({error})"),
+        _ => error.to_string(),
+    }
+}
+
+impl Error {
+    /// The server's JSON-RPC error, when that is what this is.
+    pub fn protocol_error(&self) -> Option<&ProtocolError> {
+        match self {
+            Error::Protocol { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// The server process's exit, when the server died.
+    pub fn process_exit(&self) -> Option<&ProcessExit> {
+        match self {
+            Error::Transport {
+                source: TransportError::ProcessExited(exit),
+                ..
+            } => Some(exit),
+            _ => None,
+        }
+    }
+
+    /// The transport's error, when the transport failed.
+    pub fn transport_error(&self) -> Option<&TransportError> {
+        match self {
+            Error::Transport { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn transport(operation: &str, source: TransportError) -> Self {
+        Error::Transport {
+            operation: operation.to_owned(),
+            source,
+        }
+    }
+
+    pub(crate) fn encode(operation: &str, source: serde_json::Error) -> Self {
+        Error::Encode {
+            operation: operation.to_owned(),
+            source,
+        }
+    }
+
+    pub(crate) fn invalid_response(operation: &str, detail: impl fmt::Display) -> Self {
+        Error::InvalidResponse {
+            operation: operation.to_owned(),
+            detail: detail.to_string(),
+        }
+    }
+}
+
+/// An error from a [`Transport`](crate::Transport).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// An I/O operation on the connection failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What the transport was doing, e.g. `write to the server's stdin`.
+        context: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The server process exited (or closed its stdout, which ends the
+    /// session just the same).
+    #[error("{0}")]
+    ProcessExited(ProcessExit),
+    /// The peer sent a message longer than the configured maximum. The
+    /// transport closed itself: the rest of that message cannot be skipped
+    /// reliably.
+    #[error(
+        "the server sent a message longer than the limit of {limit} bytes; the transport was \
+         closed (raise max_message_bytes if such messages are expected)"
+    )]
+    MessageTooLarge {
+        /// The configured limit in bytes.
+        limit: usize,
+    },
+    /// The peer ended the connection (for transports without a process).
+    #[error("the server closed the connection")]
+    ConnectionClosed,
+    /// The transport was closed earlier, by `close()` or after a fatal error.
+    #[error("the transport is closed")]
+    Closed,
+    /// Any other failure of a custom transport.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+/// How a stdio server process ended, with the last words it wrote to stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessExit {
+    /// The exit status; `None` when the process closed its stdout but had not
+    /// exited yet when the transport gave up waiting for it.
+    pub status: Option<ExitStatus>,
+    /// The end of what the server wrote to stderr (empty when stderr was
+    /// inherited or discarded), lossily decoded as UTF-8.
+    pub stderr_tail: String,
+    /// Lines the server wrote to stdout that were not JSON-RPC messages and
+    /// were skipped (the last few, each shortened).
+    pub skipped_stdout: Vec<String>,
+}
+
+/// How much of the stderr tail an error message shows (the full tail stays in
+/// [`ProcessExit::stderr_tail`]).
+const DISPLAYED_STDERR: usize = 2048;
+
+impl fmt::Display for ProcessExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.status {
+            Some(status) => write!(f, "the server process exited ({status})")?,
+            None => write!(f, "the server process closed its stdout")?,
+        }
+        let tail = self.stderr_tail.trim_end();
+        if tail.is_empty() {
+            write!(f, "; it wrote nothing to stderr")?;
+        } else {
+            let mut start = tail.len().saturating_sub(DISPLAYED_STDERR);
+            while !tail.is_char_boundary(start) {
+                start += 1;
+            }
+            let ellipsis = if start > 0 { "…" } else { "" };
+            write!(f, "; its stderr ended with:\n{ellipsis}{}", &tail[start..])?;
+        }
+        if let Some(last) = self.skipped_stdout.last() {
+            write!(
+                f,
+                "\n(it also wrote {} non-JSON line(s) to stdout, the last: {last:?})",
+                self.skipped_stdout.len()
+            )?;
+        }
+        Ok(())
+    }
+}

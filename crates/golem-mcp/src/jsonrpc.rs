@@ -1,0 +1,295 @@
+//! JSON-RPC 2.0 framing: encoding the messages this client sends and
+//! classifying the ones it receives.
+//!
+//! Outgoing messages are written straight into a reusable byte buffer, with
+//! caller-supplied raw JSON (tool arguments) copied verbatim. Incoming
+//! messages are parsed shallowly: only `id`, `method` and `error` are
+//! examined, `params` and `result` stay borrowed raw JSON until the caller
+//! decides what to do with them. A notification flood therefore costs one
+//! scan per message and no allocation.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// A JSON-RPC error object, as a server returned it: the typed protocol
+/// failure of the seed (`mcp.ProtocolError`).
+///
+/// It reaches callers inside [`Error::Protocol`](crate::Error::Protocol), and
+/// through `source()` chains, so code that only sees a `dyn Error` can still
+/// `downcast_ref::<ProtocolError>()`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message} (JSON-RPC error {code})")]
+pub struct ProtocolError {
+    /// The error code; see the associated constants for the standard ones.
+    pub code: i64,
+    /// The server's short description of the error.
+    #[serde(default)]
+    pub message: String,
+    /// Additional information the server attached, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+impl ProtocolError {
+    /// Invalid JSON was received by the server.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON sent is not a valid request object.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist or is not available.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// Invalid method parameters (MCP servers use it for unknown tools, too).
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// Internal JSON-RPC error.
+    pub const INTERNAL_ERROR: i64 = -32603;
+}
+
+/// The ids this client puts on its requests: consecutive integers.
+pub(crate) type RequestId = u64;
+
+/// Appends `{"jsonrpc":"2.0","id":ID,"method":METHOD,"params":PARAMS}` to
+/// `out`.
+pub(crate) fn encode_request(
+    out: &mut Vec<u8>,
+    id: RequestId,
+    method: &str,
+    params: &impl Serialize,
+) -> Result<(), serde_json::Error> {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(itoa_u64(id).as_bytes());
+    out.extend_from_slice(br#","method":"#);
+    serde_json::to_writer(&mut *out, method)?;
+    out.extend_from_slice(br#","params":"#);
+    serde_json::to_writer(&mut *out, params)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// Appends a notification (no id, so no reply) to `out`.
+pub(crate) fn encode_notification(
+    out: &mut Vec<u8>,
+    method: &str,
+    params: Option<&impl Serialize>,
+) -> Result<(), serde_json::Error> {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+    serde_json::to_writer(&mut *out, method)?;
+    if let Some(params) = params {
+        out.extend_from_slice(br#","params":"#);
+        serde_json::to_writer(&mut *out, params)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Appends a reply to a server-initiated request. `raw_id` is the request's
+/// id exactly as the server wrote it, so the server sees its own id back.
+pub(crate) fn encode_reply(out: &mut Vec<u8>, raw_id: &str, outcome: Result<&str, &ProtocolError>) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(raw_id.as_bytes());
+    match outcome {
+        Ok(result) => {
+            out.extend_from_slice(br#","result":"#);
+            out.extend_from_slice(result.as_bytes());
+        }
+        Err(error) => {
+            out.extend_from_slice(br#","error":"#);
+            // A ProtocolError holds only strings, integers and JSON values:
+            // serialising it cannot fail.
+            if serde_json::to_writer(&mut *out, error).is_err() {
+                out.extend_from_slice(br#"{"code":-32603,"message":"internal error"}"#);
+            }
+        }
+    }
+    out.push(b'}');
+}
+
+fn itoa_u64(value: u64) -> String {
+    let mut text = String::with_capacity(20);
+    // Writing to a String cannot fail.
+    let _ = write!(text, "{value}");
+    text
+}
+
+/// The fields of an incoming message that decide what it is.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    // Every other member (`jsonrpc`, extensions) is skipped without
+    // allocating.
+    #[serde(default)]
+    error: Option<ProtocolError>,
+}
+
+/// One incoming message, classified, borrowing from the transport's buffer.
+#[derive(Debug)]
+pub(crate) enum Incoming<'a> {
+    /// A server-to-client request: it must be answered.
+    Request {
+        raw_id: &'a str,
+        method: Cow<'a, str>,
+    },
+    /// A notification: no answer.
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    /// A response to some request (ours or not): `raw_id` is `None` for the
+    /// error responses a server sends when it could not read an id.
+    Response {
+        raw_id: Option<&'a str>,
+        outcome: Result<&'a RawValue, ProtocolError>,
+    },
+}
+
+/// Why an incoming message was not understood.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Malformed {
+    #[error("not a JSON object: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("a JSON-RPC message needs a method, a result or an error")]
+    Shape,
+}
+
+impl<'a> Incoming<'a> {
+    /// Classifies one message. The `result` and `params` stay unparsed.
+    pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Malformed> {
+        let envelope: Envelope<'a> = serde_json::from_slice(bytes)?;
+        let raw_id = envelope.id.map(RawValue::get).filter(|id| *id != "null");
+        match (envelope.method, envelope.result, envelope.error) {
+            (Some(method), _, _) => Ok(match raw_id {
+                Some(raw_id) => Incoming::Request { raw_id, method },
+                None => Incoming::Notification {
+                    method,
+                    params: envelope.params,
+                },
+            }),
+            (None, _, Some(error)) => Ok(Incoming::Response {
+                raw_id,
+                outcome: Err(error),
+            }),
+            (None, Some(result), None) => Ok(Incoming::Response {
+                raw_id,
+                outcome: Ok(result),
+            }),
+            (None, None, None) => Err(Malformed::Shape),
+        }
+    }
+}
+
+/// Whether a reply's id (raw JSON text) is the request id `expected`.
+///
+/// JSON-RPC ids match by value and type: the numbers `1`, `1.0` and `1e0` are
+/// the same id, the string `"1"` is a different one.
+pub(crate) fn id_matches(raw_id: &str, expected: RequestId) -> bool {
+    let Some(first) = raw_id.bytes().next() else {
+        return false;
+    };
+    if !(first.is_ascii_digit() || first == b'-') {
+        return false; // a string, or some other type: never our numeric id
+    }
+    if let Ok(integer) = raw_id.parse::<u64>() {
+        return integer == expected;
+    }
+    // Fractional or exponent notation. Our ids stay far below 2^53, where
+    // every integer is exact as an f64.
+    match raw_id.parse::<f64>() {
+        Ok(number) => number.fract() == 0.0 && number == expected as f64,
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_match_by_json_value_and_type() {
+        assert!(id_matches("1", 1));
+        assert!(id_matches("1.0", 1));
+        assert!(id_matches("1e0", 1));
+        assert!(id_matches("10E-1", 1));
+        assert!(!id_matches("\"1\"", 1));
+        assert!(!id_matches("2", 1));
+        assert!(!id_matches("1.5", 1));
+        assert!(!id_matches("-1", 1));
+        assert!(!id_matches("null", 1));
+        assert!(!id_matches("", 1));
+        assert!(!id_matches("[1]", 1));
+    }
+
+    #[test]
+    fn requests_are_encoded_with_params_verbatim() {
+        let mut out = Vec::new();
+        let args = RawValue::from_string(r#"{ "b":1,"a" : 2 }"#.to_owned()).expect("valid JSON");
+        encode_request(&mut out, 7, "tools/call", &args).expect("encodes");
+        assert_eq!(
+            std::str::from_utf8(&out).expect("utf-8"),
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{ "b":1,"a" : 2 }}"#
+        );
+    }
+
+    #[test]
+    fn replies_echo_the_raw_id() {
+        let mut out = Vec::new();
+        encode_reply(&mut out, r#""abc""#, Ok("{}"));
+        assert_eq!(out, br#"{"jsonrpc":"2.0","id":"abc","result":{}}"#);
+        out.clear();
+        let error = ProtocolError {
+            code: ProtocolError::METHOD_NOT_FOUND,
+            message: "no".into(),
+            data: None,
+        };
+        encode_reply(&mut out, "3", Err(&error));
+        assert_eq!(
+            out,
+            br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no"}}"#
+        );
+    }
+
+    #[test]
+    fn incoming_messages_are_classified() {
+        match Incoming::parse(br#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#) {
+            Ok(Incoming::Request { raw_id, method }) => {
+                assert_eq!(raw_id, r#""p1""#);
+                assert_eq!(method, "ping");
+            }
+            other => panic!("expected a request, got {other:?}"),
+        }
+        match Incoming::parse(
+            br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"p":1}}"#,
+        ) {
+            Ok(Incoming::Notification { method, params }) => {
+                assert_eq!(method, "notifications/progress");
+                assert_eq!(params.map(RawValue::get), Some(r#"{"p":1}"#));
+            }
+            other => panic!("expected a notification, got {other:?}"),
+        }
+        match Incoming::parse(br#"{"jsonrpc":"2.0","id":4,"result":{"x":[1,2]}}"#) {
+            Ok(Incoming::Response { raw_id, outcome }) => {
+                assert_eq!(raw_id, Some("4"));
+                assert_eq!(outcome.map(RawValue::get).ok(), Some(r#"{"x":[1,2]}"#));
+            }
+            other => panic!("expected a response, got {other:?}"),
+        }
+        match Incoming::parse(
+            br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
+        ) {
+            Ok(Incoming::Response { raw_id, outcome }) => {
+                assert_eq!(raw_id, None);
+                assert_eq!(outcome.err().map(|e| e.code), Some(-32700));
+            }
+            other => panic!("expected an error response, got {other:?}"),
+        }
+        assert!(matches!(Incoming::parse(b"{}"), Err(Malformed::Shape)));
+        assert!(matches!(Incoming::parse(b"hello"), Err(Malformed::Json(_))));
+    }
+}

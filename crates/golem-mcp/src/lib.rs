@@ -1,0 +1,51 @@
+//! A [Model Context Protocol](https://modelcontextprotocol.io) client: it
+//! speaks MCP to a server over stdio or streamable HTTP, discovers the
+//! server's tools, calls them, and bridges them into
+//! [`golem_tool::Tool`]s any Golem agent can register.
+//!
+//! - [`StdioTransport`] runs a server as a child process and owns it.
+//! - [`Client`] performs the handshake and the requests over any
+//!   [`Transport`], one request at a time, honouring cancellation (drop the
+//!   future) at every await point.
+//! - [`Error`] says which operation failed and why; a server's JSON-RPC error
+//!   is the typed [`ProtocolError`].
+//!
+//! ```no_run
+//! use golem_mcp::{Client, StdioConfig, StdioTransport};
+//!
+//! # async fn run() -> Result<(), golem_mcp::Error> {
+//! let client = Client::new(StdioTransport::spawn(StdioConfig {
+//!     args: vec!["-y".into(), "@modelcontextprotocol/server-everything".into()],
+//!     ..StdioConfig::new("npx")
+//! })?);
+//! client.initialize().await?;
+//! let tools = client.list_tools().await?;
+//! println!("{} tools", tools.len());
+//! client.close().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The decisions behind this crate are recorded in `docs/adr/` of the
+//! repository; `ARCHITECTURE.md` maps the modules.
+
+mod client;
+mod connection;
+mod error;
+mod jsonrpc;
+pub mod memory;
+mod protocol;
+mod stdio;
+mod tools;
+mod transport;
+
+pub use client::{Client, ClientConfig};
+pub use error::{Error, ProcessExit, TransportError};
+pub use jsonrpc::ProtocolError;
+pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
+pub use stdio::{
+    DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
+    StdioTransport,
+};
+pub use tools::{CallResult, Content, ToolInfo};
+pub use transport::Transport;

@@ -1,0 +1,180 @@
+//! The handshake and the protocol-era decisions, in one place.
+//!
+//! Everything that depends on *which revision* of MCP is spoken lives here:
+//! the versions offered and accepted, what `initialize` announces, and what
+//! its answer means. The stateless revision (2026-07-28) replaces
+//! `initialize` with a `server/discover` probe and per-request `_meta`; a
+//! client that speaks both eras changes this module and the client's
+//! handshake phase, not the transports or the request bookkeeping.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// The newest protocol revision this client implements, offered at
+/// `initialize`.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every revision this client can speak, newest first. A server answering
+/// `initialize` with any other version is refused with
+/// [`Error::VersionMismatch`].
+///
+/// The revisions differ in features this client does not use for tools
+/// (batching, elicitation, tasks); tool listing and calling read the same in
+/// all of them.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// How this client introduces itself to servers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClientInfo {
+    /// A short machine-friendly name, e.g. `my-agent`.
+    pub name: String,
+    /// The client's version.
+    pub version: String,
+}
+
+impl Default for ClientInfo {
+    /// `golem-mcp` and this crate's version.
+    fn default() -> Self {
+        ClientInfo {
+            name: "golem-mcp".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}
+
+/// What the server said about itself at `initialize`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerInfo {
+    /// The server's name (`serverInfo.name`).
+    pub name: String,
+    /// The server's version (`serverInfo.version`).
+    pub version: String,
+    /// Its human-friendly title, when given (`serverInfo.title`).
+    pub title: Option<String>,
+    /// The protocol revision both sides agreed on.
+    pub protocol_version: String,
+    /// The server's capabilities object, as sent.
+    pub capabilities: Value,
+    /// Guidance on using the server, which applications may show to a model.
+    pub instructions: Option<String>,
+}
+
+/// The `initialize` request's parameters.
+#[derive(Serialize)]
+pub(crate) struct InitializeParams<'a> {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: &'static str,
+    /// This client declares no optional capability (no sampling, roots or
+    /// elicitation), so servers do not send it such requests.
+    capabilities: EmptyObject,
+    #[serde(rename = "clientInfo")]
+    client_info: &'a ClientInfo,
+}
+
+#[derive(Serialize)]
+struct EmptyObject {}
+
+impl<'a> InitializeParams<'a> {
+    pub(crate) fn new(client_info: &'a ClientInfo) -> Self {
+        InitializeParams {
+            protocol_version: LATEST_PROTOCOL_VERSION,
+            capabilities: EmptyObject {},
+            client_info,
+        }
+    }
+}
+
+/// The `initialize` answer, as far as this client reads it.
+#[derive(Deserialize)]
+pub(crate) struct InitializeResult {
+    #[serde(rename = "protocolVersion")]
+    protocol_version: String,
+    #[serde(default)]
+    capabilities: Value,
+    #[serde(rename = "serverInfo")]
+    server_info: Implementation,
+    #[serde(default)]
+    instructions: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Implementation {
+    name: String,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    title: Option<String>,
+}
+
+impl InitializeResult {
+    /// Checks the version the server chose and returns what the client
+    /// records.
+    pub(crate) fn accept(self) -> Result<ServerInfo, Error> {
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&self.protocol_version.as_str()) {
+            return Err(Error::VersionMismatch {
+                offered: LATEST_PROTOCOL_VERSION.to_owned(),
+                received: self.protocol_version,
+                supported: SUPPORTED_PROTOCOL_VERSIONS.join(", "),
+            });
+        }
+        Ok(ServerInfo {
+            name: self.server_info.name,
+            version: self.server_info.version,
+            title: self.server_info.title,
+            protocol_version: self.protocol_version,
+            capabilities: self.capabilities,
+            instructions: self.instructions,
+        })
+    }
+}
+
+/// The `notifications/cancelled` parameters for a request this client gave
+/// up on.
+#[derive(Serialize)]
+pub(crate) struct CancelledParams {
+    #[serde(rename = "requestId")]
+    pub(crate) request_id: u64,
+    pub(crate) reason: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(version: &str) -> InitializeResult {
+        serde_json::from_value(serde_json::json!({
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"},
+        }))
+        .expect("valid result")
+    }
+
+    #[test]
+    fn accepts_every_supported_version() {
+        for version in SUPPORTED_PROTOCOL_VERSIONS {
+            let server = result(version).accept().expect("supported");
+            assert_eq!(server.protocol_version, *version);
+        }
+    }
+
+    #[test]
+    fn refuses_an_unknown_version_naming_both() {
+        let error = result("2099-01-01").accept().expect_err("unsupported");
+        let message = error.to_string();
+        assert!(message.contains("2099-01-01"), "{message}");
+        assert!(message.contains(LATEST_PROTOCOL_VERSION), "{message}");
+    }
+
+    #[test]
+    fn announces_the_newest_version_and_no_capabilities() {
+        let info = ClientInfo::default();
+        let params = serde_json::to_value(InitializeParams::new(&info)).expect("serialises");
+        assert_eq!(params["protocolVersion"], LATEST_PROTOCOL_VERSION);
+        assert_eq!(params["capabilities"], serde_json::json!({}));
+        assert_eq!(params["clientInfo"]["name"], "golem-mcp");
+    }
+}

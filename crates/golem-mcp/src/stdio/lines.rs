@@ -1,0 +1,150 @@
+//! Newline framing over a byte stream, bounded and cancel safe.
+
+use std::ops::Range;
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// How much to read at a time, and the capacity kept between messages.
+const CHUNK: usize = 64 * 1024;
+
+/// Capacity above which the buffer is shrunk back once a large message has
+/// been consumed, so one 20 MiB result does not pin 20 MiB for the session.
+const SHRINK_ABOVE: usize = 4 * 1024 * 1024;
+
+/// A buffer that splits a byte stream into newline-terminated lines.
+///
+/// All state lives here, not in a future, which is what makes reading cancel
+/// safe: a read dropped half-way leaves the bytes it got in the buffer, and
+/// the next read continues the same line.
+#[derive(Debug, Default)]
+pub(crate) struct LineBuffer {
+    buf: Vec<u8>,
+    /// Start of the first byte not yet returned as part of a line.
+    start: usize,
+    /// Bytes before this offset are known to hold no newline.
+    scanned: usize,
+}
+
+/// The next line is longer than the limit.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct TooLong;
+
+impl LineBuffer {
+    /// Takes the next complete line out of the buffer (without its `\n`, and
+    /// without a `\r` before it), or `None` if more input is needed. The range
+    /// indexes [`line`](Self::line) until the next [`fill`](Self::fill).
+    pub(crate) fn next_line(&mut self, max_len: usize) -> Result<Option<Range<usize>>, TooLong> {
+        let unscanned = &self.buf[self.scanned..];
+        match memchr::memchr(b'\n', unscanned) {
+            Some(offset) => {
+                let newline = self.scanned + offset;
+                let mut end = newline;
+                if end > self.start && self.buf[end - 1] == b'\r' {
+                    end -= 1;
+                }
+                let line = self.start..end;
+                self.start = newline + 1;
+                self.scanned = self.start;
+                if line.len() > max_len {
+                    return Err(TooLong);
+                }
+                Ok(Some(line))
+            }
+            None => {
+                self.scanned = self.buf.len();
+                if self.buf.len() - self.start > max_len {
+                    return Err(TooLong);
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// The bytes of a line returned by [`next_line`](Self::next_line).
+    pub(crate) fn line(&self, range: Range<usize>) -> &[u8] {
+        &self.buf[range]
+    }
+
+    /// Whether bytes of an unfinished line are buffered.
+    pub(crate) fn has_partial_line(&self) -> bool {
+        self.start < self.buf.len()
+    }
+
+    /// Reads more input. Returns the number of bytes read, 0 at end of input.
+    ///
+    /// Cancel safe: the only await is the read itself, which either delivers
+    /// bytes into the buffer or does nothing.
+    pub(crate) async fn fill(
+        &mut self,
+        reader: &mut (impl AsyncRead + Unpin),
+    ) -> std::io::Result<usize> {
+        self.compact();
+        if self.buf.capacity() - self.buf.len() < CHUNK / 4 {
+            self.buf.reserve(CHUNK);
+        }
+        reader.read_buf(&mut self.buf).await
+    }
+
+    /// Drops consumed lines from the front of the buffer.
+    fn compact(&mut self) {
+        if self.start == 0 {
+            return;
+        }
+        self.buf.drain(..self.start);
+        self.scanned -= self.start;
+        self.start = 0;
+        if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < CHUNK {
+            self.buf.shrink_to(CHUNK);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines_of(chunks: &[&[u8]], max_len: usize) -> Result<Vec<Vec<u8>>, TooLong> {
+        let mut buffer = LineBuffer::default();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            let mut reader: &[u8] = chunk;
+            while buffer.fill(&mut reader).await.expect("in-memory read") > 0 {}
+            while let Some(range) = buffer.next_line(max_len)? {
+                out.push(buffer.line(range).to_vec());
+            }
+        }
+        Ok(out)
+    }
+
+    #[tokio::test]
+    async fn splits_lines_across_chunk_boundaries() {
+        let lines = lines_of(&[b"ab", b"c\nde", b"f\r\n", b"\n", b"g"], 100)
+            .await
+            .expect("within the limit");
+        assert_eq!(lines, vec![b"abc".to_vec(), b"def".to_vec(), b"".to_vec()]);
+    }
+
+    #[tokio::test]
+    async fn refuses_a_line_over_the_limit_before_its_end_arrives() {
+        assert!(lines_of(&[b"0123456789"], 5).await.is_err());
+        assert!(lines_of(&[b"0123456789\n"], 5).await.is_err());
+        assert!(lines_of(&[b"01234\n"], 5).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn memory_returns_to_the_chunk_size_after_a_large_line() {
+        let big = vec![b'x'; 8 * 1024 * 1024];
+        let mut buffer = LineBuffer::default();
+        let mut reader: &[u8] = &big;
+        while buffer.fill(&mut reader).await.expect("read") > 0 {}
+        let mut reader: &[u8] = b"\nsmall\n";
+        buffer.fill(&mut reader).await.expect("read");
+        let first = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
+        assert_eq!(first.len(), big.len());
+        let second = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
+        assert_eq!(buffer.line(second), b"small");
+        let mut reader: &[u8] = b"";
+        buffer.fill(&mut reader).await.expect("read");
+        assert!(buffer.buf.capacity() <= SHRINK_ABOVE);
+    }
+}

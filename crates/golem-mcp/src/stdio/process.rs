@@ -1,0 +1,151 @@
+//! The server process: its process group, its exit, and how it is ended.
+
+use std::io;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use tokio::process::{Child, ChildStdin};
+
+/// How long [`ServerProcess::shutdown`] waits at each step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownTimeouts {
+    /// After closing the server's stdin (the polite way to ask an MCP stdio
+    /// server to exit), how long to wait before sending SIGTERM.
+    pub after_eof: Duration,
+    /// After SIGTERM, how long to wait before SIGKILL.
+    pub after_sigterm: Duration,
+}
+
+impl Default for ShutdownTimeouts {
+    /// One second each: servers that honour EOF exit in milliseconds, and a
+    /// stuck one is dead within two seconds.
+    fn default() -> Self {
+        ShutdownTimeouts {
+            after_eof: Duration::from_secs(1),
+            after_sigterm: Duration::from_secs(1),
+        }
+    }
+}
+
+/// A spawned server, leader of its own process group.
+///
+/// Dropping it without a completed [`shutdown`](Self::shutdown) SIGKILLs the
+/// whole group at once: that is the last line of defence against orphans
+/// (for example when the runtime is torn down mid-shutdown).
+#[derive(Debug)]
+pub(crate) struct ServerProcess {
+    child: Child,
+    /// The process group id, which is the leader's pid.
+    group: Option<libc::pid_t>,
+    status: Option<ExitStatus>,
+    /// Set once the whole group has been dealt with.
+    finished: bool,
+}
+
+impl ServerProcess {
+    /// Takes ownership of a child spawned with `process_group(0)`.
+    pub(crate) fn new(child: Child) -> Self {
+        let group = child.id().and_then(|pid| libc::pid_t::try_from(pid).ok());
+        ServerProcess {
+            child,
+            group,
+            status: None,
+            finished: false,
+        }
+    }
+
+    /// The leader's pid, which is also the group id.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.group.and_then(|group| u32::try_from(group).ok())
+    }
+
+    /// Whether the shutdown sequence has completed.
+    pub(crate) fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The leader's exit status, once observed.
+    pub(crate) fn status(&self) -> Option<ExitStatus> {
+        self.status
+    }
+
+    /// Waits for the leader to exit. Cancel safe.
+    pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(status) = self.status {
+            return Ok(status);
+        }
+        let status = self.child.wait().await?;
+        self.status = Some(status);
+        Ok(status)
+    }
+
+    /// Waits at most `limit` for the leader to exit.
+    pub(crate) async fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
+        match tokio::time::timeout(limit, self.wait()).await {
+            Ok(Ok(status)) => Some(status),
+            Ok(Err(_)) | Err(_) => None,
+        }
+    }
+
+    /// Ends the server: close stdin and wait `after_eof`, then SIGTERM to the
+    /// group and wait `after_sigterm`, then SIGKILL; reaps the leader and
+    /// finally SIGKILLs whatever is left of the group (grandchildren started
+    /// by wrappers such as `npx` or `sh -c`).
+    ///
+    /// Bounded by `after_eof + after_sigterm` plus the time the kernel takes
+    /// to deliver SIGKILL.
+    pub(crate) async fn shutdown(
+        &mut self,
+        stdin: Option<ChildStdin>,
+        timeouts: ShutdownTimeouts,
+    ) -> Option<ExitStatus> {
+        drop(stdin);
+        let mut status = self.wait_for(timeouts.after_eof).await;
+        if status.is_none() {
+            self.signal_group(libc::SIGTERM);
+            status = self.wait_for(timeouts.after_sigterm).await;
+        }
+        if status.is_none() {
+            self.signal_group(libc::SIGKILL);
+            status = self.wait().await.ok();
+        }
+        self.signal_group(libc::SIGKILL);
+        self.finished = true;
+        status
+    }
+
+    /// Ends the server without the EOF grace: for a server that is known to
+    /// be stuck (it is writing a message we refused to read).
+    pub(crate) async fn terminate(&mut self, timeouts: ShutdownTimeouts) -> Option<ExitStatus> {
+        self.shutdown(
+            None,
+            ShutdownTimeouts {
+                after_eof: Duration::ZERO,
+                ..timeouts
+            },
+        )
+        .await
+    }
+
+    /// Sends `signal` to every process of the group. Errors are ignored: the
+    /// only expected one is ESRCH, "the group is already gone".
+    fn signal_group(&self, signal: libc::c_int) {
+        if let Some(group) = self.group {
+            // SAFETY: kill(2) takes plain integers and touches no memory of
+            // ours. A negative pid addresses the process group; the group id
+            // cannot be reused by an unrelated group while any member of ours
+            // is alive, and once none is, the call fails with ESRCH.
+            unsafe {
+                libc::kill(-group, signal);
+            }
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.signal_group(libc::SIGKILL);
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Draining a server's stderr into a bounded tail.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::AsyncReadExt;
+use tokio::process::ChildStderr;
+use tokio::task::JoinHandle;
+
+/// What happens to the server's stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StderrMode {
+    /// Drain it and keep the last `n` bytes for error messages and
+    /// [`ServerStderr::tail`]. The default, with 64 KiB.
+    Tail(usize),
+    /// Pass it through to this process's stderr (the server's log lines show
+    /// up in the terminal). Errors then carry no stderr tail.
+    Inherit,
+    /// Send it to `/dev/null`.
+    Discard,
+}
+
+impl Default for StderrMode {
+    fn default() -> Self {
+        StderrMode::Tail(64 * 1024)
+    }
+}
+
+/// A handle on the captured end of a server's stderr. Cheap to clone; stays
+/// readable after the transport is gone.
+#[derive(Debug, Clone, Default)]
+pub struct ServerStderr {
+    tail: Arc<Mutex<Tail>>,
+}
+
+#[derive(Debug, Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    limit: usize,
+    /// Total bytes the server wrote, including those no longer kept.
+    total: u64,
+}
+
+impl ServerStderr {
+    /// The last bytes the server wrote to stderr (at most the configured
+    /// tail size), lossily decoded as UTF-8. Empty when stderr is inherited
+    /// or discarded.
+    pub fn tail(&self) -> String {
+        let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
+        let keep = tail.bytes.len().min(tail.limit);
+        let bytes = &tail.bytes[tail.bytes.len() - keep..];
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    /// How many bytes the server has written to stderr in all.
+    pub fn total_bytes(&self) -> u64 {
+        self.tail
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .total
+    }
+
+    /// Starts draining `stderr` on a task, keeping the last `limit` bytes.
+    ///
+    /// Draining never stops before end of input, whatever the volume, so a
+    /// chatty server cannot block on a full pipe.
+    pub(crate) fn drain(stderr: ChildStderr, limit: usize) -> (Self, JoinHandle<()>) {
+        let handle = ServerStderr {
+            tail: Arc::new(Mutex::new(Tail {
+                bytes: Vec::new(),
+                limit,
+                total: 0,
+            })),
+        };
+        let tail = Arc::clone(&handle.tail);
+        let task = tokio::spawn(drain_into(stderr, tail));
+        (handle, task)
+    }
+}
+
+async fn drain_into(mut stderr: ChildStderr, tail: Arc<Mutex<Tail>>) {
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        let n = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+        tail.append(&chunk[..n]);
+    }
+}
+
+impl Tail {
+    fn append(&mut self, bytes: &[u8]) {
+        self.total += bytes.len() as u64;
+        if self.limit == 0 {
+            return;
+        }
+        self.bytes.extend_from_slice(bytes);
+        // Trim only once the buffer is twice the limit, so trimming costs
+        // amortised O(1) per byte.
+        if self.bytes.len() > 2 * self.limit {
+            let excess = self.bytes.len() - self.limit;
+            self.bytes.drain(..excess);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_only_the_last_bytes() {
+        let stderr = ServerStderr::default();
+        {
+            let mut tail = stderr.tail.lock().expect("not poisoned");
+            tail.limit = 4;
+            for chunk in [&b"abc"[..], b"defgh", b"ij", b"k"] {
+                tail.append(chunk);
+            }
+        }
+        assert_eq!(stderr.tail(), "hijk");
+        assert_eq!(stderr.total_bytes(), 11);
+    }
+}

@@ -1,0 +1,384 @@
+//! Tool descriptions and call results, as the server sends them.
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+
+/// One tool a server offers, from `tools/list`.
+///
+/// The schemas are the server's bytes, untouched: they are the model-facing
+/// contract, so they are never re-serialised or reordered.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ToolInfo {
+    /// The tool's name, unique on this server.
+    pub name: String,
+    /// Its human-friendly title, when given.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// What the tool does, written for a model.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The JSON Schema of its arguments, verbatim. The protocol requires
+    /// it; `None` when a server left it out anyway.
+    #[serde(rename = "inputSchema", default)]
+    pub input_schema: Option<Box<RawValue>>,
+    /// The JSON Schema of its `structuredContent`, verbatim, when declared.
+    #[serde(rename = "outputSchema", default)]
+    pub output_schema: Option<Box<RawValue>>,
+    /// Hints about the tool's behaviour (`readOnlyHint`, ...), verbatim.
+    #[serde(default)]
+    pub annotations: Option<Box<RawValue>>,
+}
+
+/// One page of `tools/list`.
+#[derive(Deserialize)]
+pub(crate) struct ToolsPage {
+    #[serde(default)]
+    pub(crate) tools: Vec<ToolInfo>,
+    #[serde(rename = "nextCursor", default)]
+    pub(crate) next_cursor: Option<String>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ListToolsParams<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct CallToolParams<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: &'a RawValue,
+}
+
+/// The result of `tools/call`.
+///
+/// Every content item is kept; [`text`](CallResult::text) renders them the
+/// way a model sees them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CallResult {
+    /// The content items, in order.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Whether the tool reported failure. The content then explains what
+    /// went wrong, in words meant for the model.
+    #[serde(rename = "isError", default, deserialize_with = "null_as_false")]
+    pub is_error: bool,
+    /// Structured output, verbatim, when the server sent it.
+    #[serde(rename = "structuredContent", default)]
+    pub structured_content: Option<Box<RawValue>>,
+    /// The result's `_meta`, verbatim, when present.
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<Box<RawValue>>,
+}
+
+fn null_as_false<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(deserializer)?.unwrap_or(false))
+}
+
+impl CallResult {
+    /// The result as a model reads it: text items joined by newlines, and
+    /// one placeholder line per non-text item saying what was left out.
+    ///
+    /// ```
+    /// # use golem_mcp::{CallResult, Content};
+    /// let result = CallResult {
+    ///     content: vec![
+    ///         Content::Text { text: "hello".into() },
+    ///         Content::Image { data: "aGk=".into(), mime_type: "image/png".into() },
+    ///     ],
+    ///     is_error: false,
+    ///     structured_content: None,
+    ///     meta: None,
+    /// };
+    /// assert_eq!(result.text(), "hello\n[image: image/png, 2 bytes not shown]");
+    /// ```
+    pub fn text(&self) -> String {
+        let mut out = String::with_capacity(match self.content.as_slice() {
+            [Content::Text { text }] => text.len(),
+            _ => 0,
+        });
+        for (index, item) in self.content.iter().enumerate() {
+            if index > 0 {
+                out.push('\n');
+            }
+            item.render(&mut out);
+        }
+        out
+    }
+}
+
+/// One content item of a tool result.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "ContentWire")]
+#[non_exhaustive]
+pub enum Content {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// The base64 data.
+        data: String,
+        /// Its MIME type, e.g. `image/png`.
+        mime_type: String,
+    },
+    /// Audio, base64-encoded.
+    Audio {
+        /// The base64 data.
+        data: String,
+        /// Its MIME type, e.g. `audio/wav`.
+        mime_type: String,
+    },
+    /// A link to a resource the client may read.
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name, when given.
+        name: Option<String>,
+        /// Its MIME type, when given.
+        mime_type: Option<String>,
+        /// Its size in bytes, when given.
+        size: Option<u64>,
+    },
+    /// A resource embedded in the result.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its MIME type, when given.
+        mime_type: Option<String>,
+        /// Its text, for a text resource.
+        text: Option<String>,
+        /// Its base64 data, for a binary resource.
+        blob: Option<String>,
+    },
+    /// A content type this client does not know (from a newer protocol
+    /// revision, or an extension).
+    Other {
+        /// The item's `type`.
+        kind: String,
+    },
+}
+
+impl Content {
+    /// Appends this item as the model sees it: text as is, anything else as
+    /// a one-line placeholder.
+    fn render(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        // Writing to a String cannot fail.
+        let _ = match self {
+            Content::Text { text } => {
+                out.push_str(text);
+                Ok(())
+            }
+            Content::Image { data, mime_type } => {
+                write!(
+                    out,
+                    "[image: {mime_type}, {} bytes not shown]",
+                    base64_decoded_len(data)
+                )
+            }
+            Content::Audio { data, mime_type } => {
+                write!(
+                    out,
+                    "[audio: {mime_type}, {} bytes not shown]",
+                    base64_decoded_len(data)
+                )
+            }
+            Content::ResourceLink { uri, mime_type, .. } => match mime_type {
+                Some(mime_type) => write!(out, "[resource link: {uri} ({mime_type})]"),
+                None => write!(out, "[resource link: {uri}]"),
+            },
+            Content::Resource {
+                uri,
+                mime_type,
+                text,
+                blob,
+            } => {
+                let mime_type = mime_type.as_deref().unwrap_or("unknown type");
+                match (text, blob) {
+                    (Some(text), _) => write!(
+                        out,
+                        "[embedded resource: {uri} ({mime_type}), {} bytes of text not shown]",
+                        text.len()
+                    ),
+                    (None, Some(blob)) => write!(
+                        out,
+                        "[embedded resource: {uri} ({mime_type}), {} bytes not shown]",
+                        base64_decoded_len(blob)
+                    ),
+                    (None, None) => write!(out, "[embedded resource: {uri} ({mime_type})]"),
+                }
+            }
+            Content::Other { kind } => {
+                write!(out, "[content of unsupported type {kind:?} not shown]")
+            }
+        };
+    }
+}
+
+/// The size of the data that base64 text encodes, without decoding it.
+fn base64_decoded_len(data: &str) -> usize {
+    let significant = data
+        .bytes()
+        .filter(|byte| !byte.is_ascii_whitespace())
+        .count();
+    let padding = data
+        .bytes()
+        .rev()
+        .take_while(|byte| *byte == b'=' || byte.is_ascii_whitespace())
+        .filter(|byte| *byte == b'=')
+        .count();
+    (significant / 4 * 3 + (significant % 4).saturating_sub(1)).saturating_sub(padding)
+}
+
+/// Every field any content type has, so an item is parsed in one pass.
+#[derive(Deserialize)]
+struct ContentWire {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
+    #[serde(rename = "mimeType", default)]
+    mime_type: Option<String>,
+    #[serde(default)]
+    uri: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    size: Option<u64>,
+    #[serde(default)]
+    resource: Option<ResourceWire>,
+}
+
+#[derive(Deserialize)]
+struct ResourceWire {
+    uri: String,
+    #[serde(rename = "mimeType", default)]
+    mime_type: Option<String>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    blob: Option<String>,
+}
+
+impl TryFrom<ContentWire> for Content {
+    type Error = String;
+
+    fn try_from(wire: ContentWire) -> Result<Self, String> {
+        let missing =
+            |field: &str| format!("a {:?} content item without its {field:?} field", wire.kind);
+        Ok(match wire.kind.as_str() {
+            "text" => Content::Text {
+                text: wire.text.ok_or_else(|| missing("text"))?,
+            },
+            "image" | "audio" => {
+                let data = wire.data.ok_or_else(|| missing("data"))?;
+                let mime_type = wire.mime_type.ok_or_else(|| missing("mimeType"))?;
+                if wire.kind == "image" {
+                    Content::Image { data, mime_type }
+                } else {
+                    Content::Audio { data, mime_type }
+                }
+            }
+            "resource_link" => Content::ResourceLink {
+                uri: wire.uri.ok_or_else(|| missing("uri"))?,
+                name: wire.name,
+                mime_type: wire.mime_type,
+                size: wire.size,
+            },
+            "resource" => {
+                let resource = wire.resource.ok_or_else(|| missing("resource"))?;
+                Content::Resource {
+                    uri: resource.uri,
+                    mime_type: resource.mime_type,
+                    text: resource.text,
+                    blob: resource.blob,
+                }
+            }
+            _ => Content::Other { kind: wire.kind },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> CallResult {
+        serde_json::from_str(json).expect("a valid result")
+    }
+
+    #[test]
+    fn keeps_every_content_kind_and_renders_placeholders() {
+        let result = parse(
+            r#"{"content":[
+                {"type":"text","text":"one"},
+                {"type":"image","data":"AAECAw==","mimeType":"image/png"},
+                {"type":"audio","data":"AAEC","mimeType":"audio/wav"},
+                {"type":"resource_link","uri":"file:///a.txt","name":"a","mimeType":"text/plain"},
+                {"type":"resource","resource":{"uri":"file:///b","mimeType":"text/plain","text":"hello"}},
+                {"type":"resource","resource":{"uri":"file:///c","blob":"AA=="}},
+                {"type":"hologram"},
+                {"type":"text","text":"two"}
+            ],"isError":false,"structuredContent":{"z":1, "a":2}}"#,
+        );
+        assert_eq!(result.content.len(), 8);
+        assert_eq!(
+            result.text(),
+            "one\n\
+             [image: image/png, 4 bytes not shown]\n\
+             [audio: audio/wav, 3 bytes not shown]\n\
+             [resource link: file:///a.txt (text/plain)]\n\
+             [embedded resource: file:///b (text/plain), 5 bytes of text not shown]\n\
+             [embedded resource: file:///c (unknown type), 1 bytes not shown]\n\
+             [content of unsupported type \"hologram\" not shown]\n\
+             two"
+        );
+        assert_eq!(
+            result.structured_content.as_deref().map(RawValue::get),
+            Some(r#"{"z":1, "a":2}"#)
+        );
+    }
+
+    #[test]
+    fn is_error_defaults_to_false_and_accepts_null() {
+        assert!(!parse(r#"{"content":[]}"#).is_error);
+        assert!(!parse(r#"{"content":[],"isError":null}"#).is_error);
+        assert!(parse(r#"{"content":[],"isError":true}"#).is_error);
+    }
+
+    #[test]
+    fn an_item_missing_its_payload_is_an_error_naming_it() {
+        let error = serde_json::from_str::<CallResult>(
+            r#"{"content":[{"type":"image","mimeType":"image/png"}]}"#,
+        )
+        .expect_err("image without data");
+        assert!(error.to_string().contains("\"data\""), "{error}");
+    }
+
+    #[test]
+    fn base64_sizes_are_computed_without_decoding() {
+        assert_eq!(base64_decoded_len(""), 0);
+        assert_eq!(base64_decoded_len("AA=="), 1);
+        assert_eq!(base64_decoded_len("AAA="), 2);
+        assert_eq!(base64_decoded_len("AAAA"), 3);
+        assert_eq!(base64_decoded_len("AAAAAA"), 4);
+    }
+
+    #[test]
+    fn tool_schemas_stay_verbatim() {
+        let page: ToolsPage = serde_json::from_str(
+            r#"{"tools":[{"name":"t","inputSchema":{ "type" : "object","properties":{"b":{},"a":{}} }}],"nextCursor":"c2"}"#,
+        )
+        .expect("valid page");
+        assert_eq!(
+            page.tools[0].input_schema.as_deref().map(RawValue::get),
+            Some(r#"{ "type" : "object","properties":{"b":{},"a":{}} }"#)
+        );
+        assert_eq!(page.next_cursor.as_deref(), Some("c2"));
+    }
+}

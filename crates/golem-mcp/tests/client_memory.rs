@@ -1,0 +1,386 @@
+//! The client's logic over the in-memory transport, with the server's side
+//! scripted message by message.
+
+use std::time::Duration;
+
+use golem_mcp::memory::{MemoryPeer, memory_pair};
+use golem_mcp::{Client, Error, LATEST_PROTOCOL_VERSION, ProtocolError, TransportError};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+fn raw(json: &str) -> Box<RawValue> {
+    RawValue::from_string(json.to_owned()).expect("valid JSON")
+}
+
+/// `{}` as arguments, leaked so it can be borrowed by spawned calls.
+fn no_args() -> &'static RawValue {
+    Box::leak(raw("{}"))
+}
+
+async fn expect_message(peer: &mut MemoryPeer) -> Value {
+    tokio::time::timeout(Duration::from_secs(5), peer.recv())
+        .await
+        .expect("the client sent a message in time")
+        .expect("the client is connected")
+}
+
+/// Answers the handshake the way a server speaking `version` would.
+async fn handshake(peer: &mut MemoryPeer, version: &str) -> Value {
+    let initialize = expect_message(peer).await;
+    assert_eq!(initialize["method"], "initialize");
+    peer.send(
+        &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "scripted", "version": "9.9", "title": "Scripted"},
+            "instructions": "be nice"
+        }}),
+    );
+    initialize
+}
+
+async fn connected() -> (Client, MemoryPeer) {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(transport);
+    let (init, _) = tokio::join!(client.initialize(), async {
+        handshake(&mut peer, LATEST_PROTOCOL_VERSION).await;
+        let initialized = expect_message(&mut peer).await;
+        assert_eq!(initialized["method"], "notifications/initialized");
+        assert!(initialized.get("id").is_none());
+    });
+    init.expect("handshake succeeds");
+    (client, peer)
+}
+
+fn text_result(text: &str) -> Value {
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+#[tokio::test]
+async fn initialize_announces_the_client_and_records_the_server() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(transport);
+    assert!(client.server().is_none());
+    let (init, initialize) = tokio::join!(client.initialize(), async {
+        let initialize = handshake(&mut peer, LATEST_PROTOCOL_VERSION).await;
+        expect_message(&mut peer).await;
+        initialize
+    });
+    let server = init.expect("handshake succeeds");
+    assert_eq!(
+        initialize["params"]["protocolVersion"],
+        LATEST_PROTOCOL_VERSION
+    );
+    assert_eq!(initialize["params"]["clientInfo"]["name"], "golem-mcp");
+    assert_eq!(server.name, "scripted");
+    assert_eq!(server.version, "9.9");
+    assert_eq!(server.title.as_deref(), Some("Scripted"));
+    assert_eq!(server.instructions.as_deref(), Some("be nice"));
+    assert_eq!(server.capabilities, json!({"tools": {}}));
+    assert_eq!(
+        client.server().map(|s| s.protocol_version.as_str()),
+        Some(LATEST_PROTOCOL_VERSION)
+    );
+}
+
+#[tokio::test]
+async fn a_second_initialize_sends_nothing() {
+    let (client, mut peer) = connected().await;
+    client.initialize().await.expect("no-op");
+    let (listed, request) = tokio::join!(client.list_tools(), async {
+        let request = expect_message(&mut peer).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": []}}));
+        request
+    });
+    listed.expect("listed");
+    assert_eq!(
+        request["method"], "tools/list",
+        "the next message is the list, not a second initialize"
+    );
+}
+
+#[tokio::test]
+async fn an_older_supported_version_is_accepted() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(transport);
+    let (init, _) = tokio::join!(client.initialize(), async {
+        handshake(&mut peer, "2025-06-18").await;
+        expect_message(&mut peer).await
+    });
+    assert_eq!(init.expect("accepted").protocol_version, "2025-06-18");
+}
+
+#[tokio::test]
+async fn an_unknown_version_is_refused_naming_both() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(transport);
+    let (init, _) = tokio::join!(client.initialize(), handshake(&mut peer, "1999-01-01"));
+    let error = init.expect_err("refused");
+    assert!(matches!(error, Error::VersionMismatch { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.contains("1999-01-01") && message.contains(LATEST_PROTOCOL_VERSION),
+        "{message}"
+    );
+    assert!(matches!(
+        client.list_tools().await,
+        Err(Error::NotInitialized { .. })
+    ));
+}
+
+#[tokio::test]
+async fn operations_before_initialize_and_after_close_are_refused() {
+    let (transport, _peer) = memory_pair();
+    let client = Client::new(transport);
+    let error = client.list_tools().await.expect_err("not initialized");
+    assert!(matches!(error, Error::NotInitialized { .. }), "{error:?}");
+    assert!(error.to_string().starts_with("mcp: tools/list:"), "{error}");
+    let error = client
+        .call_tool("echo", no_args())
+        .await
+        .expect_err("not initialized");
+    assert!(error.to_string().contains("tools/call echo"), "{error}");
+
+    client.close().await.expect("closes");
+    client.close().await.expect("closing twice is fine");
+    let error = client.initialize().await.expect_err("closed");
+    assert!(matches!(error, Error::Closed { .. }), "{error:?}");
+    assert!(matches!(client.ping().await, Err(Error::Closed { .. })));
+}
+
+#[tokio::test]
+async fn list_tools_follows_cursors_and_keeps_schemas_verbatim() {
+    let (client, mut peer) = connected().await;
+    let (listed, cursors) = tokio::join!(client.list_tools(), async {
+        let mut cursors = Vec::new();
+        for (page, next) in [(0, Some("p2")), (1, Some("p3")), (2, None)] {
+            let request = expect_message(&mut peer).await;
+            cursors.push(request["params"].get("cursor").cloned());
+            let schema = format!(r#"{{ "type":"object" , "title":"t{page}" }}"#);
+            let mut message = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":[{{"name":"t{page}","inputSchema":{schema}}}]"#,
+                request["id"]
+            );
+            if let Some(next) = next {
+                message.push_str(&format!(r#","nextCursor":"{next}""#));
+            }
+            message.push_str("}}");
+            peer.send_raw(message);
+        }
+        cursors
+    });
+    let tools = listed.expect("listed");
+    assert_eq!(cursors, vec![None, Some(json!("p2")), Some(json!("p3"))]);
+    let names: Vec<_> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(names, ["t0", "t1", "t2"]);
+    assert_eq!(
+        tools[1].input_schema.as_deref().map(RawValue::get),
+        Some(r#"{ "type":"object" , "title":"t1" }"#)
+    );
+}
+
+#[tokio::test]
+async fn a_cursor_loop_is_an_error() {
+    let (client, mut peer) = connected().await;
+    let (listed, _) = tokio::join!(client.list_tools(), async {
+        for _ in 0..2 {
+            let request = expect_message(&mut peer).await;
+            peer.send(&json!({"jsonrpc": "2.0", "id": request["id"],
+                "result": {"tools": [], "nextCursor": "same"}}));
+        }
+    });
+    let error = listed.expect_err("loop detected");
+    assert!(
+        matches!(error, Error::CursorLoop { ref cursor } if cursor == "same"),
+        "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn call_tool_sends_arguments_verbatim_and_reads_the_result() {
+    let (client, mut peer) = connected().await;
+    let arguments = raw(r#"{ "z" : 1, "a":[true ,null] }"#);
+    let (called, request) = tokio::join!(client.call_tool("echo", &arguments), async {
+        let request = peer.recv_raw().await.expect("a request");
+        let parsed: Value = serde_json::from_slice(&request).expect("JSON");
+        peer.send(&json!({"jsonrpc": "2.0", "id": parsed["id"], "result": {
+            "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+            "structuredContent": {"ok": true}
+        }}));
+        String::from_utf8(request).expect("UTF-8")
+    });
+    let result = called.expect("called");
+    assert!(
+        request.contains(r#""arguments":{ "z" : 1, "a":[true ,null] }"#),
+        "arguments must be sent byte for byte: {request}"
+    );
+    assert!(request.contains(r#""name":"echo""#));
+    assert_eq!(result.text(), "a\nb");
+    assert!(!result.is_error);
+    assert_eq!(
+        result.structured_content.as_deref().map(RawValue::get),
+        Some(r#"{"ok":true}"#)
+    );
+}
+
+#[tokio::test]
+async fn while_waiting_pings_are_answered_requests_refused_and_noise_dropped() {
+    let (client, mut peer) = connected().await;
+    let (called, (pong, refusal)) = tokio::join!(client.call_tool("slow", no_args()), async {
+        let request = expect_message(&mut peer).await;
+        let id = request["id"].as_u64().expect("numeric id");
+        peer.send(&json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}));
+        let pong = expect_message(&mut peer).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "roots/list"}));
+        let refusal = expect_message(&mut peer).await;
+        peer.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x"}}),
+        );
+        peer.send_raw("not json at all");
+        peer.send(&json!({"jsonrpc": "2.0", "id": id.to_string(), "result": text_result("string id: wrong")}));
+        peer.send(
+            &json!({"jsonrpc": "2.0", "id": id + 1, "result": text_result("other id: wrong")}),
+        );
+        peer.send_raw(format!(r#"{{"jsonrpc":"2.0","id":{id}.0,"result":{{"content":[{{"type":"text","text":"right"}}]}}}}"#));
+        (pong, refusal)
+    });
+    assert_eq!(called.expect("answered").text(), "right");
+    assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "s1", "result": {}}));
+    assert_eq!(refusal["id"], 77);
+    assert_eq!(refusal["error"]["code"], ProtocolError::METHOD_NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_json_rpc_error_is_a_typed_protocol_error() {
+    let (client, mut peer) = connected().await;
+    let (called, _) = tokio::join!(client.call_tool("nope", no_args()), async {
+        let request = expect_message(&mut peer).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": request["id"],
+            "error": {"code": -32602, "message": "Unknown tool: nope", "data": {"hint": 1}}}));
+    });
+    let error = called.expect_err("protocol error");
+    let protocol = error.protocol_error().expect("a protocol error");
+    assert_eq!(protocol.code, -32602);
+    assert_eq!(protocol.message, "Unknown tool: nope");
+    assert_eq!(protocol.data, Some(json!({"hint": 1})));
+    assert!(
+        error.to_string().starts_with("mcp: tools/call nope:"),
+        "{error}"
+    );
+    let source = std::error::Error::source(&error).expect("a source");
+    assert_eq!(source.downcast_ref::<ProtocolError>(), Some(protocol));
+}
+
+#[tokio::test]
+async fn an_error_answer_without_id_fails_the_waiting_request() {
+    let (client, mut peer) = connected().await;
+    let (called, _) = tokio::join!(client.call_tool("echo", no_args()), async {
+        expect_message(&mut peer).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}));
+    });
+    assert_eq!(
+        called.expect_err("failed").protocol_error().map(|e| e.code),
+        Some(-32700)
+    );
+}
+
+#[tokio::test]
+async fn an_abandoned_call_is_announced_and_its_late_answer_dropped() {
+    let (client, mut peer) = connected().await;
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(50),
+        client.call_tool("hang", no_args()),
+    )
+    .await;
+    assert!(abandoned.is_err(), "the call must time out");
+    let hung = expect_message(&mut peer).await;
+    let hung_id = hung["id"].clone();
+
+    let (called, (cancelled, next)) = tokio::join!(client.call_tool("echo", no_args()), async {
+        let cancelled = expect_message(&mut peer).await;
+        let next = expect_message(&mut peer).await;
+        // The late answer to the abandoned call arrives first.
+        peer.send(&json!({"jsonrpc": "2.0", "id": hung_id, "result": text_result("late")}));
+        peer.send(&json!({"jsonrpc": "2.0", "id": next["id"], "result": text_result("fresh")}));
+        (cancelled, next)
+    });
+    assert_eq!(called.expect("answered").text(), "fresh");
+    assert_eq!(cancelled["method"], "notifications/cancelled");
+    assert_eq!(cancelled["params"]["requestId"], hung["id"]);
+    assert_eq!(next["params"]["name"], "echo");
+}
+
+#[tokio::test]
+async fn an_interrupted_initialize_is_resumed_not_repeated() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(transport);
+    let first = tokio::time::timeout(Duration::from_millis(50), client.initialize()).await;
+    assert!(first.is_err(), "no answer yet");
+    let (init, _) = tokio::join!(client.initialize(), async {
+        // Answer the first (and only) initialize now.
+        let initialize = expect_message(&mut peer).await;
+        assert_eq!(initialize["method"], "initialize");
+        peer.send(
+            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
+            "serverInfo": {"name": "late", "version": "1"}}}),
+        );
+        let initialized = expect_message(&mut peer).await;
+        assert_eq!(initialized["method"], "notifications/initialized");
+    });
+    assert_eq!(init.expect("resumed").name, "late");
+}
+
+#[tokio::test]
+async fn concurrent_callers_are_served_one_at_a_time() {
+    let (client, mut peer) = connected().await;
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("a", no_args()).await }
+    });
+    let second = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("b", no_args()).await }
+    });
+    let request = expect_message(&mut peer).await;
+    // While one call waits, the other must not have sent anything.
+    let early = tokio::time::timeout(Duration::from_millis(100), peer.recv()).await;
+    assert!(
+        early.is_err(),
+        "a second request went out while the first was in flight"
+    );
+    peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("one")}));
+    let request = expect_message(&mut peer).await;
+    peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("two")}));
+    let mut texts = vec![
+        first.await.expect("joined").expect("answered").text(),
+        second.await.expect("joined").expect("answered").text(),
+    ];
+    texts.sort();
+    assert_eq!(texts, ["one", "two"]);
+}
+
+#[tokio::test]
+async fn a_vanished_peer_is_a_transport_error() {
+    let (client, mut peer) = connected().await;
+    let (called, _) = tokio::join!(client.call_tool("echo", no_args()), async {
+        expect_message(&mut peer).await;
+        drop(peer);
+    });
+    let error = called.expect_err("connection closed");
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(TransportError::ConnectionClosed)
+        ),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn the_client_is_send_sync_and_clone() {
+    fn assert_traits<T: Send + Sync + Clone + 'static>() {}
+    assert_traits::<Client>();
+    fn assert_error<T: std::error::Error + Send + Sync + 'static>() {}
+    assert_error::<Error>();
+}

@@ -1,0 +1,491 @@
+//! Provider-neutral model types for Golem agents.
+//!
+//! This crate owns the vocabulary an agent and a model speak: [`Message`]s with a
+//! [`Role`], the [`ToolCall`]s a model asks for, the [`ToolSpec`]s it is offered, one
+//! [`Request`] and its [`Response`], token [`Usage`], the [`Model`] trait every provider
+//! implements, the [`ModelError`] of a failed call and [`ModelRetry`], the correctable
+//! rejection a tool or decoder hands back to the model.
+//!
+//! It does **not** own any provider's wire format or HTTP client (providers live in their
+//! own crates and map these types onto their APIs), tools and their execution
+//! (`golem-tool`), or the agent run loop (`golem`).
+//!
+//! JSON the model or a tool server wrote (tool-call arguments, input schemas) is held as
+//! [`RawValue`]: validated once, then kept byte for byte, never re-serialised, so what the
+//! model sent is exactly what a tool receives.
+
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::iter::Sum;
+use std::ops::{Add, AddAssign};
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// A boxed, `Send` future: the return type of [`Model::request`] and of tool execution.
+///
+/// Boxing keeps the traits that return it object-safe, so they can sit behind `Arc<dyn ...>`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Who wrote a [`Message`]. Serialised in lowercase (`"system"`, `"user"`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions that frame the conversation.
+    System,
+    /// The human (or calling program) talking to the model.
+    User,
+    /// The model itself: text and/or tool calls.
+    Assistant,
+    /// The result of one tool call, answering an assistant's [`ToolCall`].
+    Tool,
+}
+
+/// One message of a conversation.
+///
+/// Which optional fields are set depends on the [`Role`]: assistant messages may carry
+/// `tool_calls`; tool messages carry `tool_call_id` and `tool_name`. The constructors
+/// ([`Message::user`], [`Message::tool_result`], ...) fill them consistently.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote the message.
+    pub role: Role,
+    /// The text of the message (may be empty for an assistant that only calls tools).
+    pub content: String,
+    /// The tool calls an assistant message asks for, in the model's order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool message: the id of the [`ToolCall`] it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// For a tool message: the name of the tool that produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+}
+
+impl Message {
+    fn plain(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::plain(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::plain(Role::User, content)
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::plain(Role::Assistant, content)
+    }
+
+    /// An assistant message that asks for tool calls (its text may be empty).
+    pub fn assistant_with_tool_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> Self {
+        Self {
+            tool_calls: calls,
+            ..Self::plain(Role::Assistant, content)
+        }
+    }
+
+    /// A tool message: the result of the call `call_id` to the tool `tool_name`.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        Self {
+            tool_call_id: Some(call_id.into()),
+            tool_name: Some(tool_name.into()),
+            ..Self::plain(Role::Tool, content)
+        }
+    }
+}
+
+/// A model's request to call one tool.
+///
+/// `arguments` is the model's JSON exactly as it wrote it: validated to be JSON, never
+/// re-serialised, so key order, spacing and number spelling reach the tool unchanged.
+/// Serialising a `ToolCall` embeds those bytes as they are; equality compares them as text.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The provider's id for this call; the tool result message echoes it.
+    pub id: String,
+    /// The name of the tool to call.
+    pub name: String,
+    /// The arguments, verbatim JSON.
+    pub arguments: Box<RawValue>,
+}
+
+impl ToolCall {
+    /// Builds a tool call, checking that `arguments_json` is JSON and keeping its bytes.
+    ///
+    /// Whitespace around the JSON value is dropped; everything inside it is kept as
+    /// written. A provider that sends an empty string for "no arguments" should map it to
+    /// `{}` first: an empty string is not JSON and is refused.
+    ///
+    /// ```
+    /// use golem_model::ToolCall;
+    ///
+    /// let call = ToolCall::new("call_1", "search", r#"{"q": "rust",   "limit":3}"#)?;
+    /// assert_eq!(call.arguments.get(), r#"{"q": "rust",   "limit":3}"#);
+    ///
+    /// assert!(ToolCall::new("call_2", "search", r#"{"q": "#).is_err());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments_json: &str,
+    ) -> Result<Self, serde_json::Error> {
+        // from_str (not from_string) so surrounding whitespace is trimmed consistently.
+        let arguments = serde_json::from_str::<Box<RawValue>>(arguments_json)?;
+        Ok(Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        })
+    }
+}
+
+impl PartialEq for ToolCall {
+    fn eq(&self, other: &Self) -> bool {
+        // Raw text, not parsed values: two calls are equal only if the model wrote the same bytes.
+        self.id == other.id
+            && self.name == other.name
+            && self.arguments.get() == other.arguments.get()
+    }
+}
+
+impl Eq for ToolCall {}
+
+/// A tool as offered to the model: its name, what it does, and the JSON Schema of its input.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does, written for the model.
+    pub description: String,
+    /// The JSON Schema of the arguments, verbatim (the bytes the tool's author or server wrote).
+    pub input_schema: Box<RawValue>,
+}
+
+impl PartialEq for ToolSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.input_schema.get() == other.input_schema.get()
+    }
+}
+
+impl Eq for ToolSpec {}
+
+/// One request to a model: the whole conversation so far and the tools on offer.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// System-level instructions, if any; providers place them where their API expects.
+    pub instructions: Option<String>,
+    /// The conversation, oldest first.
+    pub messages: Vec<Message>,
+    /// The tools the model may call.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A model's answer to one [`Request`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Response {
+    /// The text the model wrote (may be empty when it only calls tools).
+    pub text: String,
+    /// The tool calls the model asks for, in its order.
+    pub tool_calls: Vec<ToolCall>,
+    /// What the request cost.
+    pub usage: Usage,
+}
+
+/// Token and request counts. Sums with `+`, `+=` and [`Iterator::sum`], so a run's total is
+/// the sum of its turns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens sent to the model.
+    pub input_tokens: u64,
+    /// Tokens the model produced.
+    pub output_tokens: u64,
+    /// Model requests made.
+    pub requests: u64,
+}
+
+impl Add for Usage {
+    type Output = Usage;
+
+    fn add(self, rhs: Usage) -> Usage {
+        // Saturating: a usage counter must never panic or wrap in a long-running process.
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(rhs.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(rhs.output_tokens),
+            requests: self.requests.saturating_add(rhs.requests),
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, rhs: Usage) {
+        *self = *self + rhs;
+    }
+}
+
+impl Sum for Usage {
+    fn sum<I: Iterator<Item = Usage>>(iter: I) -> Usage {
+        iter.fold(Usage::default(), Add::add)
+    }
+}
+
+/// A language model: takes a [`Request`], answers with a [`Response`].
+///
+/// The method returns a boxed future rather than being an `async fn` so that the trait is
+/// object-safe: agents hold their model as `Arc<dyn Model>` and swap providers (or the
+/// scripted test model) at run time. The one allocation per model turn is nothing next to
+/// the model call itself.
+///
+/// ```
+/// use std::sync::Arc;
+/// use golem_model::{BoxFuture, Model, ModelError, Request, Response};
+///
+/// /// Answers every request with the same text.
+/// struct Echo;
+///
+/// impl Model for Echo {
+///     fn request<'a>(&'a self, _request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>> {
+///         Box::pin(async move {
+///             Ok(Response { text: "hello".into(), ..Response::default() })
+///         })
+///     }
+///
+///     fn name(&self) -> &str {
+///         "echo"
+///     }
+/// }
+///
+/// let model: Arc<dyn Model> = Arc::new(Echo);
+/// assert_eq!(model.name(), "echo");
+/// ```
+pub trait Model: Send + Sync {
+    /// Sends one request to the model. Dropping the future cancels the call.
+    fn request<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>>;
+
+    /// The model's name, for logs and errors (e.g. `"openai:gpt-4o"`).
+    fn name(&self) -> &str;
+}
+
+/// A model call that failed: the provider was unreachable, refused the request, or answered
+/// with something that could not be understood.
+///
+/// Display shows the message; the underlying cause, if any, is the error's `source()`.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct ModelError {
+    message: String,
+    #[source]
+    source: Option<Box<dyn Error + Send + Sync + 'static>>,
+}
+
+impl ModelError {
+    /// An error with a message and no underlying cause.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error with a message and the cause it came from (kept intact for `downcast_ref`).
+    pub fn with_source(
+        message: impl Into<String>,
+        source: impl Into<Box<dyn Error + Send + Sync + 'static>>,
+    ) -> Self {
+        Self {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// The message, without the cause.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// A rejection the model can fix: the reason goes back to the model, which may try again
+/// (with corrected tool arguments, or a corrected final answer) within the agent's retry
+/// budget.
+///
+/// Display shows the reason alone, since it is written for the model to read.
+///
+/// ```
+/// use golem_model::ModelRetry;
+///
+/// let retry = ModelRetry::new("`limit` must be between 1 and 100, got 500");
+/// assert_eq!(retry.reason(), "`limit` must be between 1 and 100, got 500");
+/// assert_eq!(retry.to_string(), retry.reason());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ModelRetry {
+    reason: String,
+}
+
+impl ModelRetry {
+    /// A retry carrying `reason`, the explanation the model will see.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+
+    /// The explanation for the model.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for ModelRetry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl Error for ModelRetry {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ODD: &str = r#"{"b":1,   "a" :2.50, "c":[ true ,null]}"#;
+
+    #[test]
+    fn tool_call_keeps_argument_bytes() {
+        let call = ToolCall::new("id1", "t", ODD).expect("valid JSON");
+        assert_eq!(call.arguments.get(), ODD);
+    }
+
+    #[test]
+    fn tool_call_round_trips_through_serde_unchanged() {
+        let call = ToolCall::new("id1", "t", ODD).expect("valid JSON");
+        let json = serde_json::to_string(&call).expect("serialise");
+        assert!(json.contains(ODD), "arguments embedded verbatim: {json}");
+        let back: ToolCall = serde_json::from_str(&json).expect("deserialise");
+        assert_eq!(back.arguments.get(), ODD);
+        assert_eq!(back, call);
+
+        // Through a whole message too.
+        let msg = Message::assistant_with_tool_calls("", vec![call]);
+        let json = serde_json::to_string(&msg).expect("serialise");
+        let back: Message = serde_json::from_str(&json).expect("deserialise");
+        assert_eq!(back.tool_calls[0].arguments.get(), ODD);
+    }
+
+    #[test]
+    fn tool_call_equality_compares_raw_text() {
+        let a = ToolCall::new("id", "t", r#"{"a":1,"b":2}"#).expect("valid");
+        let b = ToolCall::new("id", "t", r#"{"b":2,"a":1}"#).expect("valid");
+        assert_ne!(a, b);
+        assert_eq!(a, a.clone());
+    }
+
+    #[test]
+    fn tool_call_rejects_invalid_json() {
+        for bad in ["", "{", "{\"a\":}", "nope", "{} {}"] {
+            assert!(ToolCall::new("id", "t", bad).is_err(), "accepted {bad:?}");
+        }
+    }
+
+    #[test]
+    fn tool_call_trims_only_surrounding_whitespace() {
+        let call = ToolCall::new("id", "t", "  { \"a\" : 1 }\n").expect("valid");
+        assert_eq!(call.arguments.get(), "{ \"a\" : 1 }");
+    }
+
+    #[test]
+    fn usage_sums() {
+        let a = Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+            requests: 1,
+        };
+        let b = Usage {
+            input_tokens: 5,
+            output_tokens: 7,
+            requests: 1,
+        };
+        let want = Usage {
+            input_tokens: 15,
+            output_tokens: 9,
+            requests: 2,
+        };
+        assert_eq!(a + b, want);
+        let mut c = a;
+        c += b;
+        assert_eq!(c, want);
+        assert_eq!([a, b].into_iter().sum::<Usage>(), want);
+        let max = Usage {
+            input_tokens: u64::MAX,
+            ..a
+        };
+        assert_eq!((max + a).input_tokens, u64::MAX);
+    }
+
+    #[test]
+    fn message_constructors() {
+        let s = Message::system("be brief");
+        assert_eq!((s.role, s.content.as_str()), (Role::System, "be brief"));
+        assert!(s.tool_calls.is_empty() && s.tool_call_id.is_none() && s.tool_name.is_none());
+
+        assert_eq!(Message::user("hi").role, Role::User);
+        assert_eq!(Message::assistant("yo").role, Role::Assistant);
+
+        let call = ToolCall::new("c1", "search", "{}").expect("valid");
+        let a = Message::assistant_with_tool_calls("looking", vec![call.clone()]);
+        assert_eq!(a.role, Role::Assistant);
+        assert_eq!(a.content, "looking");
+        assert_eq!(a.tool_calls, vec![call]);
+
+        let t = Message::tool_result("c1", "search", "3 hits");
+        assert_eq!(t.role, Role::Tool);
+        assert_eq!(t.tool_call_id.as_deref(), Some("c1"));
+        assert_eq!(t.tool_name.as_deref(), Some("search"));
+        assert_eq!(t.content, "3 hits");
+    }
+
+    #[test]
+    fn role_serialises_lowercase() {
+        let json = serde_json::to_string(&[Role::System, Role::User, Role::Assistant, Role::Tool])
+            .expect("serialise");
+        assert_eq!(json, r#"["system","user","assistant","tool"]"#);
+    }
+
+    #[test]
+    fn model_error_keeps_its_source() {
+        let io = std::io::Error::other("connection reset");
+        let err = ModelError::with_source("openai: request failed", io);
+        assert_eq!(err.to_string(), "openai: request failed");
+        let src = err.source().expect("has a source");
+        assert!(src.downcast_ref::<std::io::Error>().is_some());
+        assert!(ModelError::new("x").source().is_none());
+    }
+
+    #[test]
+    fn model_retry_displays_its_reason() {
+        let r = ModelRetry::new("try again with a date");
+        assert_eq!(r.to_string(), "try again with a date");
+        assert_eq!(r.clone(), r);
+    }
+}

@@ -1,0 +1,601 @@
+//! The Golem agent tool.
+//!
+//! A [`Tool<Deps>`] is what an agent offers a model: a name, a description, the JSON Schema
+//! of its input (kept verbatim) and an async function that runs a call. It also carries the
+//! per-tool options the agent's run loop honours: a correction budget
+//! ([`Tool::max_retries`]), a [`Tool::timeout`] and whether it must run alone rather than
+//! alongside other tools ([`Tool::is_sequential`]).
+//!
+//! A tool's function receives a [`ToolContext`] (the run's dependencies, the call id, the
+//! retries so far) and the model's raw JSON arguments, and answers text or a [`ToolError`]:
+//! either a correctable [`ModelRetry`] the model sees and may fix, or a fatal cause that
+//! fails the run.
+//!
+//! This crate does **not** run the agent loop, enforce timeouts or count retries (the
+//! `golem` crate does), and it does not parse arguments into typed structs: the function
+//! gets the exact bytes the model wrote and decides how to read them.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use golem_tool::{Tool, ToolContext, ToolError};
+//! use serde_json::value::RawValue;
+//!
+//! /// The run's dependencies: here, a greeting prefix.
+//! struct Deps {
+//!     greeting: String,
+//! }
+//!
+//! let greet = Tool::new(
+//!     "greet",
+//!     "Greets someone by name.",
+//!     r#"{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}"#,
+//!     |ctx: ToolContext<Deps>, args: Box<RawValue>| async move {
+//!         let args: serde_json::Value =
+//!             serde_json::from_str(args.get()).map_err(ToolError::fatal)?;
+//!         let Some(name) = args["name"].as_str() else {
+//!             return Err(ToolError::retry("`name` must be a string"));
+//!         };
+//!         Ok(format!("{}, {name}!", ctx.deps.greeting))
+//!     },
+//! )?
+//! .with_timeout(std::time::Duration::from_secs(5));
+//!
+//! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+//! let deps = Arc::new(Deps { greeting: "Hello".into() });
+//! let ctx = ToolContext::new(deps, "call_1", 0);
+//! let args = RawValue::from_string(r#"{"name":"Ada"}"#.into())?;
+//! assert_eq!(greet.call(ctx, args).await?, "Hello, Ada!");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use golem_model::{BoxFuture, ModelRetry, ToolSpec};
+use serde_json::value::RawValue;
+
+/// What a tool's function receives besides its arguments.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ToolContext<Deps> {
+    /// The run's dependencies (clients, configuration, ...), shared by every tool call.
+    pub deps: Arc<Deps>,
+    /// The id of the model's tool call being answered.
+    pub tool_call_id: String,
+    /// How many times this tool has already been corrected (returned a retry) in this run.
+    pub retry: u32,
+}
+
+impl<Deps> ToolContext<Deps> {
+    /// A context for the call `tool_call_id`, after `retry` corrections of this tool.
+    pub fn new(deps: Arc<Deps>, tool_call_id: impl Into<String>, retry: u32) -> Self {
+        Self {
+            deps,
+            tool_call_id: tool_call_id.into(),
+            retry,
+        }
+    }
+}
+
+// Manual: a derive would demand `Deps: Clone`, but only the `Arc` is cloned.
+impl<Deps> Clone for ToolContext<Deps> {
+    fn clone(&self) -> Self {
+        Self {
+            deps: Arc::clone(&self.deps),
+            tool_call_id: self.tool_call_id.clone(),
+            retry: self.retry,
+        }
+    }
+}
+
+/// The stored form of a tool's function: type-erased so tools of one `Deps` share a type.
+type Exec<Deps> = dyn Fn(ToolContext<Deps>, Box<RawValue>) -> BoxFuture<'static, Result<String, ToolError>>
+    + Send
+    + Sync;
+
+/// A tool an agent can offer to a model.
+///
+/// Built by [`Tool::new`] or [`Tool::from_raw_schema`], which guarantee the invariant the
+/// fields are private for: a non-blank name and an input schema that is a JSON object.
+/// Cloning is cheap (the function is shared behind an `Arc`).
+pub struct Tool<Deps> {
+    name: String,
+    description: String,
+    input_schema: Box<RawValue>,
+    max_retries: Option<u32>,
+    timeout: Option<Duration>,
+    sequential: bool,
+    exec: Arc<Exec<Deps>>,
+}
+
+impl<Deps> Tool<Deps> {
+    /// Defines a tool from its schema as JSON text, kept byte for byte.
+    ///
+    /// `exec` is any function (typically an `async move` closure) taking the
+    /// [`ToolContext`] and the model's raw arguments.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolDefinitionError`] if the name is empty or blank, the schema is not JSON, or the
+    /// schema is JSON but not an object.
+    pub fn new<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema_json: impl Into<String>,
+        exec: F,
+    ) -> Result<Self, ToolDefinitionError>
+    where
+        F: Fn(ToolContext<Deps>, Box<RawValue>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        check_name(&name)?;
+        let input_schema = RawValue::from_string(input_schema_json.into()).map_err(|source| {
+            ToolDefinitionError::SchemaNotJson {
+                name: name.clone(),
+                source,
+            }
+        })?;
+        Self::from_raw_schema(name, description, input_schema, exec)
+    }
+
+    /// Defines a tool from a schema already held as raw JSON (e.g. the bytes an MCP server
+    /// sent), kept as it is.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolDefinitionError`] if the name is empty or blank or the schema is not a JSON
+    /// object.
+    pub fn from_raw_schema<F, Fut>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Box<RawValue>,
+        exec: F,
+    ) -> Result<Self, ToolDefinitionError>
+    where
+        F: Fn(ToolContext<Deps>, Box<RawValue>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
+    {
+        let name = name.into();
+        check_name(&name)?;
+        // A RawValue is valid JSON with no surrounding whitespace, so its first byte names
+        // its kind: checking it avoids parsing (and possibly reordering) the schema.
+        let found = json_kind(input_schema.get());
+        if found != "an object" {
+            return Err(ToolDefinitionError::SchemaNotObject { name, found });
+        }
+        Ok(Self {
+            name,
+            description: description.into(),
+            input_schema,
+            max_retries: None,
+            timeout: None,
+            sequential: false,
+            exec: Arc::new(move |ctx, args| Box::pin(exec(ctx, args))),
+        })
+    }
+
+    /// Sets how many corrections (retries) this tool may ask for in one run, replacing the
+    /// agent's default budget.
+    pub fn with_max_retries(mut self, max_retries: u32) -> Self {
+        self.max_retries = Some(max_retries);
+        self
+    }
+
+    /// Sets how long one call may take before the agent abandons it.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sets whether calls to this tool must run alone, never concurrently with other tool
+    /// calls of the same model turn (default `false`).
+    pub fn sequential(mut self, sequential: bool) -> Self {
+        self.sequential = sequential;
+        self
+    }
+
+    /// The name the model calls the tool by.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the tool does, written for the model.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The input JSON Schema, exactly as given (always a JSON object).
+    pub fn input_schema(&self) -> &RawValue {
+        &self.input_schema
+    }
+
+    /// This tool's correction budget; `None` means the agent's default applies.
+    pub fn max_retries(&self) -> Option<u32> {
+        self.max_retries
+    }
+
+    /// This tool's call timeout, if any.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Whether calls to this tool must run alone (see [`Tool::sequential`]).
+    pub fn is_sequential(&self) -> bool {
+        self.sequential
+    }
+
+    /// The tool as offered to the model.
+    pub fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+        }
+    }
+
+    /// Runs one call. The future does not borrow the tool, so it can be spawned or raced
+    /// against a timeout; dropping it cancels the call.
+    pub fn call(
+        &self,
+        ctx: ToolContext<Deps>,
+        arguments: Box<RawValue>,
+    ) -> BoxFuture<'static, Result<String, ToolError>> {
+        (self.exec)(ctx, arguments)
+    }
+}
+
+// Manual: a derive would demand `Deps: Clone`, but only the `Arc`-shared function is cloned.
+impl<Deps> Clone for Tool<Deps> {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            input_schema: self.input_schema.clone(),
+            max_retries: self.max_retries,
+            timeout: self.timeout,
+            sequential: self.sequential,
+            exec: Arc::clone(&self.exec),
+        }
+    }
+}
+
+impl<Deps> fmt::Debug for Tool<Deps> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("input_schema", &self.input_schema.get())
+            .field("max_retries", &self.max_retries)
+            .field("timeout", &self.timeout)
+            .field("sequential", &self.sequential)
+            .finish_non_exhaustive()
+    }
+}
+
+fn check_name(name: &str) -> Result<(), ToolDefinitionError> {
+    if name.trim().is_empty() {
+        return Err(ToolDefinitionError::EmptyName {
+            name: name.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// The kind of a valid, trimmed JSON text, phrased for an error message.
+fn json_kind(json: &str) -> &'static str {
+    match json.as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+/// Why a tool definition was refused. Every message names the tool and says what to fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolDefinitionError {
+    /// The name is empty or only whitespace.
+    #[error(
+        "tool {name:?}: name is empty; give the tool a non-blank name the model can call it by"
+    )]
+    EmptyName {
+        /// The name as given.
+        name: String,
+    },
+    /// The input schema is not valid JSON.
+    #[error(
+        "tool {name:?}: input schema is not valid JSON ({source}); a tool's schema must be an object like {{\"type\":\"object\"}}"
+    )]
+    SchemaNotJson {
+        /// The tool's name.
+        name: String,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// The input schema is valid JSON but not an object.
+    #[error(
+        "tool {name:?}: input schema is not a JSON object (found {found}); a tool's schema must be an object like {{\"type\":\"object\"}}"
+    )]
+    SchemaNotObject {
+        /// The tool's name.
+        name: String,
+        /// What was found instead, e.g. `"an array"`.
+        found: &'static str,
+    },
+}
+
+/// Why a tool call did not produce a result.
+///
+/// The agent treats the two kinds differently: a [`ToolError::Retry`] goes back to the
+/// model as a correction (within the retry budget), a [`ToolError::Fatal`] ends the run.
+///
+/// Display shows the reason or the cause's message; `source()` returns the inner error
+/// itself, so callers can walk the chain and `downcast_ref` to the original type.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The model can fix this (e.g. bad arguments); the reason is shown to it.
+    #[error("{0}")]
+    Retry(#[source] ModelRetry),
+    /// Anything else: the cause is kept intact.
+    #[error("{0}")]
+    Fatal(#[source] Box<dyn Error + Send + Sync + 'static>),
+}
+
+impl ToolError {
+    /// A correctable error whose `reason` the model will see.
+    pub fn retry(reason: impl Into<String>) -> Self {
+        Self::Retry(ModelRetry::new(reason))
+    }
+
+    /// A fatal error keeping `cause` (any error, or a message string) as its source.
+    pub fn fatal(cause: impl Into<Box<dyn Error + Send + Sync + 'static>>) -> Self {
+        Self::Fatal(cause.into())
+    }
+
+    /// Whether the model may correct this error.
+    pub fn is_retry(&self) -> bool {
+        matches!(self, Self::Retry(_))
+    }
+
+    /// The correction for the model, if this is a retry.
+    pub fn as_retry(&self) -> Option<&ModelRetry> {
+        match self {
+            Self::Retry(retry) => Some(retry),
+            Self::Fatal(_) => None,
+        }
+    }
+
+    /// The cause, if this is fatal.
+    pub fn fatal_cause(&self) -> Option<&(dyn Error + Send + Sync + 'static)> {
+        match self {
+            Self::Retry(_) => None,
+            Self::Fatal(cause) => Some(cause.as_ref()),
+        }
+    }
+}
+
+impl From<ModelRetry> for ToolError {
+    fn from(retry: ModelRetry) -> Self {
+        Self::Retry(retry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OBJECT: &str = r#"{"type":"object"}"#;
+
+    fn echo(
+        ctx: ToolContext<()>,
+        args: Box<RawValue>,
+    ) -> BoxFuture<'static, Result<String, ToolError>> {
+        Box::pin(async move { Ok(format!("{} {}", ctx.tool_call_id, args.get())) })
+    }
+
+    fn define(name: &str, schema: &str) -> Result<Tool<()>, ToolDefinitionError> {
+        Tool::new(name, "test tool", schema, echo)
+    }
+
+    fn raw(json: &str) -> Box<RawValue> {
+        RawValue::from_string(json.to_owned()).expect("test JSON is valid")
+    }
+
+    #[test]
+    fn refuses_blank_names() {
+        for name in ["", "   ", "\t\n"] {
+            let err = define(name, OBJECT).expect_err("blank name refused");
+            assert!(
+                matches!(err, ToolDefinitionError::EmptyName { .. }),
+                "{err:?}"
+            );
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with(&format!("tool {name:?}: name is empty")),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_invalid_json_schema() {
+        let err = define("search", r#"{"type":"#).expect_err("invalid JSON refused");
+        assert!(
+            matches!(err, ToolDefinitionError::SchemaNotJson { .. }),
+            "{err:?}"
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(r#"tool "search": input schema is not valid JSON"#),
+            "{msg}"
+        );
+        assert!(err.source().is_some());
+    }
+
+    #[test]
+    fn refuses_non_object_schemas() {
+        for (schema, found) in [
+            ("[]", "an array"),
+            (r#""x""#, "a string"),
+            ("3", "a number"),
+            ("-0.5e3", "a number"),
+            ("true", "a boolean"),
+            ("null", "null"),
+        ] {
+            let err = define("search", schema).expect_err("non-object refused");
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    r#"tool "search": input schema is not a JSON object (found {found}); a tool's schema must be an object like {{"type":"object"}}"#
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn from_raw_schema_also_requires_an_object() {
+        let err = Tool::<()>::from_raw_schema("mcp_tool", "", raw("[1]"), echo)
+            .expect_err("array refused");
+        assert!(err.to_string().contains(r#"tool "mcp_tool""#));
+        let tool = Tool::<()>::from_raw_schema("mcp_tool", "", raw(OBJECT), echo).expect("valid");
+        assert_eq!(tool.input_schema().get(), OBJECT);
+    }
+
+    #[test]
+    fn keeps_schema_bytes_verbatim() {
+        let schema = r#"{ "type" : "object" , "properties":{"z":{},"a":{}} }"#;
+        let tool = define("t", schema).expect("valid");
+        assert_eq!(tool.input_schema().get(), schema);
+        assert_eq!(tool.spec().input_schema.get(), schema);
+        assert_eq!(tool.spec().name, "t");
+        assert_eq!(tool.spec().description, "test tool");
+    }
+
+    #[test]
+    fn options_default_and_set() {
+        let tool = define("t", OBJECT).expect("valid");
+        assert_eq!(
+            (tool.max_retries(), tool.timeout(), tool.is_sequential()),
+            (None, None, false)
+        );
+        let tool = tool
+            .with_max_retries(3)
+            .with_timeout(Duration::from_millis(250))
+            .sequential(true);
+        assert_eq!(tool.max_retries(), Some(3));
+        assert_eq!(tool.timeout(), Some(Duration::from_millis(250)));
+        assert!(tool.is_sequential());
+        let debug = format!("{tool:?}");
+        assert!(
+            debug.contains(r#"name: "t""#) && debug.contains("max_retries: Some(3)"),
+            "{debug}"
+        );
+    }
+
+    #[tokio::test]
+    async fn exec_receives_deps_and_raw_args() {
+        struct Deps {
+            prefix: String,
+        }
+        let tool = Tool::new(
+            "t",
+            "",
+            OBJECT,
+            |ctx: ToolContext<Deps>, args: Box<RawValue>| async move {
+                Ok(format!(
+                    "{}|{}|{}|{}",
+                    ctx.deps.prefix,
+                    ctx.tool_call_id,
+                    ctx.retry,
+                    args.get()
+                ))
+            },
+        )
+        .expect("valid");
+        let deps = Arc::new(Deps { prefix: "p".into() });
+        let args = r#"{"b":1,  "a" : 2}"#;
+        let out = tool
+            .call(ToolContext::new(deps, "call_7", 2), raw(args))
+            .await
+            .expect("ok");
+        assert_eq!(out, format!("p|call_7|2|{args}"));
+
+        // A clone shares the same function.
+        let out = tool
+            .clone()
+            .call(
+                ToolContext::new(Arc::new(Deps { prefix: "q".into() }), "c", 0),
+                raw("{}"),
+            )
+            .await
+            .expect("ok");
+        assert_eq!(out, "q|c|0|{}");
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("disk full")]
+    struct DiskFull;
+
+    #[tokio::test]
+    async fn retry_and_fatal_are_distinct() {
+        let tool = Tool::<()>::new("t", "", OBJECT, |_ctx, args: Box<RawValue>| async move {
+            if args.get() == "{}" {
+                Err(ModelRetry::new("give me a query").into())
+            } else {
+                Err(ToolError::fatal(DiskFull))
+            }
+        })
+        .expect("valid");
+        let ctx = || ToolContext::new(Arc::new(()), "c", 0);
+
+        let retry = tool.call(ctx(), raw("{}")).await.expect_err("retry");
+        assert!(retry.is_retry());
+        assert_eq!(
+            retry.as_retry().map(ModelRetry::reason),
+            Some("give me a query")
+        );
+        assert!(retry.fatal_cause().is_none());
+        assert_eq!(retry.to_string(), "give me a query");
+
+        let fatal = tool.call(ctx(), raw("[]")).await.expect_err("fatal");
+        assert!(!fatal.is_retry());
+        assert!(fatal.as_retry().is_none());
+        assert_eq!(fatal.to_string(), "disk full");
+        let source = fatal.source().expect("fatal has a source");
+        assert!(source.downcast_ref::<DiskFull>().is_some());
+        let cause = fatal.fatal_cause().expect("fatal has a cause");
+        assert!(cause.downcast_ref::<DiskFull>().is_some());
+    }
+
+    #[test]
+    fn error_constructors() {
+        assert!(ToolError::retry("fix it").is_retry());
+        assert_eq!(
+            ToolError::fatal("plain message").to_string(),
+            "plain message"
+        );
+        let retry: ToolError = ModelRetry::new("r").into();
+        assert_eq!(retry.as_retry(), Some(&ModelRetry::new("r")));
+    }
+
+    #[test]
+    fn tool_and_context_are_clone_send_sync() {
+        fn assert_clone_send_sync<T: Clone + Send + Sync + 'static>() {}
+        // A Deps that is itself not Clone: Tool and ToolContext must not require it.
+        struct NotClone;
+        assert_clone_send_sync::<Tool<NotClone>>();
+        assert_clone_send_sync::<ToolContext<NotClone>>();
+        fn assert_send_sync<T: Send + Sync + 'static>() {}
+        assert_send_sync::<ToolError>();
+        assert_send_sync::<ToolDefinitionError>();
+    }
+}
