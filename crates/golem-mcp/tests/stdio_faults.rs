@@ -1,0 +1,597 @@
+//! The stdio transport and the client against a misbehaving server
+//! (`testing/fake_server.rs`): every fault a real server can commit, and
+//! process hygiene.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use golem_mcp::{
+    Client, Error, ServerStderr, ShutdownTimeouts, StdioConfig, StdioTransport, Transport,
+    TransportError,
+};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+const FAKE: &str = env!("CARGO_BIN_EXE_golem-mcp-fake-server");
+
+/// A bound for anything that should take milliseconds: generous, so a busy
+/// machine does not fail the test, and finite, so a bug cannot hang it.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+fn fake(mode: &str) -> StdioConfig {
+    StdioConfig {
+        env: vec![("FAKE_MODE".into(), mode.into())],
+        ..StdioConfig::new(FAKE)
+    }
+}
+
+fn args(json: Value) -> Box<RawValue> {
+    RawValue::from_string(json.to_string()).expect("valid JSON")
+}
+
+async fn bounded<F: std::future::Future>(future: F) -> F::Output {
+    tokio::time::timeout(PATIENCE, future)
+        .await
+        .expect("finished within the bound")
+}
+
+/// A spawned, initialized client, with the server's pid and stderr.
+struct Connected {
+    client: Client,
+    pid: u32,
+    stderr: ServerStderr,
+}
+
+async fn connect(config: StdioConfig) -> Connected {
+    let transport = StdioTransport::spawn(config).expect("spawns");
+    let pid = transport.pid().expect("running");
+    let stderr = transport.stderr();
+    let client = Client::new(transport);
+    bounded(client.initialize()).await.expect("initializes");
+    Connected {
+        client,
+        pid,
+        stderr,
+    }
+}
+
+async fn call_text(client: &Client, tool: &str, arguments: Value) -> Result<String, Error> {
+    let arguments = args(arguments);
+    bounded(client.call_tool(tool, &arguments))
+        .await
+        .map(|result| result.text())
+}
+
+/// A fresh path in the temp directory, for files the fake server waits for.
+fn scratch_path(name: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("golem-mcp-test-{}-{n}-{name}", std::process::id()))
+}
+
+/// Whether a process exists and is not a zombie.
+fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => {
+            !matches!(stat.rsplit(')').next().map(str::trim_start), Some(rest) if rest.starts_with('Z') || rest.starts_with('X'))
+        }
+        Err(_) => false,
+    }
+}
+
+/// Polls until `pid` is gone, within the bound (for ends that happen on a
+/// background task, such as a drop).
+async fn until_gone(pid: u32) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    while process_alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+// ---- spawning -------------------------------------------------------------
+
+#[tokio::test]
+async fn a_missing_executable_is_named() {
+    let error =
+        StdioTransport::spawn(StdioConfig::new("/nonexistent/mcp-server")).expect_err("not found");
+    assert!(matches!(error, Error::Spawn { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.contains("/nonexistent/mcp-server") && message.contains("not found"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn malformed_configuration_is_refused_naming_the_field() {
+    let cases = [
+        (StdioConfig::new("  "), "command"),
+        (
+            StdioConfig {
+                env: vec![("OK".into(), "1".into()), ("A=B".into(), "x".into())],
+                ..StdioConfig::new(FAKE)
+            },
+            "env[1] (\"A=B\")",
+        ),
+        (
+            StdioConfig {
+                env: vec![(String::new(), "x".into())],
+                ..StdioConfig::new(FAKE)
+            },
+            "env[0] (\"\")",
+        ),
+        (
+            StdioConfig {
+                dir: Some("/nonexistent/dir".into()),
+                ..StdioConfig::new(FAKE)
+            },
+            "dir",
+        ),
+        (
+            StdioConfig {
+                args: vec!["a\0b".into()],
+                ..StdioConfig::new(FAKE)
+            },
+            "args[0]",
+        ),
+    ];
+    for (config, field) in cases {
+        let error = StdioTransport::spawn(config).expect_err("invalid");
+        match &error {
+            Error::InvalidConfig { field: named, .. } => assert_eq!(named, field),
+            other => panic!("expected InvalidConfig for {field}, got {other:?}"),
+        }
+        assert!(error.to_string().contains(field), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn the_environment_is_inherited_and_entries_come_after_it() {
+    let dir = std::env::temp_dir().canonicalize().expect("temp dir");
+    let connected = connect(StdioConfig {
+        env: vec![
+            ("HOME".into(), "/overridden".into()),
+            ("GOLEM_TWICE".into(), "first".into()),
+            ("GOLEM_TWICE".into(), "second".into()),
+        ],
+        dir: Some(dir.clone()),
+        ..StdioConfig::new(FAKE)
+    })
+    .await;
+    let client = &connected.client;
+    let path = std::env::var("PATH").expect("PATH is set");
+    assert_eq!(
+        call_text(client, "env", json!({"name": "PATH"}))
+            .await
+            .expect("called"),
+        path
+    );
+    assert_eq!(
+        call_text(client, "env", json!({"name": "HOME"}))
+            .await
+            .expect("called"),
+        "/overridden"
+    );
+    assert_eq!(
+        call_text(client, "env", json!({"name": "GOLEM_TWICE"}))
+            .await
+            .expect("called"),
+        "second"
+    );
+    assert_eq!(
+        call_text(client, "cwd", json!({})).await.expect("called"),
+        dir.display().to_string()
+    );
+    bounded(client.close()).await.expect("closes");
+}
+
+// ---- the conversation -----------------------------------------------------
+
+#[tokio::test]
+async fn handshake_list_and_call() {
+    let connected = connect(fake("paged")).await;
+    let client = &connected.client;
+    let server = client.server().expect("initialized");
+    assert_eq!(
+        (server.name.as_str(), server.version.as_str()),
+        ("fake-server", "0.0.1")
+    );
+    assert_eq!(server.instructions.as_deref(), Some("For tests only."));
+    let tools = bounded(client.list_tools()).await.expect("listed");
+    let names: Vec<_> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    assert_eq!(names, ["echo", "crash", "hang"], "all pages, in order");
+    assert_eq!(
+        call_text(client, "echo", json!({"text": "hi"}))
+            .await
+            .expect("called"),
+        "hi"
+    );
+    bounded(client.close()).await.expect("closes");
+    assert!(!process_alive(connected.pid), "close reaps the server");
+}
+
+#[tokio::test]
+async fn a_cursor_loop_ends_listing() {
+    let connected = connect(fake("cursor_loop")).await;
+    let error = bounded(connected.client.list_tools())
+        .await
+        .expect_err("loop");
+    assert!(matches!(error, Error::CursorLoop { .. }), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_server_ping_mid_call_is_answered() {
+    let connected = connect(fake("")).await;
+    let text = call_text(&connected.client, "ping_first", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(text, "ping answered");
+}
+
+#[tokio::test]
+async fn a_server_request_mid_call_gets_method_not_found() {
+    let connected = connect(fake("")).await;
+    let text = call_text(&connected.client, "sampling_first", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(text, "sampling answered with error -32601");
+}
+
+#[tokio::test]
+async fn a_notification_flood_does_not_slow_the_call() {
+    let connected = connect(fake("")).await;
+    let started = Instant::now();
+    let text = call_text(&connected.client, "flood", json!({"count": 10_000}))
+        .await
+        .expect("called");
+    assert_eq!(text, "after the flood");
+    // 10,000 small messages take milliseconds; a quadratic buffer or a
+    // per-message allocation storm would take seconds.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn stale_and_mistyped_ids_are_dropped() {
+    let connected = connect(fake("")).await;
+    let text = call_text(&connected.client, "stale", json!({}))
+        .await
+        .expect("called");
+    assert_eq!(text, "fresh");
+}
+
+#[tokio::test]
+async fn non_json_stdout_lines_are_skipped_and_kept_for_diagnostics() {
+    let connected = connect(fake("")).await;
+    let client = &connected.client;
+    assert_eq!(
+        call_text(client, "noise", json!({})).await.expect("called"),
+        "after the noise"
+    );
+    let error = call_text(client, "crash", json!({}))
+        .await
+        .expect_err("crashed");
+    let exit = error.process_exit().expect("a process exit");
+    assert_eq!(exit.skipped_stdout, ["this is not JSON", "[1,2,3]"]);
+    assert!(
+        error.to_string().contains("this is not JSON") || error.to_string().contains("[1,2,3]"),
+        "{error}"
+    );
+}
+
+// ---- the server dies --------------------------------------------------------
+
+#[tokio::test]
+async fn a_crash_mid_call_fails_at_once_with_status_and_stderr() {
+    let connected = connect(fake("")).await;
+    let started = Instant::now();
+    let error = call_text(&connected.client, "crash", json!({}))
+        .await
+        .expect_err("crashed");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        started.elapsed()
+    );
+    let exit = error.process_exit().expect("a process exit");
+    assert_eq!(exit.status.and_then(|status| status.code()), Some(3));
+    assert!(
+        exit.stderr_tail.contains("fake: fatal: out of cheese"),
+        "{exit:?}"
+    );
+    let message = error.to_string();
+    assert!(message.starts_with("mcp: tools/call crash:"), "{message}");
+    assert!(
+        message.contains("exit status: 3") && message.contains("out of cheese"),
+        "{message}"
+    );
+    // Every later operation fails the same way, at once.
+    let again = call_text(&connected.client, "echo", json!({}))
+        .await
+        .expect_err("still dead");
+    assert_eq!(again.process_exit(), Some(exit));
+}
+
+#[tokio::test]
+async fn a_server_dying_before_initialize_says_why() {
+    let transport = StdioTransport::spawn(fake("die_on_start")).expect("spawns");
+    let client = Client::new(transport);
+    let error = bounded(client.initialize()).await.expect_err("died");
+    let exit = error.process_exit().expect("a process exit");
+    assert_eq!(exit.status.and_then(|status| status.code()), Some(7));
+    assert!(
+        error.to_string().contains("FAKE_API_KEY is not set"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn an_exit_after_a_reply_is_noticed_by_the_next_call() {
+    let connected = connect(fake("")).await;
+    assert_eq!(
+        call_text(&connected.client, "exit_after_reply", json!({}))
+            .await
+            .expect("called"),
+        "bye"
+    );
+    let error = call_text(&connected.client, "echo", json!({"text": "x"}))
+        .await
+        .expect_err("gone");
+    assert_eq!(
+        error
+            .process_exit()
+            .and_then(|exit| exit.status)
+            .and_then(|s| s.code()),
+        Some(0)
+    );
+}
+
+// ---- cancellation -----------------------------------------------------------
+
+#[tokio::test]
+async fn a_hung_call_can_be_abandoned_and_the_client_reused() {
+    let connected = connect(fake("")).await;
+    let client = &connected.client;
+    let hang = args(json!({}));
+    let abandoned =
+        tokio::time::timeout(Duration::from_millis(100), client.call_tool("hang", &hang)).await;
+    assert!(abandoned.is_err(), "the hung call times out");
+    assert_eq!(
+        call_text(client, "echo", json!({"text": "still here"}))
+            .await
+            .expect("reused"),
+        "still here"
+    );
+    // The server was told which request was abandoned.
+    let cancelled: Vec<u64> = serde_json::from_str(
+        &call_text(client, "cancelled", json!({}))
+            .await
+            .expect("called"),
+    )
+    .expect("a list of ids");
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+}
+
+#[tokio::test]
+async fn a_half_read_line_is_completed_by_the_next_read() {
+    let go = scratch_path("split-go");
+    let mut transport = StdioTransport::spawn(fake("")).expect("spawns");
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "split", "arguments": {"go_file": go}}});
+    bounded(transport.send(request.to_string().as_bytes()))
+        .await
+        .expect("sent");
+    // The first half arrives; the read is cancelled waiting for the rest.
+    let first = tokio::time::timeout(Duration::from_millis(200), transport.read()).await;
+    assert!(first.is_err(), "only half a line was written");
+    std::fs::write(&go, b"go").expect("signal the server");
+    let line = bounded(transport.read()).await.expect("the whole line");
+    let message: Value = serde_json::from_slice(line).expect("one intact JSON message");
+    assert_eq!(message["result"]["content"][0]["text"], "joined");
+    let _ = std::fs::remove_file(&go);
+    bounded(transport.close()).await.expect("closes");
+}
+
+#[tokio::test]
+async fn a_half_written_message_is_completed_before_the_next() {
+    let go = scratch_path("pause-go");
+    let connected = connect(fake("")).await;
+    let client = &connected.client;
+    assert_eq!(
+        call_text(client, "pause_reading", json!({"go_file": go}))
+            .await
+            .expect("called"),
+        "paused"
+    );
+    // The server is not reading: a 1 MiB message fills the pipe and blocks.
+    let big = args(json!({"text": "y".repeat(1024 * 1024)}));
+    let abandoned =
+        tokio::time::timeout(Duration::from_millis(200), client.call_tool("echo", &big)).await;
+    assert!(
+        abandoned.is_err(),
+        "the write blocks while the server does not read"
+    );
+    std::fs::write(&go, b"go").expect("signal the server");
+    // Without completing the abandoned message first, the server would read
+    // half of it glued to this request and answer with a parse error.
+    assert_eq!(
+        call_text(client, "echo", json!({"text": "small"}))
+            .await
+            .expect("called"),
+        "small"
+    );
+    let _ = std::fs::remove_file(&go);
+}
+
+// ---- bounds -----------------------------------------------------------------
+
+#[tokio::test]
+async fn an_oversized_message_fails_the_call_and_closes_the_transport() {
+    let connected = connect(StdioConfig {
+        max_message_bytes: 4096,
+        ..fake("")
+    })
+    .await;
+    let client = &connected.client;
+    assert_eq!(
+        call_text(client, "big", json!({"bytes": 1000}))
+            .await
+            .expect("fits")
+            .len(),
+        1000
+    );
+    let error = call_text(client, "big", json!({"bytes": 100_000}))
+        .await
+        .expect_err("too large");
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(TransportError::MessageTooLarge { limit: 4096 })
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("4096"), "{error}");
+    let after = call_text(client, "echo", json!({}))
+        .await
+        .expect_err("closed");
+    assert!(
+        matches!(after.transport_error(), Some(TransportError::Closed)),
+        "{after:?}"
+    );
+    assert!(!process_alive(connected.pid), "the server was stopped");
+}
+
+#[tokio::test]
+async fn a_stderr_flood_never_blocks_and_only_the_tail_is_kept() {
+    let connected = connect(fake("")).await;
+    let text = call_text(
+        &connected.client,
+        "stderr_flood",
+        json!({"bytes": 50 * 1024 * 1024}),
+    )
+    .await
+    .expect("called");
+    assert_eq!(text, "flooded stderr");
+    bounded(connected.client.close()).await.expect("closes");
+    let tail = connected.stderr.tail();
+    assert!(tail.len() <= 64 * 1024, "kept {} bytes", tail.len());
+    assert!(
+        tail.ends_with("fake: the last stderr line\n"),
+        "{:?}",
+        &tail[tail.len().saturating_sub(80)..]
+    );
+    assert!(connected.stderr.total_bytes() >= 50 * 1024 * 1024);
+}
+
+// ---- process hygiene --------------------------------------------------------
+
+#[tokio::test]
+async fn a_server_ignoring_eof_and_sigterm_is_killed_within_the_bound() {
+    let timeouts = ShutdownTimeouts {
+        after_eof: Duration::from_millis(200),
+        after_sigterm: Duration::from_millis(200),
+    };
+    let connected = connect(StdioConfig {
+        shutdown: timeouts,
+        ..fake("stubborn")
+    })
+    .await;
+    let started = Instant::now();
+    bounded(connected.client.close()).await.expect("closes");
+    let took = started.elapsed();
+    assert!(!process_alive(connected.pid), "SIGKILL ended it");
+    assert!(
+        took >= Duration::from_millis(400),
+        "both grace periods were given: {took:?}"
+    );
+    assert!(took < Duration::from_secs(3), "bounded: {took:?}");
+}
+
+/// Starts the fake through `sh -c`, which first starts a grandchild
+/// (`sleep`) and records its pid.
+fn wrapped_with_grandchild(pid_file: &Path) -> StdioConfig {
+    StdioConfig {
+        args: vec![
+            "-c".into(),
+            format!("sleep 600 & echo $! > {}; exec \"$0\"", pid_file.display()),
+            FAKE.into(),
+        ],
+        ..StdioConfig::new("sh")
+    }
+}
+
+fn read_pid(path: &Path) -> u32 {
+    std::fs::read_to_string(path)
+        .expect("pid file")
+        .trim()
+        .parse()
+        .expect("a pid")
+}
+
+#[tokio::test]
+async fn close_leaves_no_grandchild_behind() {
+    let pid_file = scratch_path("grandchild.pid");
+    let connected = connect(wrapped_with_grandchild(&pid_file)).await;
+    let grandchild = read_pid(&pid_file);
+    assert!(process_alive(grandchild));
+    bounded(connected.client.close()).await.expect("closes");
+    assert!(!process_alive(connected.pid));
+    assert!(
+        !process_alive(grandchild),
+        "the grandchild was killed with the group"
+    );
+    let _ = std::fs::remove_file(&pid_file);
+}
+
+#[tokio::test]
+async fn dropping_the_client_ends_the_group_without_blocking() {
+    let pid_file = scratch_path("dropped.pid");
+    let connected = connect(wrapped_with_grandchild(&pid_file)).await;
+    let grandchild = read_pid(&pid_file);
+    let started = Instant::now();
+    drop(connected.client);
+    assert!(
+        started.elapsed() < Duration::from_millis(100),
+        "drop must not wait for the server"
+    );
+    assert!(until_gone(connected.pid).await, "the server ended");
+    assert!(until_gone(grandchild).await, "the grandchild ended");
+    let _ = std::fs::remove_file(&pid_file);
+}
+
+#[test]
+fn dropping_outside_a_runtime_kills_the_group_at_once() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let pid_file = scratch_path("no-runtime.pid");
+    let (transport, grandchild) = runtime.block_on(async {
+        let mut transport =
+            StdioTransport::spawn(wrapped_with_grandchild(&pid_file)).expect("spawns");
+        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        bounded(transport.send(ping)).await.expect("sent");
+        bounded(transport.read()).await.expect("answered");
+        (transport, read_pid(&pid_file))
+    });
+    let pid = transport.pid().expect("running");
+    drop(runtime);
+    drop(transport);
+    // SIGKILL is delivered synchronously to the group: no wait is needed
+    // beyond the kernel tearing the processes down.
+    let deadline = Instant::now() + PATIENCE;
+    while (process_alive(pid) || process_alive(grandchild)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(!process_alive(pid) && !process_alive(grandchild));
+    let _ = std::fs::remove_file(&pid_file);
+}
