@@ -7,11 +7,14 @@ use std::sync::{Arc, OnceLock};
 use serde_json::value::RawValue;
 use tokio::sync::{Mutex, MutexGuard};
 
-use crate::connection::Connection;
+use crate::connection::{Connection, Notification};
 use crate::error::Error;
 use crate::jsonrpc::RequestId;
 use crate::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
-use crate::tools::{CallResult, CallToolParams, ListToolsParams, ToolInfo, ToolsPage};
+use crate::tools::{
+    CallMeta, CallResult, CallToolParams, ListToolsParams, Progress, ProgressParams, ToolInfo,
+    ToolsPage,
+};
 use crate::transport::Transport;
 
 /// The most `tools/list` pages followed before giving up: a bound for
@@ -81,6 +84,8 @@ struct Inner {
 struct State {
     connection: Connection,
     phase: Phase,
+    /// The progress token of the next call that asks for progress.
+    next_progress_token: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +138,7 @@ impl Client {
                 state: Mutex::new(State {
                     connection: Connection::new(Box::new(transport)),
                     phase: Phase::New,
+                    next_progress_token: 1,
                 }),
                 server: OnceLock::new(),
                 config,
@@ -263,10 +269,57 @@ impl Client {
     pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {
         let operation = Operation("tools/call", Some(name));
         let mut state = self.ready(operation).await?;
-        let params = CallToolParams { name, arguments };
+        let params = CallToolParams {
+            name,
+            arguments,
+            meta: None,
+        };
         state
             .connection
             .request(&operation, "tools/call", &params, None)
+            .await
+    }
+
+    /// Like [`call_tool`](Client::call_tool), but asks the server for
+    /// progress reports (a `progressToken` in the request's `_meta`) and
+    /// hands each `notifications/progress` for this call to `on_progress`,
+    /// in the order they arrive. Servers that do not report progress simply
+    /// never call it.
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn call_tool_with_progress(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        mut on_progress: impl FnMut(Progress) + Send,
+    ) -> Result<CallResult, Error> {
+        let operation = Operation("tools/call", Some(name));
+        let mut state = self.ready(operation).await?;
+        let token = state.next_progress_token;
+        state.next_progress_token += 1;
+        let params = CallToolParams {
+            name,
+            arguments,
+            meta: Some(CallMeta {
+                progress_token: token,
+            }),
+        };
+        let mut observer = |notification: Notification<'_>| {
+            if notification.method != "notifications/progress" {
+                return;
+            }
+            let Some(params) = notification.params else {
+                return;
+            };
+            match serde_json::from_str::<ProgressParams>(params.get()) {
+                Ok(report) if report.progress_token == token => on_progress(report.progress),
+                Ok(_) => {} // another call's progress
+                Err(error) => tracing::debug!(%error, "mcp: malformed progress notification"),
+            }
+        };
+        state
+            .connection
+            .request(&operation, "tools/call", &params, Some(&mut observer))
             .await
     }
 

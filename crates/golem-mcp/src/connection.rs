@@ -21,7 +21,6 @@ use crate::transport::DynTransport;
 /// A notification the server sent while a request was waiting, as handed to
 /// an observer.
 #[derive(Debug, Clone, Copy)]
-#[allow(dead_code)] // read by the progress observer of a later change
 pub(crate) struct Notification<'a> {
     pub(crate) method: &'a str,
     pub(crate) params: Option<&'a RawValue>,

@@ -47,5 +47,5 @@ pub use stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,
 };
-pub use tools::{CallResult, Content, ToolInfo};
+pub use tools::{CallResult, Content, Progress, ToolInfo};
 pub use transport::Transport;

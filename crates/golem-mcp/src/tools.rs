@@ -48,6 +48,37 @@ pub(crate) struct ListToolsParams<'a> {
 pub(crate) struct CallToolParams<'a> {
     pub(crate) name: &'a str,
     pub(crate) arguments: &'a RawValue,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(crate) meta: Option<CallMeta>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct CallMeta {
+    #[serde(rename = "progressToken")]
+    pub(crate) progress_token: u64,
+}
+
+/// A progress report a server sent for a running call
+/// (`notifications/progress`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Progress {
+    /// Progress so far; increases with every report.
+    pub progress: f64,
+    /// The total, when the server knows it.
+    #[serde(default)]
+    pub total: Option<f64>,
+    /// A human-readable description of the current step, when given.
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// The parameters of `notifications/progress`, as far as they are read.
+#[derive(Deserialize)]
+pub(crate) struct ProgressParams {
+    #[serde(rename = "progressToken")]
+    pub(crate) progress_token: serde_json::Value,
+    #[serde(flatten)]
+    pub(crate) progress: Progress,
 }
 
 /// The result of `tools/call`.

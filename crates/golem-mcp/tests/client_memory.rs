@@ -384,3 +384,60 @@ fn the_client_is_send_sync_and_clone() {
     fn assert_error<T: std::error::Error + Send + Sync + 'static>() {}
     assert_error::<Error>();
 }
+
+#[tokio::test]
+async fn progress_reports_reach_the_observer_in_order_and_only_its_own() {
+    let (client, mut peer) = connected().await;
+    let mut reports = Vec::new();
+    let (called, request) = tokio::join!(
+        client.call_tool_with_progress("slow", no_args(), |progress| reports.push(progress)),
+        async {
+            let request = expect_message(&mut peer).await;
+            let token = request["params"]["_meta"]["progressToken"].clone();
+            let progress = |token: &Value, n: u32| {
+                json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": n, "total": 3, "message": format!("step {n}")}})
+            };
+            peer.send(&progress(&token, 1));
+            peer.send(&progress(&json!("someone-else"), 7));
+            peer.send(&progress(&token, 2));
+            peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "log"}}));
+            peer.send(&progress(&token, 3));
+            peer.send(
+                &json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("done")}),
+            );
+            request
+        }
+    );
+    assert_eq!(called.expect("answered").text(), "done");
+    assert!(
+        request["params"]["_meta"]["progressToken"].is_number(),
+        "{request}"
+    );
+    let steps: Vec<(f64, Option<String>)> = reports
+        .iter()
+        .map(|r| (r.progress, r.message.clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1.0, Some("step 1".into())),
+            (2.0, Some("step 2".into())),
+            (3.0, Some("step 3".into()))
+        ]
+    );
+    assert!(reports.iter().all(|r| r.total == Some(3.0)));
+
+    // A plain call asks for no progress; stray reports are dropped.
+    let (called, request) = tokio::join!(client.call_tool("slow", no_args()), async {
+        let request = expect_message(&mut peer).await;
+        peer.send(
+            &json!({"jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": 1, "progress": 1}}),
+        );
+        peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("plain")}));
+        request
+    });
+    assert_eq!(called.expect("answered").text(), "plain");
+    assert!(request["params"].get("_meta").is_none(), "{request}");
+}

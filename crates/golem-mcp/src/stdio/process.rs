@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio::process::{Child, ChildStdin};
 
-/// How long [`ServerProcess::shutdown`] waits at each step.
+/// How long closing a stdio server waits at each step before escalating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShutdownTimeouts {
     /// After closing the server's stdin (the polite way to ask an MCP stdio

@@ -1,0 +1,71 @@
+"""Minimal MCP server built on the official Python SDK (mcp 2.x), used as a test peer.
+
+mcp 2.x renamed FastMCP to MCPServer (``from mcp.server.mcpserver import MCPServer``);
+``mcp.server.fastmcp`` now raises ModuleNotFoundError.
+
+Usage (with peers/.venv/bin/python):
+  mcp_py_server.py                                   # stdio
+  mcp_py_server.py --http --port 8123                # streamable HTTP, SSE responses, stateful sessions
+  mcp_py_server.py --http --port 8123 --json         # streamable HTTP, application/json responses
+  mcp_py_server.py --http --port 8123 --stateless    # no Mcp-Session-Id (add --json for JSON)
+The HTTP endpoint is http://127.0.0.1:PORT/mcp.
+"""
+
+import argparse
+import asyncio
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+mcp = MCPServer("golem-py-peer", version="0.1.0")
+
+
+@mcp.tool()
+def echo(message: str) -> str:
+    """Echo the message back."""
+    return f"Echo: {message}"
+
+
+@mcp.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mcp.tool()
+async def slow(steps: int, ctx: Context, delay: float = 0.1) -> str:
+    """Sleep `steps` times `delay` seconds, reporting progress after each step."""
+    for i in range(1, steps + 1):
+        await asyncio.sleep(delay)
+        await ctx.report_progress(i, steps, f"step {i}/{steps}")
+    return f"done after {steps} steps"
+
+
+@mcp.tool()
+def fail(reason: str = "requested failure") -> str:
+    """Always fail: the SDK turns ToolError into a result with isError=true and text=reason."""
+    raise ToolError(reason)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--json", action="store_true", help="json_response=True (no SSE for POST replies)")
+    ap.add_argument("--stateless", action="store_true", help="stateless_http=True (no sessions)")
+    args = ap.parse_args()
+    if args.http:
+        mcp.run(
+            "streamable-http",
+            host=args.host,
+            port=args.port,
+            json_response=args.json,
+            stateless_http=args.stateless,
+        )
+    else:
+        mcp.run("stdio")
+
+
+if __name__ == "__main__":
+    main()

