@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::jsonrpc::{self, Incoming, ProtocolError, RequestId};
+use crate::jsonrpc::{self, Incoming, Outcome, ProtocolError, RequestId};
 use crate::protocol::CancelledParams;
 use crate::transport::DynTransport;
 
@@ -165,7 +165,7 @@ impl Connection {
                 .read()
                 .await
                 .map_err(|source| Error::transport(&operation.to_string(), source))?;
-            let incoming = match Incoming::parse(message) {
+            let incoming = match Incoming::<R>::parse(message) {
                 Ok(incoming) => incoming,
                 Err(problem) => {
                     let shown =
@@ -192,13 +192,14 @@ impl Connection {
                         tracing::debug!(awaited = id, "mcp: error answer without an id");
                     }
                     return match outcome {
-                        Ok(result) => serde_json::from_str(result.get()).map_err(|error| {
-                            Error::invalid_response(&operation.to_string(), error)
-                        }),
-                        Err(source) => Err(Error::Protocol {
+                        Outcome::Result(result) => Ok(result),
+                        Outcome::Error(source) => Err(Error::Protocol {
                             operation: operation.to_string(),
                             source,
                         }),
+                        Outcome::Undecodable(error) => {
+                            Err(Error::invalid_response(&operation.to_string(), error))
+                        }
                     };
                 }
                 Incoming::Notification { method, params } => {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Response, StatusCode, Url};
+use serde::de::IgnoredAny;
 use tokio::time::Instant;
 
 use crate::error::{Error, HttpStatusError, TransportError};
@@ -492,7 +493,7 @@ impl HttpTransport {
         let Some(awaited) = &self.awaiting else {
             return;
         };
-        if let Ok(Incoming::Response { raw_id, .. }) = Incoming::parse(message) {
+        if let Ok(Incoming::Response { raw_id, .. }) = Incoming::<IgnoredAny>::parse(message) {
             let answered = match raw_id {
                 None => true, // an error about a message the server could not read
                 Some(raw_id) => same_id(raw_id, awaited),
@@ -577,7 +578,7 @@ async fn read_excerpt(mut response: Response) -> String {
 /// The raw id of an outgoing request, and whether it is `initialize`;
 /// `None` for notifications and responses.
 fn request_head(message: &[u8]) -> Option<(String, bool)> {
-    match Incoming::parse(message) {
+    match Incoming::<IgnoredAny>::parse(message) {
         Ok(Incoming::Request { raw_id, method }) => {
             Some((raw_id.to_owned(), method == "initialize"))
         }
