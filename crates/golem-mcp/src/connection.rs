@@ -108,6 +108,11 @@ impl Connection {
         self.out.clear();
         jsonrpc::encode_request(&mut self.out, id, method, params)
             .map_err(|error| Error::encode(&operation.to_string(), error))?;
+        self.send_out(operation).await
+    }
+
+    /// Sends the message encoded in `out`.
+    async fn send_out(&mut self, operation: &(dyn fmt::Display + Sync)) -> Result<(), Error> {
         self.transport
             .send(&self.out)
             .await
@@ -124,10 +129,7 @@ impl Connection {
         self.out.clear();
         jsonrpc::encode_notification(&mut self.out, method, params)
             .map_err(|error| Error::encode(&operation.to_string(), error))?;
-        self.transport
-            .send(&self.out)
-            .await
-            .map_err(|source| Error::transport(&operation.to_string(), source))
+        self.send_out(operation).await
     }
 
     /// Tells the server about a request whose caller went away, if any.
@@ -225,10 +227,7 @@ impl Connection {
                         };
                         jsonrpc::encode_reply(&mut self.out, raw_id, Err(&refusal));
                     }
-                    self.transport
-                        .send(&self.out)
-                        .await
-                        .map_err(|source| Error::transport(&operation.to_string(), source))?;
+                    self.send_out(operation).await?;
                 }
             }
         }

@@ -320,14 +320,17 @@ impl HttpTransport {
         request
     }
 
-    fn start_post(&mut self, body: Bytes, is_request: bool, is_initialize: bool, is_resend: bool) {
-        let sent_session = self.session_id.is_some() && !is_initialize;
-        let response = self
-            .request(Method::POST, is_initialize)
+    /// A POST of one message, with the headers every POST carries.
+    fn post_message(&self, body: Bytes, for_initialize: bool) -> reqwest::RequestBuilder {
+        self.request(Method::POST, for_initialize)
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
-            .body(body.clone())
-            .send();
+            .body(body)
+    }
+
+    fn start_post(&mut self, body: Bytes, is_request: bool, is_initialize: bool, is_resend: bool) {
+        let sent_session = self.session_id.is_some() && !is_initialize;
+        let response = self.post_message(body.clone(), is_initialize).send();
         self.post = Some(Post {
             response: Box::pin(response),
             body,
@@ -440,10 +443,7 @@ impl HttpTransport {
         };
         self.session_id = None;
         let response = self
-            .request(Method::POST, true)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(initialize)
+            .post_message(initialize, true)
             .send()
             .await
             .map_err(|error| http_error("POST initialize", error))?;
@@ -461,10 +461,7 @@ impl HttpTransport {
         let initialized =
             Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         let response = self
-            .request(Method::POST, false)
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream")
-            .body(initialized)
+            .post_message(initialized, false)
             .send()
             .await
             .map_err(|error| http_error("POST notifications/initialized", error))?;
