@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::value::RawValue;
-use tokio::sync::{Mutex, MutexGuard};
+use tokio::sync::{Mutex, MutexGuard, watch};
 
 use crate::connection::{Connection, Notification};
 use crate::error::Error;
@@ -41,11 +41,13 @@ pub struct ClientConfig {
 /// # Cancel safety
 ///
 /// Every async method may be dropped at any await point (a timeout, a
-/// `select!`); the next operation on the same client then works as usual. A
+/// `select!`); the next operation on the same client then works as usual
+/// (after a dropped [`close`](Client::close), the client is closed). A
 /// message half-written when its future was dropped is completed before the
 /// next one, a half-read message is kept, the abandoned request is announced
 /// to the server with `notifications/cancelled` when the next operation
-/// starts (or at [`close`](Client::close)), and its late answer is dropped.
+/// starts (or, best effort and bounded, at `close`), and its late answer is
+/// dropped.
 ///
 /// # Example
 ///
@@ -77,6 +79,10 @@ pub struct Client {
 
 struct Inner {
     state: Mutex<State>,
+    /// Raised by `close` before it waits for the connection, so that an
+    /// operation waiting on the server gives way instead of making `close`
+    /// queue behind it.
+    closing: watch::Sender<bool>,
     server: OnceLock<ServerInfo>,
     config: ClientConfig,
 }
@@ -96,6 +102,9 @@ enum Phase {
     /// second one.
     Initializing(RequestId),
     Ready,
+    /// `close` started; if it was dropped half-way, the next `close` runs
+    /// the transport's (restartable) close again.
+    Closing,
     Closed,
 }
 
@@ -133,10 +142,12 @@ impl Client {
 
     /// A client over `transport` with the given configuration.
     pub fn with_config(transport: impl Transport, config: ClientConfig) -> Self {
+        let (closing, closing_watch) = watch::channel(false);
         Client {
             inner: Arc::new(Inner {
+                closing,
                 state: Mutex::new(State {
-                    connection: Connection::new(Box::new(transport)),
+                    connection: Connection::new(Box::new(transport), closing_watch),
                     phase: Phase::New,
                     next_progress_token: 1,
                 }),
@@ -162,7 +173,7 @@ impl Client {
         let mut state = self.inner.state.lock().await;
         let id = match state.phase {
             Phase::Ready => return self.server_or_invalid(),
-            Phase::Closed => return Err(closed(operation)),
+            Phase::Closing | Phase::Closed => return Err(closed(operation)),
             Phase::Initializing(id) => id,
             Phase::New => {
                 let id = state.connection.allocate_id();
@@ -186,11 +197,10 @@ impl Client {
         let server = match answer.and_then(InitializeResult::accept) {
             Ok(server) => server,
             Err(error) => {
-                // The server answered (or refused): a later call may try
-                // again from scratch. Transport failures stay failures.
-                if error.transport_error().is_none() {
-                    state.phase = Phase::New;
-                }
+                // Only a dropped future resumes the handshake; after an
+                // error a later call starts again from scratch (a dead
+                // transport then fails it at once).
+                state.phase = Phase::New;
                 return Err(error);
             }
         };
@@ -200,11 +210,18 @@ impl Client {
         // A client is initialized once; should a resumed handshake race a
         // value in, the first one stays.
         let _ = self.inner.server.set(server);
+        // Ready before the notification is sent: if this future is dropped
+        // during the send, the transport still delivers it before the next
+        // message.
         state.phase = Phase::Ready;
-        state
+        if let Err(error) = state
             .connection
             .notify(&operation, "notifications/initialized", None::<&()>)
-            .await?;
+            .await
+        {
+            state.phase = Phase::New;
+            return Err(error);
+        }
         self.server_or_invalid()
     }
 
@@ -339,30 +356,42 @@ impl Client {
     /// Closes the connection: a stdio server is ended and reaped, an HTTP
     /// session is ended. Every later operation fails with [`Error::Closed`];
     /// closing again does nothing. Clones share the connection, so this
-    /// closes it for all of them.
+    /// closes it for all of them, and an operation of another clone that is
+    /// waiting on the server fails at once with [`Error::Closed`] rather than
+    /// making `close` wait for it.
     ///
     /// Not needed for cleanup (dropping the last clone releases the
-    /// transport too) but it waits for the server to be gone, and reports a
-    /// failure to close.
+    /// transport too) but it waits for the server to be gone, within the
+    /// transport's bound (see [`ShutdownTimeouts`](crate::ShutdownTimeouts)
+    /// and `HttpConfig::close_timeout`), and reports a failure to close.
+    ///
+    /// Cancel safe: if dropped half-way, the client is closed for every
+    /// other operation, and calling `close` again finishes the job.
     pub async fn close(&self) -> Result<(), Error> {
         let operation = Operation("close", None);
+        self.inner.closing.send_replace(true);
         let mut state = self.inner.state.lock().await;
         if state.phase == Phase::Closed {
             return Ok(());
         }
+        state.phase = Phase::Closing;
+        let result = state.connection.close(&operation).await;
         state.phase = Phase::Closed;
-        state.connection.close(&operation).await
+        result
     }
 
     /// Waits for the connection and checks the client may send requests.
     async fn ready(&self, operation: Operation<'_>) -> Result<MutexGuard<'_, State>, Error> {
         let state = self.inner.state.lock().await;
+        if *self.inner.closing.borrow() {
+            return Err(closed(operation));
+        }
         match state.phase {
             Phase::Ready => Ok(state),
             Phase::New | Phase::Initializing(_) => Err(Error::NotInitialized {
                 operation: operation.to_string(),
             }),
-            Phase::Closed => Err(closed(operation)),
+            Phase::Closing | Phase::Closed => Err(closed(operation)),
         }
     }
 }

@@ -8,10 +8,13 @@
 //! and nothing else.
 
 use std::fmt;
+use std::future::Future;
+use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
+use tokio::sync::watch;
 
 use crate::error::Error;
 use crate::jsonrpc::{self, Incoming, Outcome, ProtocolError, RequestId};
@@ -40,6 +43,26 @@ pub(crate) struct Connection {
     unanswered: Option<RequestId>,
     /// Reused for every outgoing message.
     out: Vec<u8>,
+    /// Becomes `true` when the client starts closing: waits on the server
+    /// give way at once.
+    closing: watch::Receiver<bool>,
+}
+
+/// How long `close` spends announcing an abandoned request: the server is
+/// about to go away, and a server that stopped reading must not hold up the
+/// close.
+const ANNOUNCE_ON_CLOSE: Duration = Duration::from_millis(500);
+
+/// Runs `future` unless the client starts closing first (`None` then).
+async fn unless_closing<T>(
+    closing: &mut watch::Receiver<bool>,
+    future: impl Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        biased;
+        _ = closing.wait_for(|closing| *closing) => None,
+        value = future => Some(value),
+    }
 }
 
 impl fmt::Debug for Connection {
@@ -52,12 +75,13 @@ impl fmt::Debug for Connection {
 }
 
 impl Connection {
-    pub(crate) fn new(transport: Box<dyn DynTransport>) -> Self {
+    pub(crate) fn new(transport: Box<dyn DynTransport>, closing: watch::Receiver<bool>) -> Self {
         Connection {
             transport,
             next_id: 1,
             unanswered: None,
             out: Vec::with_capacity(1024),
+            closing,
         }
     }
 
@@ -73,7 +97,11 @@ impl Connection {
         params: &impl Serialize,
         observer: Option<NotificationObserver<'_>>,
     ) -> Result<R, Error> {
-        self.announce_abandoned(operation).await?;
+        if let Err(error) = self.announce_abandoned(operation).await {
+            // Best effort: if the transport is broken, the request below
+            // reports it.
+            tracing::debug!(%error, "mcp: could not announce an abandoned request");
+        }
         let id = self.allocate_id();
         // Marked before sending: once the send has started, the message
         // reaches the server even if this future is dropped.
@@ -111,12 +139,14 @@ impl Connection {
         self.send_out(operation).await
     }
 
-    /// Sends the message encoded in `out`.
+    /// Sends the message encoded in `out`, unless the client starts closing.
     async fn send_out(&mut self, operation: &(dyn fmt::Display + Sync)) -> Result<(), Error> {
-        self.transport
-            .send(&self.out)
-            .await
-            .map_err(|source| Error::transport(&operation.to_string(), source))
+        match unless_closing(&mut self.closing, self.transport.send(&self.out)).await {
+            Some(sent) => sent.map_err(|source| Error::transport(&operation.to_string(), source)),
+            None => Err(Error::Closed {
+                operation: operation.to_string(),
+            }),
+        }
     }
 
     /// Sends a notification.
@@ -162,11 +192,13 @@ impl Connection {
         mut observer: Option<NotificationObserver<'_>>,
     ) -> Result<R, Error> {
         loop {
-            let message = self
-                .transport
-                .read()
-                .await
-                .map_err(|source| Error::transport(&operation.to_string(), source))?;
+            let Some(read) = unless_closing(&mut self.closing, self.transport.read()).await else {
+                return Err(Error::Closed {
+                    operation: operation.to_string(),
+                });
+            };
+            let message =
+                read.map_err(|source| Error::transport(&operation.to_string(), source))?;
             let incoming = match Incoming::<R>::parse(message) {
                 Ok(incoming) => incoming,
                 Err(problem) => {
@@ -243,9 +275,19 @@ impl Connection {
         &mut self,
         operation: &(dyn fmt::Display + Sync),
     ) -> Result<(), Error> {
-        if self.unanswered.is_some() {
-            // Best effort: the server is about to go away anyway.
-            let _ = self.announce_abandoned(operation).await;
+        if let Some(request_id) = self.unanswered.take() {
+            // Best effort and bounded: the server is about to go away.
+            self.out.clear();
+            let params = CancelledParams {
+                request_id,
+                reason: "the client abandoned the request",
+            };
+            if jsonrpc::encode_notification(&mut self.out, "notifications/cancelled", Some(&params))
+                .is_ok()
+            {
+                let _ =
+                    tokio::time::timeout(ANNOUNCE_ON_CLOSE, self.transport.send(&self.out)).await;
+            }
         }
         self.transport
             .close()

@@ -306,6 +306,9 @@ pub struct ProcessExit {
     /// The end of what the server wrote to stderr (empty when stderr was
     /// inherited or discarded), lossily decoded as UTF-8.
     pub stderr_tail: String,
+    /// Whether stderr was captured at all (`StderrMode::Tail`); when it was
+    /// not, an empty tail says nothing about what the server wrote.
+    pub stderr_captured: bool,
     /// Lines the server wrote to stdout that were not JSON-RPC messages and
     /// were skipped (the last few, each shortened).
     pub skipped_stdout: Vec<String>,
@@ -319,11 +322,13 @@ impl fmt::Display for ProcessExit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.status {
             Some(status) => write!(f, "the server process exited ({status})")?,
-            None => write!(f, "the server process closed its stdout")?,
+            None => write!(f, "the server process closed its pipes but has not exited")?,
         }
         let tail = self.stderr_tail.trim_end();
         if tail.is_empty() {
-            write!(f, "; it wrote nothing to stderr")?;
+            if self.stderr_captured {
+                write!(f, "; it wrote nothing to stderr")?;
+            }
         } else {
             let mut start = tail.len().saturating_sub(DISPLAYED_STDERR);
             while !tail.is_char_boundary(start) {

@@ -24,6 +24,8 @@ use serde_json::value::RawValue;
 #[error("{message} (JSON-RPC error {code})")]
 pub struct ProtocolError {
     /// The error code; see the associated constants for the standard ones.
+    /// (An integral number written as a float, `-32000.0`, is accepted.)
+    #[serde(deserialize_with = "integral_code")]
     pub code: i64,
     /// The server's short description of the error.
     #[serde(default)]
@@ -44,6 +46,19 @@ impl ProtocolError {
     pub const INVALID_PARAMS: i64 = -32602;
     /// Internal JSON-RPC error.
     pub const INTERNAL_ERROR: i64 = -32603;
+}
+
+fn integral_code<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    let number = serde_json::Number::deserialize(deserializer)?;
+    if let Some(code) = number.as_i64() {
+        return Ok(code);
+    }
+    match number.as_f64() {
+        Some(code) if code.fract() == 0.0 && code.abs() < 9.0e15 => Ok(code as i64),
+        _ => Err(serde::de::Error::custom(format!(
+            "error code {number} is not an integer"
+        ))),
+    }
 }
 
 /// The ids this client puts on its requests: consecutive integers.
@@ -182,28 +197,41 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
     /// same pass: the awaited answer, usually the largest message, is read
     /// once. `params` stay raw.
     pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Malformed> {
-        match serde_json::from_slice::<Envelope<'a, R>>(bytes) {
-            Ok(envelope) => Self::classify(envelope),
-            Err(typed_error) => {
-                // Either not JSON-RPC at all, or a result of another shape
-                // (an answer to some other request): read it shallowly.
-                let envelope: Envelope<'a, IgnoredAny> = serde_json::from_slice(bytes)?;
-                match Incoming::<IgnoredAny>::classify(envelope)? {
-                    Incoming::Request { raw_id, method } => {
-                        Ok(Incoming::Request { raw_id, method })
-                    }
-                    Incoming::Notification { method, params } => {
-                        Ok(Incoming::Notification { method, params })
-                    }
-                    Incoming::Response { raw_id, outcome } => Ok(Incoming::Response {
-                        raw_id,
-                        outcome: match outcome {
-                            Outcome::Error(error) => Outcome::Error(error),
-                            Outcome::Result(_) | Outcome::Undecodable(_) => {
-                                Outcome::Undecodable(typed_error)
-                            }
-                        },
+        let typed_error = match serde_json::from_slice::<Envelope<'a, R>>(bytes) {
+            Ok(envelope) => return Self::classify(envelope),
+            Err(error) => error,
+        };
+        // Either a result of another shape (an answer to some other
+        // request), or a malformed message: read it shallowly.
+        match serde_json::from_slice::<Envelope<'a, IgnoredAny>>(bytes) {
+            Ok(envelope) => Ok(match Incoming::<IgnoredAny>::classify(envelope)? {
+                Incoming::Request { raw_id, method } => Incoming::Request { raw_id, method },
+                Incoming::Notification { method, params } => {
+                    Incoming::Notification { method, params }
+                }
+                Incoming::Response { raw_id, outcome } => Incoming::Response {
+                    raw_id,
+                    outcome: match outcome {
+                        Outcome::Error(error) => Outcome::Error(error),
+                        Outcome::Result(_) | Outcome::Undecodable(_) => {
+                            Outcome::Undecodable(typed_error)
+                        }
+                    },
+                },
+            }),
+            Err(shallow_error) => {
+                // Malformed beyond its result (an error object without an
+                // integer code, a duplicated member): if it has an id and no
+                // method, it still answers that request, which must fail
+                // rather than wait forever.
+                let head: Head<'a> =
+                    serde_json::from_slice(bytes).map_err(|_| Malformed::Json(shallow_error))?;
+                match (head.id.map(RawValue::get), head.method) {
+                    (Some(raw_id), None) if raw_id != "null" => Ok(Incoming::Response {
+                        raw_id: Some(raw_id),
+                        outcome: Outcome::Undecodable(typed_error),
                     }),
+                    _ => Err(Malformed::Shape),
                 }
             }
         }
@@ -227,9 +255,27 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
                 raw_id,
                 outcome: Outcome::Result(result),
             }),
-            (None, None, None) => Err(Malformed::Shape),
+            (None, None, None) => match raw_id {
+                // An answer to that request, but with nothing in it.
+                Some(raw_id) => Ok(Incoming::Response {
+                    raw_id: Some(raw_id),
+                    outcome: Outcome::Undecodable(serde::de::Error::custom(
+                        "the response has neither a result nor an error",
+                    )),
+                }),
+                None => Err(Malformed::Shape),
+            },
         }
     }
+}
+
+/// Just enough of a message to tell which request a broken answer is for.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
 }
 
 /// Whether a reply's id (raw JSON text) is the request id `expected`.
@@ -370,6 +416,34 @@ mod tests {
                 outcome: Outcome::Undecodable(_),
             }) => {}
             other => panic!("expected an undecodable result, got {other:?}"),
+        }
+        // Broken answers that carry an id still answer that request.
+        for broken in [
+            &br#"{"jsonrpc":"2.0","id":5,"error":{"code":"E_TOOL","message":"x"}}"#[..],
+            br#"{"jsonrpc":"2.0","id":5,"error":"plain string"}"#,
+            br#"{"jsonrpc":"2.0","id":5}"#,
+            br#"{"jsonrpc":"2.0","id":5,"result":{"n":1},"result":{"n":2}}"#,
+        ] {
+            match Incoming::<Typed>::parse(broken) {
+                Ok(Incoming::Response {
+                    raw_id: Some("5"),
+                    outcome: Outcome::Undecodable(_),
+                }) => {}
+                other => panic!(
+                    "{}: expected an undecodable answer, got {other:?}",
+                    String::from_utf8_lossy(broken)
+                ),
+            }
+        }
+        // An integral float code is an integer code.
+        match Incoming::<Typed>::parse(
+            br#"{"jsonrpc":"2.0","id":6,"error":{"code":-32000.0,"message":"m"}}"#,
+        ) {
+            Ok(Incoming::Response {
+                outcome: Outcome::Error(error),
+                ..
+            }) => assert_eq!(error.code, -32000),
+            other => panic!("expected an error answer, got {other:?}"),
         }
         // A null result is a result, not a missing one.
         assert!(matches!(

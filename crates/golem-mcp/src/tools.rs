@@ -265,6 +265,11 @@ fn base64_decoded_len(data: &str) -> usize {
 }
 
 /// Every field any content type has, so an item is parsed in one pass.
+///
+/// The payload fields (`text`, `data`) are read as strings directly, so a
+/// 1 MiB text is copied once. The small fields are read leniently: a content
+/// type this client does not know may use those names for other things, and
+/// must not fail the whole result.
 #[derive(Deserialize)]
 struct ContentWire {
     #[serde(rename = "type")]
@@ -273,16 +278,24 @@ struct ContentWire {
     text: Option<String>,
     #[serde(default)]
     data: Option<String>,
-    #[serde(rename = "mimeType", default)]
+    #[serde(rename = "mimeType", default, deserialize_with = "lenient")]
     mime_type: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     uri: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     name: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     size: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient")]
     resource: Option<ResourceWire>,
+}
+
+/// Reads any JSON value and keeps it only if it has the expected type.
+fn lenient<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    deserializer: D,
+) -> Result<Option<T>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
 }
 
 #[derive(Deserialize)]
@@ -372,6 +385,18 @@ mod tests {
         assert_eq!(
             result.structured_content.as_deref().map(RawValue::get),
             Some(r#"{"z":1, "a":2}"#)
+        );
+    }
+
+    #[test]
+    fn an_unknown_content_type_with_unusual_fields_does_not_fail_the_result() {
+        let result = parse(
+            r#"{"content":[{"type":"text","text":"kept"},
+                {"type":"future_kind","name":{"a":1},"size":"big","uri":7,"resource":[1]}]}"#,
+        );
+        assert_eq!(
+            result.text(),
+            "kept\n[content of unsupported type \"future_kind\" not shown]"
         );
     }
 

@@ -40,6 +40,7 @@ fn main() {
         input: BufReader::new(std::io::stdin()),
         output: std::io::stdout(),
         cancelled: Vec::new(),
+        unanswered: Vec::new(),
         mode,
     };
     server.run();
@@ -55,6 +56,8 @@ struct Server {
     output: std::io::Stdout,
     /// Request ids named by `notifications/cancelled`, in arrival order.
     cancelled: Vec<Value>,
+    /// Request ids of calls to the tools that never answer.
+    unanswered: Vec<Value>,
     mode: String,
 }
 
@@ -223,9 +226,10 @@ impl Server {
                 eprintln!("fake: fatal: out of cheese");
                 std::process::exit(3);
             }
-            "hang" => {}
+            "hang" => self.unanswered.push(id.clone()),
             "cancelled" => {
-                let text = Value::Array(self.cancelled.clone()).to_string();
+                let text =
+                    json!({"cancelled": self.cancelled, "unanswered": self.unanswered}).to_string();
                 self.reply(id, Self::text_result(&text));
             }
             "split" => {

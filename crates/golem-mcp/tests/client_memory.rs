@@ -441,3 +441,50 @@ async fn progress_reports_reach_the_observer_in_order_and_only_its_own() {
     assert_eq!(called.expect("answered").text(), "plain");
     assert!(request["params"].get("_meta").is_none(), "{request}");
 }
+
+#[tokio::test]
+async fn close_does_not_wait_for_a_call_in_flight_on_another_clone() {
+    let (client, mut peer) = connected().await;
+    let caller = client.clone();
+    let in_flight = tokio::spawn(async move { caller.call_tool("hang", no_args()).await });
+    expect_message(&mut peer).await; // the call is now waiting for its answer
+    tokio::time::timeout(Duration::from_secs(5), client.close())
+        .await
+        .expect("close did not queue behind the call")
+        .expect("closes");
+    let error = in_flight
+        .await
+        .expect("joined")
+        .expect_err("the call gave way");
+    assert!(matches!(error, Error::Closed { .. }), "{error:?}");
+    assert!(matches!(
+        client.list_tools().await,
+        Err(Error::Closed { .. })
+    ));
+}
+
+#[tokio::test]
+async fn a_malformed_answer_with_our_id_fails_the_call_instead_of_hanging() {
+    for broken in [
+        r#"{"jsonrpc":"2.0","id":ID,"error":{"code":"E_TOOL","message":"x"}}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"error":"plain string"}"#,
+        r#"{"jsonrpc":"2.0","id":ID}"#,
+        r#"{"jsonrpc":"2.0","id":ID,"result":{"content":"not a list"}}"#,
+    ] {
+        let (client, mut peer) = connected().await;
+        let (called, _) = tokio::join!(
+            tokio::time::timeout(Duration::from_secs(5), client.call_tool("echo", no_args())),
+            async {
+                let request = expect_message(&mut peer).await;
+                peer.send_raw(broken.replace("ID", &request["id"].to_string()));
+            }
+        );
+        let error = called
+            .expect("failed instead of hanging")
+            .expect_err("invalid");
+        assert!(
+            matches!(error, Error::InvalidResponse { .. }),
+            "{broken}: {error:?}"
+        );
+    }
+}

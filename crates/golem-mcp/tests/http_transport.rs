@@ -47,6 +47,9 @@ struct Fake {
     stream_ended_at: Mutex<Option<Instant>>,
     /// How many resumption GETs to refuse with a stream that ends again.
     failing_resumes: AtomicUsize,
+    /// How many initialize requests to answer with a stream that ends
+    /// without the answer.
+    failing_initializes: AtomicUsize,
 }
 
 impl Fake {
@@ -60,6 +63,7 @@ impl Fake {
             release: Notify::new(),
             stream_ended_at: Mutex::new(None),
             failing_resumes: AtomicUsize::new(0),
+            failing_initializes: AtomicUsize::new(0),
         })
     }
 
@@ -157,6 +161,12 @@ async fn on_post(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: Bytes)
                 "text/plain",
                 "initialize carries no session",
             );
+        }
+        if fake.failing_initializes.load(Ordering::SeqCst) > 0 {
+            fake.failing_initializes.fetch_sub(1, Ordering::SeqCst);
+            let (sender, response) = sse_channel();
+            let _ = sender.send(Bytes::from_static(b": no answer\n\n"));
+            return response;
         }
         fake.sessions.fetch_add(1, Ordering::SeqCst);
         fake.expired.store(false, Ordering::SeqCst);
@@ -272,6 +282,19 @@ async fn call_tool(fake: Arc<Fake>, id: Value, params: &Value) -> Response {
                 drop(sender);
             });
             response
+        }
+        "slow_json" => {
+            // JSON answers send their headers only once the tool is done.
+            fake.release.notified().await;
+            json_response(json!({"jsonrpc": "2.0", "id": id, "result": text("late")}))
+        }
+        "slow_500" => {
+            fake.release.notified().await;
+            status(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "text/plain",
+                "boom from the abandoned call",
+            )
         }
         "accepted" => Response::builder()
             .status(StatusCode::ACCEPTED)
@@ -696,6 +719,7 @@ async fn without_a_retry_field_the_default_delay_applies() {
         resume: ResumePolicy {
             max_attempts: 3,
             default_retry: Duration::from_millis(150),
+            ..ResumePolicy::default()
         },
         ..HttpConfig::new(url)
     })
@@ -724,6 +748,7 @@ async fn resumption_attempts_are_bounded() {
         resume: ResumePolicy {
             max_attempts: 2,
             default_retry: Duration::from_millis(10),
+            ..ResumePolicy::default()
         },
         ..HttpConfig::new(url)
     })
@@ -829,4 +854,131 @@ async fn a_server_that_is_not_there_fails_fast() {
         "{error:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn a_call_abandoned_before_its_json_answer_does_not_hold_up_the_next() {
+    let (fake, _url, client) = setup().await;
+    let arguments = RawValue::from_string("{}".into()).expect("JSON");
+    for tool in ["slow_json", "slow_500"] {
+        let abandoned = tokio::time::timeout(
+            Duration::from_millis(200),
+            client.call_tool(tool, &arguments),
+        )
+        .await;
+        assert!(abandoned.is_err(), "{tool}: no answer yet");
+        // The abandoned call is still running on the server; the next call
+        // must not wait for it, nor inherit its outcome.
+        let started = Instant::now();
+        assert_eq!(
+            call(&client, "json_echo", json!({"text": "next"}))
+                .await
+                .expect("next call"),
+            "next"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{tool}: waited {:?}",
+            started.elapsed()
+        );
+        let abandoned_id = fake
+            .posts_of("tools/call")
+            .iter()
+            .rev()
+            .find(|seen| seen.body["params"]["name"] == tool)
+            .expect("sent")
+            .body["id"]
+            .clone();
+        let cancelled = fake.posts_of("notifications/cancelled");
+        assert_eq!(
+            cancelled.last().expect("a cancellation").body["params"]["requestId"],
+            abandoned_id
+        );
+        fake.release.notify_one();
+    }
+    assert_eq!(
+        call(&client, "json_echo", json!({"text": "still fine"}))
+            .await
+            .expect("works"),
+        "still fine"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_initialize_can_be_retried() {
+    let fake = Fake::new(StatusCode::OK);
+    fake.failing_initializes.store(1, Ordering::SeqCst);
+    let url = serve(Arc::clone(&fake)).await;
+    let client = Client::new(HttpTransport::new(HttpConfig::new(url)).expect("valid"));
+    let error = bounded(client.initialize())
+        .await
+        .expect_err("the first answer never comes");
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(TransportError::StreamEnded { .. })
+        ),
+        "{error:?}"
+    );
+    bounded(client.initialize())
+        .await
+        .expect("the second initialize succeeds");
+    assert_eq!(fake.posts_of("initialize").len(), 2);
+}
+
+#[tokio::test]
+async fn a_huge_retry_is_capped_by_the_policy() {
+    let fake = Fake::new(StatusCode::OK);
+    let url = serve(Arc::clone(&fake)).await;
+    let client = connect_with(HttpConfig {
+        resume: ResumePolicy {
+            max_retry: Duration::from_millis(100),
+            ..ResumePolicy::default()
+        },
+        ..HttpConfig::new(url)
+    })
+    .await;
+    let started = Instant::now();
+    let text = call(&client, "end_early_with_id", json!({"retry": 3_600_000}))
+        .await
+        .expect("resumed");
+    assert_eq!(text, "resumed");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn headers_the_transport_manages_are_refused() {
+    for name in [
+        "Accept",
+        "content-type",
+        "Mcp-Session-Id",
+        "MCP-Protocol-Version",
+        "Last-Event-ID",
+    ] {
+        let config = HttpConfig {
+            headers: vec![(name.into(), "x".into())],
+            ..HttpConfig::new("http://127.0.0.1/mcp")
+        };
+        match HttpTransport::new(config) {
+            Err(Error::InvalidConfig { field, problem, .. }) => {
+                assert!(field.contains(name), "{field}");
+                assert!(problem.contains("sets this header itself"), "{problem}");
+            }
+            other => panic!("{name}: expected InvalidConfig, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn secrets_in_the_url_stay_out_of_errors() {
+    let fake = Fake::new(StatusCode::OK);
+    let url = serve(Arc::clone(&fake)).await;
+    let client = connect_with(HttpConfig::new(format!("{url}?api_key=hunter2"))).await;
+    let error = call(&client, "html500", json!({})).await.expect_err("500");
+    assert!(!error.to_string().contains("hunter2"), "{error}");
+    assert!(!format!("{error:?}").contains("hunter2"), "{error:?}");
 }

@@ -24,6 +24,14 @@ use sse::SseParser;
 const SESSION_HEADER: &str = "mcp-session-id";
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+/// Headers the transport manages; extra headers may not set them.
+const RESERVED_HEADERS: &[&str] = &[
+    "content-type",
+    "accept",
+    SESSION_HEADER,
+    PROTOCOL_VERSION_HEADER,
+    LAST_EVENT_ID_HEADER,
+];
 /// How much of an error response's body is kept for the error message.
 const BODY_EXCERPT_BYTES: usize = 1024;
 /// How long reading that excerpt may take.
@@ -43,14 +51,18 @@ pub struct ResumePolicy {
     pub max_attempts: u32,
     /// The delay before reconnecting when the server sent no `retry` field.
     pub default_retry: Duration,
+    /// The longest delay honoured, whatever the server's `retry` says.
+    pub max_retry: Duration,
 }
 
 impl Default for ResumePolicy {
-    /// Three attempts, one second apart unless the server says otherwise.
+    /// Three attempts, one second apart unless the server says otherwise,
+    /// and never more than 30 seconds apart.
     fn default() -> Self {
         ResumePolicy {
             max_attempts: 3,
             default_retry: Duration::from_secs(1),
+            max_retry: Duration::from_secs(30),
         }
     }
 }
@@ -116,7 +128,11 @@ impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let header_names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("HttpConfig")
-            .field("url", &self.url)
+            .field(
+                "url",
+                &Url::parse(&self.url)
+                    .map_or_else(|_| "<not a URL>".to_owned(), |url| redact(&url)),
+            )
             .field("headers", &header_names)
             .field("client", &self.client.as_ref().map(|_| "custom"))
             .field("max_message_bytes", &self.max_message_bytes)
@@ -132,16 +148,19 @@ impl fmt::Debug for HttpConfig {
 
 type ResponseFuture = Pin<Box<dyn Future<Output = reqwest::Result<Response>> + Send>>;
 
-/// A POST whose answer has not been handled yet. Kept in the transport so
-/// that a send dropped while waiting is completed by the next operation.
+/// A message to POST, queued in the transport before the first await so
+/// that a send dropped at any point is still delivered, in order, by the
+/// next operation.
 struct Post {
-    response: ResponseFuture,
     body: Bytes,
     /// Whether the message is a request (its answer is awaited).
     is_request: bool,
-    sent_session: bool,
+    is_initialize: bool,
     /// Whether this is the resend after a session was re-established.
     is_resend: bool,
+    /// The POST under way, once the ones before it are done, and whether it
+    /// carried a session id.
+    started: Option<(ResponseFuture, bool)>,
 }
 
 /// Where incoming messages come from right now.
@@ -184,7 +203,8 @@ pub struct HttpTransport {
     close_timeout: Duration,
     /// The `initialize` request as sent, to start a new session with.
     initialize_request: Option<Bytes>,
-    post: Option<Post>,
+    /// Messages not yet answered with headers, oldest first.
+    posts: VecDeque<Post>,
     inbound: Inbound,
     sse: SseParser,
     /// The raw id of the request whose answer the open stream should carry;
@@ -200,7 +220,7 @@ pub struct HttpTransport {
 impl fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpTransport")
-            .field("url", &self.url.as_str())
+            .field("url", &redact(&self.url))
             .field("has_session", &self.session_id.is_some())
             .field("protocol_version", &self.protocol_version)
             .field("closed", &self.closed)
@@ -255,6 +275,12 @@ impl HttpTransport {
                     "the value has characters a header cannot carry",
                 )
             })?;
+            if RESERVED_HEADERS.contains(&header_name.as_str()) {
+                return Err(invalid(
+                    format!("headers[{index}] ({name:?})"),
+                    "the transport sets this header itself; remove it from the extra headers",
+                ));
+            }
             header_value.set_sensitive(true);
             headers.append(header_name, header_value);
         }
@@ -282,7 +308,7 @@ impl HttpTransport {
             reinitialize_expired_session: config.reinitialize_expired_session,
             close_timeout: config.close_timeout,
             initialize_request: None,
-            post: None,
+            posts: VecDeque::new(),
             inbound: Inbound::Idle,
             sse: SseParser::new(config.max_message_bytes),
             awaiting: None,
@@ -328,56 +354,103 @@ impl HttpTransport {
             .body(body)
     }
 
-    fn start_post(&mut self, body: Bytes, is_request: bool, is_initialize: bool, is_resend: bool) {
-        let sent_session = self.session_id.is_some() && !is_initialize;
-        let response = self.post_message(body.clone(), is_initialize).send();
-        self.post = Some(Post {
-            response: Box::pin(response),
-            body,
-            is_request,
-            sent_session,
-            is_resend,
+    /// A request still waiting for its answer's headers when the client
+    /// sends something else was abandoned (a serialized client sends nothing
+    /// while it waits): stop waiting for it, so that its cancellation and
+    /// the next request go out now, not when the abandoned call finishes. A
+    /// POST already under way is driven to completion on a task, so the
+    /// server sees the whole request that the cancellation names; its answer
+    /// and any error are dropped.
+    fn abandon_pending_requests(&mut self) {
+        self.posts.retain_mut(|post| {
+            if !post.is_request {
+                return true;
+            }
+            if let Some((response, _)) = post.started.take() {
+                tokio::spawn(async move {
+                    if let Err(error) = response.await {
+                        tracing::debug!(error = %error.without_url(), "mcp: an abandoned request's POST failed");
+                    }
+                });
+            }
+            false
         });
     }
 
-    /// Waits for the answer to the POST under way, if any, and handles it.
-    /// Cancel safe: the POST's future stays in `self` until it completes.
-    async fn finish_post(&mut self) -> Result<(), TransportError> {
+    /// Sends the queued POSTs in order and handles their answers' headers.
+    /// Cancel safe: the queue and the POST under way live in `self`.
+    async fn drive_posts(&mut self) -> Result<(), TransportError> {
         loop {
-            let Some(post) = self.post.as_mut() else {
+            let Some(front) = self.posts.front() else {
                 return Ok(());
             };
-            let result = post.response.as_mut().await;
-            let Some(post) = self.post.take() else {
+            if front.started.is_none() {
+                let sent_session = self.session_id.is_some() && !front.is_initialize;
+                let response = self
+                    .post_message(front.body.clone(), front.is_initialize)
+                    .send();
+                if let Some(front) = self.posts.front_mut() {
+                    front.started = Some((Box::pin(response), sent_session));
+                }
+            }
+            let Some((response, sent_session)) = self
+                .posts
+                .front_mut()
+                .and_then(|post| post.started.as_mut())
+            else {
+                return Ok(());
+            };
+            let sent_session = *sent_session;
+            let result = response.as_mut().await;
+            let Some(post) = self.posts.pop_front() else {
                 return Ok(());
             };
             let response = result.map_err(|error| http_error("POST", error))?;
-            let status = response.status();
-            if status == StatusCode::NOT_FOUND && post.sent_session {
-                if self.reinitialize_expired_session
-                    && !post.is_resend
-                    && self.initialize_request.is_some()
-                {
-                    tracing::info!(url = %self.url, "mcp: session expired; starting a new one and resending the request");
-                    self.start_new_session().await?;
-                    self.start_post(post.body, post.is_request, false, true);
-                    continue;
-                }
-                return Err(status_error(response, true).await);
-            }
-            if !status.is_success() {
-                return Err(status_error(response, false).await);
-            }
-            if let Some(session_id) = response.headers().get(SESSION_HEADER) {
-                self.session_id = Some(session_id.clone());
-            }
-            if post.is_request {
-                self.inbound = self.classify_answer(response)?;
-            }
-            // The answer to a notification or a response carries nothing
-            // (202); a body, if any, is dropped with the response.
-            return Ok(());
+            self.handle_answer(post, sent_session, response).await?;
         }
+    }
+
+    /// Handles the headers of a POST's answer.
+    async fn handle_answer(
+        &mut self,
+        post: Post,
+        sent_session: bool,
+        response: Response,
+    ) -> Result<(), TransportError> {
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND && sent_session {
+            if self.reinitialize_expired_session && self.initialize_request.is_some() {
+                if !post.is_request {
+                    // A notification or reply about the old session has
+                    // nothing left to say to a new one.
+                    tracing::debug!("mcp: dropped a notification for an expired session");
+                    return Ok(());
+                }
+                if !post.is_resend {
+                    tracing::info!(url = %redact(&self.url), "mcp: session expired; starting a new one and resending the request");
+                    self.start_new_session().await?;
+                    self.posts.push_front(Post {
+                        is_resend: true,
+                        started: None,
+                        ..post
+                    });
+                    return Ok(());
+                }
+            }
+            return Err(status_error(response, true).await);
+        }
+        if !status.is_success() {
+            return Err(status_error(response, false).await);
+        }
+        if let Some(session_id) = response.headers().get(SESSION_HEADER) {
+            self.session_id = Some(session_id.clone());
+        }
+        if post.is_request {
+            self.inbound = self.classify_answer(response)?;
+        }
+        // The answer to a notification or a response carries nothing (202);
+        // a body, if any, is dropped with the response.
+        Ok(())
     }
 
     /// Decides how to read the answer to a request.
@@ -421,7 +494,7 @@ impl HttpTransport {
 /// `Sync`.)
 async fn status_error(response: Response, session_expired: bool) -> TransportError {
     let status = response.status();
-    let url = response.url().to_string();
+    let url = redact(response.url());
     let body_excerpt = tokio::time::timeout(BODY_EXCERPT_TIME, read_excerpt(response))
         .await
         .unwrap_or_default();
@@ -441,7 +514,9 @@ impl HttpTransport {
         let Some(initialize) = self.initialize_request.clone() else {
             return Err(TransportError::Closed);
         };
-        self.session_id = None;
+        // The old id stays until a new one arrives (the initialize POST does
+        // not carry it): if this is interrupted, the next request meets the
+        // 404 again and starts over.
         let response = self
             .post_message(initialize, true)
             .send()
@@ -450,7 +525,7 @@ impl HttpTransport {
         if !response.status().is_success() {
             return Err(status_error(response, false).await);
         }
-        self.session_id = response.headers().get(SESSION_HEADER).cloned();
+        let new_session = response.headers().get(SESSION_HEADER).cloned();
         // Read the answer to its end so the connection is reusable.
         let mut response = response;
         while let Some(_chunk) = response
@@ -458,6 +533,7 @@ impl HttpTransport {
             .await
             .map_err(|error| http_error("read initialize answer", error))?
         {}
+        self.session_id = new_session;
         let initialized =
             Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         let response = self
@@ -510,7 +586,11 @@ impl HttpTransport {
             return Ok(());
         }
         if self.sse.last_event_id().is_some() && self.resume_attempts < self.resume.max_attempts {
-            let delay = self.sse.retry().unwrap_or(self.resume.default_retry);
+            let delay = self
+                .sse
+                .retry()
+                .unwrap_or(self.resume.default_retry)
+                .min(self.resume.max_retry);
             tracing::debug!(
                 ?delay,
                 attempt = self.resume_attempts + 1,
@@ -553,11 +633,24 @@ fn same_id(raw: &str, awaited: &str) -> bool {
     }
 }
 
+/// An HTTP client error, without the URL (which may carry credentials in
+/// its query; the error's operation already says what failed).
 fn http_error(context: &'static str, error: reqwest::Error) -> TransportError {
     TransportError::Http {
         context,
-        source: Box::new(error),
+        source: Box::new(error.without_url()),
     }
+}
+
+/// The URL as errors and logs show it: without credentials, query or
+/// fragment, any of which may hold a secret.
+fn redact(url: &Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
 }
 
 async fn read_excerpt(mut response: Response) -> String {
@@ -586,15 +679,17 @@ fn request_head(message: &[u8]) -> Option<(String, bool)> {
 impl Transport for HttpTransport {
     /// POSTs the message and waits for the answer's headers.
     ///
-    /// Cancel safe: once polled, the POST is kept until answered, and the
-    /// next operation completes it first. (If the session had expired and
-    /// [`HttpConfig::reinitialize_expired_session`] is on, the re-initialization
-    /// is part of that POST.)
+    /// Cancel safe: the message is queued before the first await, so once
+    /// polled it is delivered, in order, by this call or the next operation.
+    /// A request whose answer headers never came is not waited for once the
+    /// client moves on (see the type's docs). If the session had expired and
+    /// [`HttpConfig::reinitialize_expired_session`] is on, an interrupted
+    /// re-initialization starts over at the next request.
     async fn send(&mut self, message: &[u8]) -> Result<(), TransportError> {
         if self.closed {
             return Err(TransportError::Closed);
         }
-        self.finish_post().await?;
+        self.abandon_pending_requests();
         let head = request_head(message);
         let body = Bytes::copy_from_slice(message);
         let (is_request, is_initialize) = match head {
@@ -613,8 +708,14 @@ impl Transport for HttpTransport {
             }
             None => (false, false),
         };
-        self.start_post(body, is_request, is_initialize, false);
-        self.finish_post().await
+        self.posts.push_back(Post {
+            body,
+            is_request,
+            is_initialize,
+            is_resend: false,
+            started: None,
+        });
+        self.drive_posts().await
     }
 
     /// Returns the next message of the open answer: the JSON body, or the
@@ -627,7 +728,7 @@ impl Transport for HttpTransport {
         if self.closed {
             return Err(TransportError::Closed);
         }
-        self.finish_post().await?;
+        self.drive_posts().await?;
         loop {
             if let Some(message) = self.inbox.pop_front() {
                 self.current = message;
@@ -719,12 +820,12 @@ impl Transport for HttpTransport {
     /// by [`HttpConfig::close_timeout`].
     async fn close(&mut self) -> Result<(), TransportError> {
         self.closed = true;
-        self.post = None;
+        self.posts.clear();
         self.inbound = Inbound::Idle;
         self.inbox.clear();
-        let Some(session_id) = self.session_id.clone() else {
+        if self.session_id.is_none() {
             return Ok(());
-        };
+        }
         let request = self.request(Method::DELETE, false).send();
         self.session_id = None;
         match tokio::time::timeout(self.close_timeout, request).await {
@@ -741,7 +842,9 @@ impl Transport for HttpTransport {
             }
             Ok(Err(error)) => Err(http_error("DELETE (end the session)", error)),
             Err(_) => {
-                tracing::debug!(session = ?session_id, "mcp: the server did not acknowledge the end of the session in time");
+                tracing::debug!(
+                    "mcp: the server did not acknowledge the end of the session in time"
+                );
                 Err(TransportError::Io {
                     context: "DELETE (end the session)",
                     source: std::io::Error::new(

@@ -65,6 +65,11 @@ impl LineBuffer {
         &self.buf[range]
     }
 
+    /// How many bytes are buffered beyond the lines already taken.
+    pub(crate) fn partial_len(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
     /// Whether bytes of an unfinished line are buffered.
     pub(crate) fn has_partial_line(&self) -> bool {
         self.start < self.buf.len()

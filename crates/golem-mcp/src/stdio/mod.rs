@@ -180,6 +180,8 @@ pub struct StdioTransport {
     skipped: VecDeque<String>,
     max_message_bytes: usize,
     shutdown: ShutdownTimeouts,
+    /// Set once stdout reached its end (seen by a read done while writing).
+    stdout_closed: bool,
     /// Set once the transport can no longer carry messages.
     ended: Option<Ended>,
 }
@@ -187,6 +189,7 @@ pub struct StdioTransport {
 #[derive(Debug, Clone)]
 enum Ended {
     Exited(ProcessExit),
+    TooLarge,
     Closed,
 }
 
@@ -253,6 +256,7 @@ impl StdioTransport {
             skipped: VecDeque::new(),
             max_message_bytes: config.max_message_bytes,
             shutdown: config.shutdown,
+            stdout_closed: false,
             ended: None,
         })
     }
@@ -272,18 +276,45 @@ impl StdioTransport {
         match &self.ended {
             None => Ok(()),
             Some(Ended::Exited(exit)) => Err(TransportError::ProcessExited(exit.clone())),
+            Some(Ended::TooLarge) => Err(TransportError::MessageTooLarge {
+                limit: self.max_message_bytes,
+            }),
             Some(Ended::Closed) => Err(TransportError::Closed),
         }
     }
 
-    /// Writes what is left of the current message. Cancel safe: progress is
-    /// recorded after every partial write.
+    /// Writes the queued bytes. Cancel safe: progress is recorded after
+    /// every partial write.
+    ///
+    /// While the pipe to the server is full, the server's output is read
+    /// into the line buffer (up to the message limit), so a server that
+    /// answers before it reads on, say a large answer to an abandoned
+    /// request, cannot deadlock against us.
     async fn flush_unsent(&mut self) -> Result<(), TransportError> {
         while self.unsent_from < self.unsent.len() {
             let Some(stdin) = self.stdin.as_mut() else {
                 return Err(TransportError::Closed);
             };
-            match stdin.write(&self.unsent[self.unsent_from..]).await {
+            let may_read =
+                !self.stdout_closed && self.lines.partial_len() <= self.max_message_bytes;
+            let written = tokio::select! {
+                biased;
+                written = stdin.write(&self.unsent[self.unsent_from..]) => written,
+                filled = self.lines.fill(&mut self.stdout), if may_read => {
+                    match filled {
+                        Ok(0) => self.stdout_closed = true,
+                        Ok(_) => {}
+                        Err(source) => {
+                            return Err(TransportError::Io {
+                                context: "read from the server's stdout",
+                                source,
+                            });
+                        }
+                    }
+                    continue;
+                }
+            };
+            match written {
                 Ok(0) => return Err(self.server_gone().await),
                 Ok(written) => self.unsent_from += written,
                 Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
@@ -315,6 +346,7 @@ impl StdioTransport {
         let exit = ProcessExit {
             status,
             stderr_tail: self.stderr.tail(),
+            stderr_captured: self.stderr_task.is_some(),
             skipped_stdout: self.skipped.iter().cloned().collect(),
         };
         tracing::debug!(command = %self.command, %exit, "mcp: stdio server gone");
@@ -326,7 +358,7 @@ impl StdioTransport {
     /// oversized line cannot be skipped without reading it.
     async fn refuse_oversized(&mut self) -> TransportError {
         tracing::warn!(command = %self.command, limit = self.max_message_bytes, "mcp: message too large; closing the stdio transport");
-        self.ended = Some(Ended::Closed);
+        self.ended = Some(Ended::TooLarge);
         self.stdin = None;
         if let Some(process) = self.process.as_mut() {
             process.terminate(self.shutdown).await;
@@ -357,17 +389,20 @@ fn remember_skipped(skipped: &mut VecDeque<String>, command: &str, line: &[u8]) 
 }
 
 impl Transport for StdioTransport {
-    /// Writes the message and a newline to the server's stdin.
+    /// Writes the message and a newline to the server's stdin, after what
+    /// is left of earlier messages.
     ///
-    /// Cancel safe: once polled, the message is kept until it is fully
-    /// written, and the next `send` finishes it before writing its own.
+    /// Cancel safe: the message is queued before the first await, so once
+    /// polled it is delivered whole, in order, by this call or the next
+    /// `send` or `read`.
     async fn send(&mut self, message: &[u8]) -> Result<(), TransportError> {
         self.check_open()?;
-        self.flush_unsent().await?;
-        self.unsent.clear();
+        if self.unsent_from == self.unsent.len() {
+            self.unsent.clear();
+            self.unsent_from = 0;
+        }
         self.unsent.extend_from_slice(message);
         self.unsent.push(b'\n');
-        self.unsent_from = 0;
         self.flush_unsent().await
     }
 
@@ -377,6 +412,9 @@ impl Transport for StdioTransport {
     /// read when the future is dropped is completed by the next `read`.
     async fn read(&mut self) -> Result<&[u8], TransportError> {
         self.check_open()?;
+        // A message whose send was dropped half-way is finished first: the
+        // answer awaited may be the answer to it.
+        self.flush_unsent().await?;
         let line = loop {
             match self.lines.next_line(self.max_message_bytes) {
                 Err(lines::TooLong) => return Err(self.refuse_oversized().await),
@@ -389,6 +427,9 @@ impl Transport for StdioTransport {
                     continue;
                 }
                 Ok(None) => {}
+            }
+            if self.stdout_closed {
+                return Err(self.server_gone().await);
             }
             let filled = match self.process.as_mut() {
                 Some(process) if process.status().is_none() => {
@@ -408,6 +449,7 @@ impl Transport for StdioTransport {
             };
             match filled {
                 Ok(0) => {
+                    self.stdout_closed = true;
                     if self.lines.has_partial_line() {
                         tracing::debug!("mcp: the server's stdout ended inside a line");
                     }
@@ -430,7 +472,7 @@ impl Transport for StdioTransport {
     /// Cancel safe in the sense that matters: if dropped half-way, the
     /// process group is still killed when the transport is dropped.
     async fn close(&mut self) -> Result<(), TransportError> {
-        if !matches!(self.ended, Some(Ended::Exited(_))) {
+        if self.ended.is_none() {
             self.ended = Some(Ended::Closed);
         }
         let stdin = self.stdin.take();

@@ -69,13 +69,19 @@ impl ServerProcess {
         self.status
     }
 
-    /// Waits for the leader to exit. Cancel safe.
+    /// Waits for the leader to exit, then kills what is left of its group.
+    /// Cancel safe.
     pub(crate) async fn wait(&mut self) -> io::Result<ExitStatus> {
         if let Some(status) = self.status {
             return Ok(status);
         }
         let status = self.child.wait().await?;
         self.status = Some(status);
+        // The server is gone; its helpers go with it, right away: the group
+        // id is only guaranteed to be ours while a member lives, so the
+        // group is signalled now and never again (see `signal_group`).
+        self.signal_group(libc::SIGKILL);
+        self.group = None;
         Ok(status)
     }
 
@@ -107,7 +113,9 @@ impl ServerProcess {
         }
         if status.is_none() {
             self.signal_group(libc::SIGKILL);
-            status = self.wait().await.ok();
+            // Bounded even for a process stuck in uninterruptible sleep: the
+            // runtime reaps it later if it ever dies.
+            status = self.wait_for(AFTER_SIGKILL).await;
         }
         self.signal_group(libc::SIGKILL);
         self.finished = true;
@@ -129,12 +137,16 @@ impl ServerProcess {
 
     /// Sends `signal` to every process of the group. Errors are ignored: the
     /// only expected one is ESRCH, "the group is already gone".
+    ///
+    /// The group id is the leader's pid. Until the leader is reaped, its
+    /// zombie keeps that id reserved, so the signal can only reach our group.
+    /// Once `wait` has reaped it, the group is signalled one last time at
+    /// once and `group` is cleared: the id could otherwise, much later, name
+    /// an unrelated group.
     fn signal_group(&self, signal: libc::c_int) {
         if let Some(group) = self.group {
             // SAFETY: kill(2) takes plain integers and touches no memory of
-            // ours. A negative pid addresses the process group; the group id
-            // cannot be reused by an unrelated group while any member of ours
-            // is alive, and once none is, the call fails with ESRCH.
+            // ours.
             unsafe {
                 libc::kill(-group, signal);
             }
@@ -142,10 +154,31 @@ impl ServerProcess {
     }
 }
 
+/// How long to wait for the leader after SIGKILL before leaving it to the
+/// runtime's reaper.
+const AFTER_SIGKILL: Duration = Duration::from_secs(5);
+
+/// How long a drop outside a runtime waits to reap the killed leader, so it
+/// does not stay a zombie.
+const REAP_ON_DROP: Duration = Duration::from_millis(200);
+
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        if !self.finished {
-            self.signal_group(libc::SIGKILL);
+        if self.finished {
+            return;
+        }
+        self.signal_group(libc::SIGKILL);
+        if self.status.is_some() || tokio::runtime::Handle::try_current().is_ok() {
+            return; // reaped, or the runtime's reaper will do it
+        }
+        // No runtime to reap it later: do it now. SIGKILL takes effect in
+        // microseconds, so this wait is short and bounded.
+        let deadline = std::time::Instant::now() + REAP_ON_DROP;
+        while std::time::Instant::now() < deadline {
+            match self.child.try_wait() {
+                Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+                Ok(Some(_)) | Err(_) => return,
+            }
         }
     }
 }
