@@ -29,6 +29,7 @@
 //! The decisions behind this crate are recorded in `docs/adr/` of the
 //! repository; `ARCHITECTURE.md` maps the modules.
 
+mod bridge;
 mod client;
 mod connection;
 mod error;
@@ -39,6 +40,7 @@ mod stdio;
 mod tools;
 mod transport;
 
+pub use bridge::as_tools;
 pub use client::{Client, ClientConfig};
 pub use error::{Error, ProcessExit, TransportError};
 pub use jsonrpc::ProtocolError;
