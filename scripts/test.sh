@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace, from a fresh clone on a fresh machine:
 # installs the real MCP peers the integration tests use (npm and PyPI, pinned
-# in peers/), then checks formatting and lints, and runs all tests, doc tests
-# included. Exits non-zero on the first failure.
+# in peers/), then checks formatting and lints, runs all tests (doc tests
+# included) and the official MCP conformance suite's client scenarios, and
+# builds the docs. Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -18,6 +19,9 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
+
+echo "== MCP conformance suite"
+scripts/conformance.sh
 
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::jsonrpc::{self, Incoming, ProtocolError, RequestId};
+use crate::jsonrpc::{self, Incoming, Outcome, ProtocolError, RequestId};
 use crate::protocol::CancelledParams;
 use crate::transport::DynTransport;
 
@@ -108,6 +108,11 @@ impl Connection {
         self.out.clear();
         jsonrpc::encode_request(&mut self.out, id, method, params)
             .map_err(|error| Error::encode(&operation.to_string(), error))?;
+        self.send_out(operation).await
+    }
+
+    /// Sends the message encoded in `out`.
+    async fn send_out(&mut self, operation: &(dyn fmt::Display + Sync)) -> Result<(), Error> {
         self.transport
             .send(&self.out)
             .await
@@ -124,10 +129,7 @@ impl Connection {
         self.out.clear();
         jsonrpc::encode_notification(&mut self.out, method, params)
             .map_err(|error| Error::encode(&operation.to_string(), error))?;
-        self.transport
-            .send(&self.out)
-            .await
-            .map_err(|source| Error::transport(&operation.to_string(), source))
+        self.send_out(operation).await
     }
 
     /// Tells the server about a request whose caller went away, if any.
@@ -165,7 +167,7 @@ impl Connection {
                 .read()
                 .await
                 .map_err(|source| Error::transport(&operation.to_string(), source))?;
-            let incoming = match Incoming::parse(message) {
+            let incoming = match Incoming::<R>::parse(message) {
                 Ok(incoming) => incoming,
                 Err(problem) => {
                     let shown =
@@ -192,13 +194,14 @@ impl Connection {
                         tracing::debug!(awaited = id, "mcp: error answer without an id");
                     }
                     return match outcome {
-                        Ok(result) => serde_json::from_str(result.get()).map_err(|error| {
-                            Error::invalid_response(&operation.to_string(), error)
-                        }),
-                        Err(source) => Err(Error::Protocol {
+                        Outcome::Result(result) => Ok(result),
+                        Outcome::Error(source) => Err(Error::Protocol {
                             operation: operation.to_string(),
                             source,
                         }),
+                        Outcome::Undecodable(error) => {
+                            Err(Error::invalid_response(&operation.to_string(), error))
+                        }
                     };
                 }
                 Incoming::Notification { method, params } => {
@@ -224,10 +227,7 @@ impl Connection {
                         };
                         jsonrpc::encode_reply(&mut self.out, raw_id, Err(&refusal));
                     }
-                    self.transport
-                        .send(&self.out)
-                        .await
-                        .map_err(|source| Error::transport(&operation.to_string(), source))?;
+                    self.send_out(operation).await?;
                 }
             }
         }

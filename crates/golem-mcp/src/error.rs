@@ -141,6 +141,25 @@ impl Error {
         }
     }
 
+    /// The HTTP status error, when an HTTP server answered with a non-2xx
+    /// status.
+    pub fn http_status(&self) -> Option<&HttpStatusError> {
+        match self {
+            Error::Transport {
+                source: TransportError::HttpStatus(status),
+                ..
+            } => Some(status),
+            _ => None,
+        }
+    }
+
+    /// Whether an HTTP server dropped the session; see
+    /// [`HttpStatusError::is_session_expired`] for how to recover.
+    pub fn is_session_expired(&self) -> bool {
+        self.http_status()
+            .is_some_and(HttpStatusError::is_session_expired)
+    }
+
     /// The transport's error, when the transport failed.
     pub fn transport_error(&self) -> Option<&TransportError> {
         match self {
@@ -199,6 +218,32 @@ pub enum TransportError {
         /// The configured limit in bytes.
         limit: usize,
     },
+    /// The server answered with a non-2xx HTTP status.
+    #[error("{0}")]
+    HttpStatus(HttpStatusError),
+    /// An HTTP request failed before an answer (connection refused, reset,
+    /// TLS failure, ...).
+    #[error("{context}: {source}")]
+    Http {
+        /// What the transport was doing, e.g. `POST`.
+        context: &'static str,
+        /// The HTTP client's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// The answer ended without the response to the request.
+    #[error("{detail}")]
+    StreamEnded {
+        /// What happened.
+        detail: String,
+    },
+    /// The server answered in a way the transport cannot read (an unexpected
+    /// content type, a malformed event stream).
+    #[error("unexpected answer from the server: {detail}")]
+    UnexpectedResponse {
+        /// What was unexpected.
+        detail: String,
+    },
     /// The peer ended the connection (for transports without a process).
     #[error("the server closed the connection")]
     ConnectionClosed,
@@ -208,6 +253,48 @@ pub enum TransportError {
     /// Any other failure of a custom transport.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+/// A non-2xx answer from an HTTP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpStatusError {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The URL that answered.
+    pub url: String,
+    /// The start of the answer's body (at most 1 KiB), for diagnostics.
+    pub body_excerpt: String,
+    /// Whether this is a 404 to a request that carried a session id: the
+    /// server no longer knows the session. See
+    /// [`is_session_expired`](HttpStatusError::is_session_expired).
+    pub session_expired: bool,
+}
+
+impl HttpStatusError {
+    /// Whether the server dropped the session (a 404 to a request carrying
+    /// its id). The session cannot be continued: close this client and
+    /// initialize a fresh one (or set
+    /// `HttpConfig::reinitialize_expired_session` to have the transport do
+    /// it and resend the request once).
+    pub fn is_session_expired(&self) -> bool {
+        self.session_expired
+    }
+}
+
+impl fmt::Display for HttpStatusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {} from {}", self.status, self.url)?;
+        if self.session_expired {
+            write!(
+                f,
+                " (the server no longer knows this session; initialize a new client)"
+            )?;
+        }
+        if !self.body_excerpt.is_empty() {
+            write!(f, ": {}", self.body_excerpt)?;
+        }
+        Ok(())
+    }
 }
 
 /// How a stdio server process ended, with the last words it wrote to stderr.

@@ -9,8 +9,8 @@
 //! scan per message and no allocation.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -58,7 +58,7 @@ pub(crate) fn encode_request(
     params: &impl Serialize,
 ) -> Result<(), serde_json::Error> {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(itoa_u64(id).as_bytes());
+    serde_json::to_writer(&mut *out, &id)?;
     out.extend_from_slice(br#","method":"#);
     serde_json::to_writer(&mut *out, method)?;
     out.extend_from_slice(br#","params":"#);
@@ -105,33 +105,39 @@ pub(crate) fn encode_reply(out: &mut Vec<u8>, raw_id: &str, outcome: Result<&str
     out.push(b'}');
 }
 
-fn itoa_u64(value: u64) -> String {
-    let mut text = String::with_capacity(20);
-    // Writing to a String cannot fail.
-    let _ = write!(text, "{value}");
-    text
-}
-
-/// The fields of an incoming message that decide what it is.
+/// An incoming message with its `result` decoded as `R` in the same pass.
 #[derive(Deserialize)]
-struct Envelope<'a> {
+#[serde(bound(deserialize = "R: Deserialize<'de>"))]
+struct Envelope<'a, R> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     params: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
     // Every other member (`jsonrpc`, extensions) is skipped without
     // allocating.
+    #[serde(default = "none", deserialize_with = "present")]
+    result: Option<R>,
     #[serde(default)]
     error: Option<ProtocolError>,
 }
 
+fn none<R>() -> Option<R> {
+    None
+}
+
+/// A `result` member that is present is a result, even when it is `null`
+/// (which `Option`'s own impl would turn into "absent").
+fn present<'de, D: serde::Deserializer<'de>, R: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Option<R>, D::Error> {
+    R::deserialize(deserializer).map(Some)
+}
+
 /// One incoming message, classified, borrowing from the transport's buffer.
 #[derive(Debug)]
-pub(crate) enum Incoming<'a> {
+pub(crate) enum Incoming<'a, R> {
     /// A server-to-client request: it must be answered.
     Request {
         raw_id: &'a str,
@@ -146,8 +152,20 @@ pub(crate) enum Incoming<'a> {
     /// error responses a server sends when it could not read an id.
     Response {
         raw_id: Option<&'a str>,
-        outcome: Result<&'a RawValue, ProtocolError>,
+        outcome: Outcome<R>,
     },
+}
+
+/// What a response carried.
+#[derive(Debug)]
+pub(crate) enum Outcome<R> {
+    /// A result, decoded.
+    Result(R),
+    /// A JSON-RPC error.
+    Error(ProtocolError),
+    /// A result that is not an `R`: fine if the response is not the one
+    /// awaited, an invalid answer if it is.
+    Undecodable(serde_json::Error),
 }
 
 /// Why an incoming message was not understood.
@@ -159,10 +177,39 @@ pub(crate) enum Malformed {
     Shape,
 }
 
-impl<'a> Incoming<'a> {
-    /// Classifies one message. The `result` and `params` stay unparsed.
+impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
+    /// Classifies one message, decoding a response's result as `R` in the
+    /// same pass: the awaited answer, usually the largest message, is read
+    /// once. `params` stay raw.
     pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Malformed> {
-        let envelope: Envelope<'a> = serde_json::from_slice(bytes)?;
+        match serde_json::from_slice::<Envelope<'a, R>>(bytes) {
+            Ok(envelope) => Self::classify(envelope),
+            Err(typed_error) => {
+                // Either not JSON-RPC at all, or a result of another shape
+                // (an answer to some other request): read it shallowly.
+                let envelope: Envelope<'a, IgnoredAny> = serde_json::from_slice(bytes)?;
+                match Incoming::<IgnoredAny>::classify(envelope)? {
+                    Incoming::Request { raw_id, method } => {
+                        Ok(Incoming::Request { raw_id, method })
+                    }
+                    Incoming::Notification { method, params } => {
+                        Ok(Incoming::Notification { method, params })
+                    }
+                    Incoming::Response { raw_id, outcome } => Ok(Incoming::Response {
+                        raw_id,
+                        outcome: match outcome {
+                            Outcome::Error(error) => Outcome::Error(error),
+                            Outcome::Result(_) | Outcome::Undecodable(_) => {
+                                Outcome::Undecodable(typed_error)
+                            }
+                        },
+                    }),
+                }
+            }
+        }
+    }
+
+    fn classify(envelope: Envelope<'a, R>) -> Result<Self, Malformed> {
         let raw_id = envelope.id.map(RawValue::get).filter(|id| *id != "null");
         match (envelope.method, envelope.result, envelope.error) {
             (Some(method), _, _) => Ok(match raw_id {
@@ -174,11 +221,11 @@ impl<'a> Incoming<'a> {
             }),
             (None, _, Some(error)) => Ok(Incoming::Response {
                 raw_id,
-                outcome: Err(error),
+                outcome: Outcome::Error(error),
             }),
             (None, Some(result), None) => Ok(Incoming::Response {
                 raw_id,
-                outcome: Ok(result),
+                outcome: Outcome::Result(result),
             }),
             (None, None, None) => Err(Malformed::Shape),
         }
@@ -255,16 +302,18 @@ mod tests {
         );
     }
 
+    type Shallow<'a> = Incoming<'a, &'a RawValue>;
+
     #[test]
     fn incoming_messages_are_classified() {
-        match Incoming::parse(br#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#) {
+        match Shallow::parse(br#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#) {
             Ok(Incoming::Request { raw_id, method }) => {
                 assert_eq!(raw_id, r#""p1""#);
                 assert_eq!(method, "ping");
             }
             other => panic!("expected a request, got {other:?}"),
         }
-        match Incoming::parse(
+        match Shallow::parse(
             br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"p":1}}"#,
         ) {
             Ok(Incoming::Notification { method, params }) => {
@@ -273,23 +322,67 @@ mod tests {
             }
             other => panic!("expected a notification, got {other:?}"),
         }
-        match Incoming::parse(br#"{"jsonrpc":"2.0","id":4,"result":{"x":[1,2]}}"#) {
-            Ok(Incoming::Response { raw_id, outcome }) => {
+        match Shallow::parse(br#"{"jsonrpc":"2.0","id":4,"result":{"x":[1,2]}}"#) {
+            Ok(Incoming::Response {
+                raw_id,
+                outcome: Outcome::Result(result),
+            }) => {
                 assert_eq!(raw_id, Some("4"));
-                assert_eq!(outcome.map(RawValue::get).ok(), Some(r#"{"x":[1,2]}"#));
+                assert_eq!(result.get(), r#"{"x":[1,2]}"#);
             }
             other => panic!("expected a response, got {other:?}"),
         }
-        match Incoming::parse(
+        match Shallow::parse(
             br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad"}}"#,
         ) {
-            Ok(Incoming::Response { raw_id, outcome }) => {
+            Ok(Incoming::Response {
+                raw_id,
+                outcome: Outcome::Error(error),
+            }) => {
                 assert_eq!(raw_id, None);
-                assert_eq!(outcome.err().map(|e| e.code), Some(-32700));
+                assert_eq!(error.code, -32700);
             }
             other => panic!("expected an error response, got {other:?}"),
         }
-        assert!(matches!(Incoming::parse(b"{}"), Err(Malformed::Shape)));
-        assert!(matches!(Incoming::parse(b"hello"), Err(Malformed::Json(_))));
+        assert!(matches!(Shallow::parse(b"{}"), Err(Malformed::Shape)));
+        assert!(matches!(Shallow::parse(b"hello"), Err(Malformed::Json(_))));
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Typed {
+        n: u32,
+    }
+
+    #[test]
+    fn results_are_decoded_in_the_same_pass_or_reported_undecodable() {
+        match Incoming::<Typed>::parse(br#"{"id":1,"result":{"n":7},"jsonrpc":"2.0"}"#) {
+            Ok(Incoming::Response {
+                raw_id: Some("1"),
+                outcome: Outcome::Result(Typed { n: 7 }),
+            }) => {}
+            other => panic!("expected a decoded result, got {other:?}"),
+        }
+        // A result of another shape (an answer to another request) is still
+        // classified, with its id.
+        match Incoming::<Typed>::parse(br#"{"jsonrpc":"2.0","result":{"tools":[]},"id":2}"#) {
+            Ok(Incoming::Response {
+                raw_id: Some("2"),
+                outcome: Outcome::Undecodable(_),
+            }) => {}
+            other => panic!("expected an undecodable result, got {other:?}"),
+        }
+        // A null result is a result, not a missing one.
+        assert!(matches!(
+            Incoming::<IgnoredAny>::parse(br#"{"jsonrpc":"2.0","id":3,"result":null}"#),
+            Ok(Incoming::Response {
+                outcome: Outcome::Result(_),
+                ..
+            })
+        ));
+        // Notifications are not affected by the expected result type.
+        assert!(matches!(
+            Incoming::<Typed>::parse(br#"{"jsonrpc":"2.0","method":"m","params":{"n":"x"}}"#),
+            Ok(Incoming::Notification { .. })
+        ));
     }
 }

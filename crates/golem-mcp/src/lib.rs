@@ -4,6 +4,8 @@
 //! [`golem_tool::Tool`]s any Golem agent can register.
 //!
 //! - [`StdioTransport`] runs a server as a child process and owns it.
+//! - `HttpTransport` reaches a streamable-HTTP endpoint (feature `http`, on
+//!   by default; reqwest with rustls, no OpenSSL).
 //! - [`Client`] performs the handshake and the requests over any
 //!   [`Transport`], one request at a time, honouring cancellation (drop the
 //!   future) at every await point.
@@ -33,6 +35,8 @@ mod bridge;
 mod client;
 mod connection;
 mod error;
+#[cfg(feature = "http")]
+mod http;
 mod jsonrpc;
 pub mod memory;
 mod protocol;
@@ -42,7 +46,9 @@ mod transport;
 
 pub use bridge::as_tools;
 pub use client::{Client, ClientConfig};
-pub use error::{Error, ProcessExit, TransportError};
+pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
+#[cfg(feature = "http")]
+pub use http::{HttpConfig, HttpTransport, ResumePolicy};
 pub use jsonrpc::ProtocolError;
 pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
 pub use stdio::{

@@ -1,0 +1,73 @@
+//! The client program for the official MCP conformance suite
+//! (`@modelcontextprotocol/conformance`, run by `scripts/conformance.sh`).
+//!
+//! The suite starts a scenario server and runs this program with the
+//! server's URL as the last argument and the scenario's name in
+//! `MCP_CONFORMANCE_SCENARIO`. The program connects over streamable HTTP,
+//! initializes, lists the tools and calls each one with arguments made up
+//! from its input schema, then closes. It exits non-zero, with the reason on
+//! stderr, if any step fails.
+
+use std::process::ExitCode;
+
+use golem_mcp::{Client, HttpConfig, HttpTransport, ToolInfo};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let Some(url) = std::env::args().nth(1) else {
+        eprintln!("usage: golem-mcp-conformance SERVER_URL (with MCP_CONFORMANCE_SCENARIO set)");
+        return ExitCode::from(2);
+    };
+    match run(&scenario, &url).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("golem-mcp-conformance: scenario {scenario:?}: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let client = Client::new(HttpTransport::new(HttpConfig::new(url))?);
+    let server = client.initialize().await?;
+    eprintln!(
+        "scenario {scenario:?}: connected to {} {} ({})",
+        server.name, server.version, server.protocol_version
+    );
+    let tools = client.list_tools().await?;
+    for tool in &tools {
+        let arguments = RawValue::from_string(arguments_for(tool).to_string())?;
+        let result = client.call_tool(&tool.name, &arguments).await?;
+        eprintln!("called {}: {}", tool.name, result.text());
+    }
+    client.close().await?;
+    Ok(())
+}
+
+/// Arguments that satisfy a tool's schema: each required property gets a
+/// plain value of its type.
+fn arguments_for(tool: &ToolInfo) -> Value {
+    let schema: Value = tool
+        .input_schema
+        .as_deref()
+        .and_then(|schema| serde_json::from_str(schema.get()).ok())
+        .unwrap_or(Value::Null);
+    let mut arguments = Map::new();
+    let Some(properties) = schema["properties"].as_object() else {
+        return Value::Object(arguments);
+    };
+    for (name, property) in properties {
+        let value = match property["type"].as_str() {
+            Some("number") | Some("integer") => json!(2),
+            Some("boolean") => json!(true),
+            Some("array") => json!([]),
+            Some("object") => json!({}),
+            _ => json!("golem"),
+        };
+        arguments.insert(name.clone(), value);
+    }
+    Value::Object(arguments)
+}

@@ -1,0 +1,223 @@
+//! The HTTP transport against real servers nobody here wrote, installed by
+//! `scripts/install-peers.sh`: the reference `server-everything` (npm) in its
+//! streamable-HTTP mode (event-stream answers), and a server built on the
+//! official Python SDK (`mcp` on PyPI, `peers/python/mcp_py_server.py`) with
+//! event-stream answers, JSON answers, and without sessions. A missing peer
+//! fails the test.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use golem_mcp::{Client, HttpConfig, HttpTransport};
+use serde_json::value::RawValue;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn peers() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers")
+}
+
+fn installed(path: PathBuf) -> PathBuf {
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path
+}
+
+/// A server process, killed and reaped when dropped.
+struct Peer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port nothing listens on, never the same twice in this process (the
+/// kernel may hand a just-released port out again, and the tests run in
+/// parallel).
+fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
+}
+
+/// Starts `command` and waits until its port accepts connections.
+fn start(mut command: Command, port: u16) -> Peer {
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the peer starts");
+    let mut peer = Peer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let address = SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = Instant::now() + PATIENCE;
+    while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
+        if let Ok(Some(status)) = peer.child.try_wait() {
+            panic!("the peer exited before listening: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the peer did not listen on {address} in time"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if let Ok(Some(status)) = peer.child.try_wait() {
+        panic!("the peer exited (another process holds {address}?): {status}");
+    }
+    peer
+}
+
+fn everything_http() -> Peer {
+    let port = free_port();
+    let mut command = Command::new(installed(
+        peers().join("node_modules/.bin/mcp-server-everything"),
+    ));
+    command.arg("streamableHttp").env("PORT", port.to_string());
+    start(command, port)
+}
+
+fn python_http(options: &[&str]) -> Peer {
+    let port = free_port();
+    let mut command = Command::new(installed(peers().join(".venv/bin/python")));
+    command
+        .arg(peers().join("python/mcp_py_server.py"))
+        .args(["--http", "--port", &port.to_string()])
+        .args(options);
+    start(command, port)
+}
+
+async fn connect(peer: &Peer) -> Client {
+    let client = Client::new(HttpTransport::new(HttpConfig::new(peer.url.clone())).expect("valid"));
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("in time")
+        .expect("initializes");
+    client
+}
+
+fn args(json: &str) -> Box<RawValue> {
+    RawValue::from_string(json.to_owned()).expect("valid JSON")
+}
+
+async fn bounded<F: std::future::Future>(future: F) -> F::Output {
+    tokio::time::timeout(PATIENCE, future)
+        .await
+        .expect("in time")
+}
+
+#[tokio::test]
+async fn server_everything_over_streamable_http() {
+    let peer = everything_http();
+    let client = connect(&peer).await;
+    let tools = bounded(client.list_tools()).await.expect("lists");
+    assert!(tools.iter().any(|tool| tool.name == "echo"), "{tools:?}");
+    let result = bounded(client.call_tool("echo", &args(r#"{"message":"over http"}"#)))
+        .await
+        .expect("echo");
+    assert_eq!(result.text(), "Echo: over http");
+    let result = bounded(client.call_tool("get-tiny-image", &args("{}")))
+        .await
+        .expect("image");
+    assert!(
+        result.text().contains("[image: image/png, "),
+        "{}",
+        result.text()
+    );
+    let mut steps = Vec::new();
+    let result = bounded(client.call_tool_with_progress(
+        "trigger-long-running-operation",
+        &args(r#"{"duration":0.3,"steps":3}"#),
+        |progress| steps.push(progress.progress),
+    ))
+    .await
+    .expect("completes");
+    assert!(result.text().contains("completed"), "{}", result.text());
+    assert_eq!(
+        steps,
+        [1.0, 2.0, 3.0],
+        "progress arrives on the POST's event stream"
+    );
+    bounded(client.close()).await.expect("closes with DELETE");
+}
+
+async fn exercise_python_peer(client: &Client, progress_expected: bool) {
+    let tools = bounded(client.list_tools()).await.expect("lists");
+    let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["add", "echo", "fail", "slow"]);
+    let result = bounded(client.call_tool("echo", &args(r#"{"message":"py"}"#)))
+        .await
+        .expect("echo");
+    assert_eq!(result.text(), "Echo: py");
+    assert!(result.structured_content.is_some());
+    let result = bounded(client.call_tool("add", &args(r#"{"a":2,"b":40}"#)))
+        .await
+        .expect("add");
+    assert_eq!(result.text(), "42");
+    let result = bounded(client.call_tool("fail", &args(r#"{"reason":"nope"}"#)))
+        .await
+        .expect("answered");
+    assert!(result.is_error);
+    assert!(result.text().ends_with("nope"), "{}", result.text());
+    let mut steps = Vec::new();
+    let result = bounded(client.call_tool_with_progress(
+        "slow",
+        &args(r#"{"steps":2,"delay":0.01}"#),
+        |p| steps.push(p.progress),
+    ))
+    .await
+    .expect("slow");
+    assert_eq!(result.text(), "done after 2 steps");
+    if progress_expected {
+        assert_eq!(steps, [1.0, 2.0]);
+    }
+}
+
+#[tokio::test]
+async fn python_sdk_server_with_event_stream_answers() {
+    let peer = python_http(&[]);
+    let client = connect(&peer).await;
+    exercise_python_peer(&client, true).await;
+    bounded(client.close()).await.expect("closes");
+}
+
+#[tokio::test]
+async fn python_sdk_server_with_json_answers() {
+    let peer = python_http(&["--json"]);
+    let client = connect(&peer).await;
+    // JSON answers carry one message: progress reports have nowhere to go.
+    exercise_python_peer(&client, false).await;
+    bounded(client.close()).await.expect("closes");
+}
+
+#[tokio::test]
+async fn python_sdk_server_without_sessions() {
+    let peer = python_http(&["--stateless", "--json"]);
+    let client = connect(&peer).await;
+    exercise_python_peer(&client, false).await;
+    bounded(client.close())
+        .await
+        .expect("closes without a session to delete");
+}
