@@ -67,3 +67,33 @@ async fn mcp_client_prints_the_whole_flow() {
         "{stdout}"
     );
 }
+
+#[tokio::test]
+async fn mcp_http_prints_the_whole_flow_over_http() {
+    let stdout = run("mcp-http").await;
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines.first().is_some_and(
+            |line| line.starts_with("endpoint: http://127.0.0.1:") && line.ends_with("/mcp")
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[1..],
+        [
+            format!(
+                "server: golem-example-http-server {} (protocol {})",
+                env!("CARGO_PKG_VERSION"),
+                golem::mcp::LATEST_PROTOCOL_VERSION
+            )
+            .as_str(),
+            "bridged tools: 1",
+            "echo returned: echo: hello over http",
+            "answer: The server answered: echo: hello over http",
+            "model requests: 2",
+            "endpoint saw: initialize (JSON), notifications/initialized (202), tools/list (JSON), \
+             tools/call (event stream), DELETE session",
+        ],
+        "{stdout}"
+    );
+}
