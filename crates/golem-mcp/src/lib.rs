@@ -31,6 +31,7 @@
 //! The decisions behind this crate are recorded in `docs/adr/` of the
 //! repository; `ARCHITECTURE.md` maps the modules.
 
+mod bridge;
 mod client;
 mod connection;
 mod error;
@@ -43,6 +44,7 @@ mod stdio;
 mod tools;
 mod transport;
 
+pub use bridge::as_tools;
 pub use client::{Client, ClientConfig};
 pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
 #[cfg(feature = "http")]

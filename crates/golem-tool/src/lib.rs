@@ -103,6 +103,46 @@ type Exec<Deps> = dyn Fn(ToolContext<Deps>, Box<RawValue>) -> BoxFuture<'static,
 /// Built by [`Tool::new`] or [`Tool::from_raw_schema`], which guarantee the invariant the
 /// fields are private for: a non-blank name and an input schema that is a JSON object.
 /// Cloning is cheap (the function is shared behind an `Arc`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use golem_tool::{Tool, ToolContext, ToolError};
+/// use serde_json::value::RawValue;
+///
+/// // A tool without dependencies (`Deps = ()`) that adds two numbers, rejecting
+/// // arguments the model can fix and giving up on nothing else.
+/// let add = Tool::<()>::new(
+///     "add",
+///     "Adds two numbers.",
+///     r#"{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"]}"#,
+///     |_ctx, args: Box<RawValue>| async move {
+///         let args: serde_json::Value =
+///             serde_json::from_str(args.get()).map_err(ToolError::fatal)?;
+///         match (args["a"].as_f64(), args["b"].as_f64()) {
+///             (Some(a), Some(b)) => Ok((a + b).to_string()),
+///             _ => Err(ToolError::retry("`a` and `b` must both be numbers")),
+///         }
+///     },
+/// )?
+/// .with_max_retries(2)
+/// .with_timeout(Duration::from_secs(1));
+///
+/// assert_eq!(add.spec().name, "add");
+/// assert_eq!(add.max_retries(), Some(2));
+///
+/// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+/// let call = |json: &str| {
+///     let args = RawValue::from_string(json.to_owned()).expect("valid JSON");
+///     add.call(ToolContext::new(Arc::new(()), "call_1", 0), args)
+/// };
+/// assert_eq!(call(r#"{"a":1,"b":2}"#).await?, "3");
+/// let rejected = call(r#"{"a":"one","b":2}"#).await.expect_err("rejected");
+/// assert!(rejected.is_retry());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Tool<Deps> {
     name: String,
     description: String,

@@ -1,1 +1,62 @@
-//! The Golem agent core. Placeholder: the agent, decoders and the test model arrive with the agent issue.
+//! The Golem agent.
+//!
+//! An [`Agent<Deps, Output>`](Agent) asks a [`Model`](model::Model), runs
+//! the [`Tool`](tool::Tool)s the model calls, sends their results back, and
+//! repeats until the model answers without calling a tool; a decoder turns
+//! that answer into `Output` ([`decode::text`] for plain text). The loop
+//! honours correction budgets (a tool's or decoder's
+//! [`ModelRetry`](model::ModelRetry) goes back to the model while the budget
+//! lasts), tool timeouts, sequential tools and a turn limit; see [`Agent`].
+//!
+//! [`testmodel`] has models that answer offline and record what they were
+//! asked, for tests and examples.
+//!
+//! The building blocks are re-exported, so one dependency is enough:
+//!
+//! - [`model`]: messages, tool calls, the [`Model`](model::Model) trait
+//!   (`golem-model`);
+//! - [`tool`]: [`Tool`](tool::Tool) and its errors (`golem-tool`);
+//! - [`mcp`]: the Model Context Protocol client, whose
+//!   [`as_tools`](mcp::as_tools) turns an MCP server's tools into agent
+//!   tools (`golem-mcp`; cargo feature `mcp`, on by default).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use golem::testmodel::{ScriptedModel, text_response};
+//! use golem::{Agent, AgentConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let model = ScriptedModel::new([text_response("Hello!")]);
+//! let agent = Agent::<(), String>::new(Arc::new(model), golem::decode::text, AgentConfig::default())?;
+//! let run = agent.run((), "Say hello.").await?;
+//! assert_eq!(run.output, "Hello!");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Cargo features
+//!
+//! - `mcp` (default): re-exports `golem-mcp` as [`mcp`].
+//!
+//! The run loop's decisions are recorded in `docs/adr/0003-agent-run-loop.md`
+//! of the repository.
+
+mod agent;
+pub mod decode;
+mod error;
+pub mod testmodel;
+
+pub use agent::{Agent, AgentConfig, DEFAULT_MAX_TURNS, RunOutput};
+pub use decode::DecodeError;
+pub use error::{ConfigError, RunError};
+
+/// Provider-neutral model types: the `golem-model` crate.
+pub use golem_model as model;
+/// Agent tools: the `golem-tool` crate.
+pub use golem_tool as tool;
+
+/// The Model Context Protocol client: the `golem-mcp` crate (cargo feature
+/// `mcp`, on by default).
+#[cfg(feature = "mcp")]
+pub use golem_mcp as mcp;

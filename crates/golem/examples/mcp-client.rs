@@ -1,57 +1,88 @@
-//! Connects to an MCP server over stdio, lists its tools and calls one.
+//! An agent using an MCP server's tool, over stdio.
 //!
 //! Offline and deterministic: started with `serve`, this same binary is a
-//! minimal MCP stdio server offering an `echo` tool, and without arguments
-//! it spawns itself in that role.
+//! minimal MCP stdio server offering an `echo` tool; without arguments it
+//! spawns itself in that role, bridges the server's tools into agent tools
+//! with `golem_mcp::as_tools`, and runs an agent whose (test) model first
+//! calls `echo` and then answers with what the tool returned.
 //!
 //! ```sh
-//! cargo run -p golem-mcp --example mcp-client
+//! cargo run -p golem --example mcp-client
 //! ```
+//!
+//! To use a real server instead, spawn it (`StdioConfig::new("npx")` with
+//! `args: ["-y", "@modelcontextprotocol/server-everything"]`) and give the
+//! agent a real model.
 
 use std::io::{BufRead, Write};
+use std::sync::Arc;
 
-use golem_mcp::{Client, StdioConfig, StdioTransport};
-use serde_json::value::RawValue;
+use golem::mcp::{Client, StdioConfig, StdioTransport};
+use golem::model::{ModelError, Request, Role, ToolCall};
+use golem::testmodel::{FunctionModel, text_response, tool_calls_response};
+use golem::{Agent, AgentConfig};
 use serde_json::{Value, json};
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().nth(1).as_deref() == Some("serve") {
         serve();
         return Ok(());
     }
 
+    // Start the server (this binary, in its `serve` role) and shake hands.
     let me = std::env::current_exe()?;
     let transport = StdioTransport::spawn(StdioConfig {
         args: vec!["serve".into()],
         ..StdioConfig::new(me.to_string_lossy())
     })?;
     let client = Client::new(transport);
-
     let server = client.initialize().await?;
     println!(
         "server: {} {} (protocol {})",
         server.name, server.version, server.protocol_version
     );
 
-    let tools = client.list_tools().await?;
-    println!("tools: {}", tools.len());
-    for tool in &tools {
+    // The server's tools, as ordinary agent tools.
+    let tools = golem::mcp::as_tools::<()>(&client).await?;
+    println!("bridged tools: {}", tools.len());
+
+    // A stand-in for a real model: it calls `echo` first, then answers with
+    // the tool's result.
+    let model = FunctionModel::new(|request: &Request| match request.messages.last() {
+        Some(last) if last.role == Role::Tool => Ok(text_response(format!(
+            "The server answered: {}",
+            last.content
+        ))),
+        _ => {
+            let call = ToolCall::new("call_1", "echo", r#"{"text":"hello from golem"}"#)
+                .map_err(|error| ModelError::with_source("bad scripted call", error))?;
+            Ok(tool_calls_response([call]))
+        }
+    });
+    let agent = Agent::new(
+        Arc::new(model),
+        golem::decode::text,
+        AgentConfig {
+            tools,
+            ..AgentConfig::default()
+        },
+    )?;
+
+    let run = agent.run((), "Please echo a greeting.").await?;
+    for message in run.messages.iter().filter(|m| m.role == Role::Tool) {
         println!(
-            "  {}: {}",
-            tool.name,
-            tool.description.as_deref().unwrap_or("")
+            "{} returned: {}",
+            message.tool_name.as_deref().unwrap_or("?"),
+            message.content
         );
     }
-
-    let arguments = RawValue::from_string(r#"{"text":"hello from golem"}"#.to_owned())?;
-    let result = client.call_tool("echo", &arguments).await?;
-    println!("echo returned: {}", result.text());
+    println!("answer: {}", run.output);
+    println!("model requests: {}", run.usage.requests);
 
     client.close().await?;
     Ok(())
 }
-
 /// A minimal MCP server on stdin/stdout: one `echo` tool.
 fn serve() {
     let stdout = std::io::stdout();

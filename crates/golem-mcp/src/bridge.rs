@@ -1,0 +1,173 @@
+//! The bridge: a server's tools as ordinary [`Tool`]s an agent can register.
+
+use std::sync::Arc;
+
+use golem_tool::{Tool, ToolContext, ToolError};
+use serde_json::value::RawValue;
+
+use crate::client::Client;
+use crate::error::Error;
+use crate::tools::ToolInfo;
+
+/// The schema given to a tool whose server sent none: any object.
+const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
+
+/// Lists the server's tools and returns each as a [`Tool<Deps>`] that calls
+/// it through `client`.
+///
+/// Each tool carries the server's name, description and input schema
+/// **verbatim**: the schema is the exact bytes the server sent (key order and
+/// whitespace included), since it is the contract the model is shown. A tool
+/// the server listed without a schema gets `{"type":"object"}`, one without a
+/// description gets an empty one. The tools use no dependencies (`Deps` is
+/// whatever the agent's is) and carry no retry budget, timeout or
+/// sequential flag of their own; set those with the [`Tool`] builder methods.
+///
+/// Executing a bridged tool sends the model's raw arguments, byte for byte,
+/// to `tools/call` on a clone of `client` (clones share the connection, so
+/// the calls of every bridged tool are serialized there, see
+/// [`Client`]):
+///
+/// - the result's [`text`](crate::CallResult::text) (text items joined by
+///   newlines, one placeholder line per non-text item) is the tool's result;
+/// - a result flagged `isError` becomes [`ToolError::Retry`]: the model sees
+///   the server's explanation and may correct its arguments, within the
+///   agent's retry budget;
+/// - any [`Error`] (a JSON-RPC error, a dead transport, a closed client) is
+///   [`ToolError::Fatal`] with the [`Error`] itself as the cause, so callers
+///   can `downcast_ref::<golem_mcp::Error>()` it or find the
+///   [`ProtocolError`](crate::ProtocolError) further down its `source()`
+///   chain.
+///
+/// Dropping a bridged tool's future (the agent's tool timeout does) abandons
+/// the call; the client tells the server with `notifications/cancelled` and
+/// stays usable.
+///
+/// # A snapshot
+///
+/// The result is the server's tool list at the time of the call. A server
+/// whose tools change (it may announce `notifications/tools/list_changed`,
+/// which this client drops) is re-bridged by calling `as_tools` again and
+/// building the agent with the new list.
+///
+/// # Errors
+///
+/// What [`Client::list_tools`] returns, and [`Error::InvalidResponse`] for
+/// a listed tool that cannot be a [`Tool`] (a blank name, a schema that is
+/// not a JSON object), naming it.
+///
+/// # Cancel safety
+///
+/// Cancel safe: it is one [`Client::list_tools`], which is.
+///
+/// # Example
+///
+/// ```
+/// use golem_mcp::memory::memory_pair;
+/// use golem_mcp::{Client, LATEST_PROTOCOL_VERSION};
+/// use golem_tool::{Tool, ToolContext};
+/// use serde_json::{json, value::RawValue};
+/// use std::sync::Arc;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // An in-memory server offering one tool, scripted by hand.
+/// let (transport, mut server) = memory_pair();
+/// tokio::spawn(async move {
+///     while let Some(request) = server.recv().await {
+///         let id = &request["id"];
+///         match request["method"].as_str() {
+///             Some("initialize") => server.send(&json!({"jsonrpc": "2.0", "id": id, "result": {
+///                 "protocolVersion": LATEST_PROTOCOL_VERSION,
+///                 "capabilities": {"tools": {}},
+///                 "serverInfo": {"name": "demo", "version": "1.0"}
+///             }})),
+///             // Raw bytes, to show that the schema arrives exactly as sent.
+///             Some("tools/list") => server.send_raw(format!(
+///                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"shout",
+///                    "description":"Upper-cases its text.",
+///                    "inputSchema":{{ "type": "object", "properties": {{"text": {{"type": "string"}}}} }}}}]}}}}"#
+///             )),
+///             Some("tools/call") => {
+///                 let text = request["params"]["arguments"]["text"].as_str().unwrap_or("");
+///                 let result = json!({"content": [{"type": "text", "text": text.to_uppercase()}]});
+///                 server.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+///             }
+///             _ => true, // notifications need no answer
+///         };
+///     }
+/// });
+///
+/// let client = Client::new(transport);
+/// client.initialize().await?;
+/// let tools: Vec<Tool<()>> = golem_mcp::as_tools(&client).await?;
+/// assert_eq!(tools[0].name(), "shout");
+/// assert_eq!(
+///     tools[0].input_schema().get(),
+///     r#"{ "type": "object", "properties": {"text": {"type": "string"}} }"#,
+/// );
+///
+/// // An agent would do this for a model's call:
+/// let arguments = RawValue::from_string(r#"{"text":"hi"}"#.into())?;
+/// let result = tools[0].call(ToolContext::new(Arc::new(()), "call_1", 0), arguments).await?;
+/// assert_eq!(result, "HI");
+/// # Ok(())
+/// # }
+/// ```
+pub async fn as_tools<Deps: Send + Sync + 'static>(
+    client: &Client,
+) -> Result<Vec<Tool<Deps>>, Error> {
+    let listed = client.list_tools().await?;
+    listed
+        .into_iter()
+        .map(|info| bridge(client, info))
+        .collect()
+}
+
+/// One server tool as a [`Tool`].
+fn bridge<Deps: Send + Sync + 'static>(
+    client: &Client,
+    info: ToolInfo,
+) -> Result<Tool<Deps>, Error> {
+    let schema = match info.input_schema {
+        Some(schema) => schema,
+        None => RawValue::from_string(ANY_OBJECT_SCHEMA.to_owned())
+            .map_err(|error| Error::invalid_response("tools/list", error))?,
+    };
+    let name: Arc<str> = Arc::from(info.name.as_str());
+    let client = client.clone();
+    let exec = move |_ctx: ToolContext<Deps>, arguments: Box<RawValue>| {
+        let client = client.clone();
+        let name = Arc::clone(&name);
+        async move { call(&client, &name, &arguments).await }
+    };
+    Tool::from_raw_schema(
+        info.name.as_str(),
+        info.description.unwrap_or_default(),
+        schema,
+        exec,
+    )
+    .map_err(|error| {
+        Error::invalid_response(
+            "tools/list",
+            format!("the server's tool cannot be bridged: {error}"),
+        )
+    })
+}
+
+/// Runs one call of a bridged tool and maps the outcome for the agent.
+async fn call(client: &Client, name: &str, arguments: &RawValue) -> Result<String, ToolError> {
+    let result = client
+        .call_tool(name, arguments)
+        .await
+        .map_err(ToolError::fatal)?;
+    let text = result.text();
+    if result.is_error {
+        return Err(ToolError::retry(if text.trim().is_empty() {
+            format!("the tool {name:?} reported an error without an explanation")
+        } else {
+            text
+        }));
+    }
+    Ok(text)
+}

@@ -1,0 +1,556 @@
+//! The agent and its run loop.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use golem_model::{
+    BoxFuture, Message, Model, ModelRetry, Request, Response, ToolCall, ToolSpec, Usage,
+};
+use golem_tool::{Tool, ToolContext, ToolError};
+
+use crate::decode::DecodeError;
+use crate::error::{ConfigError, RunError};
+
+/// The turn limit of an [`AgentConfig::default`]: model requests per run.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+/// The stored form of a decoder.
+type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send + Sync;
+
+/// How an [`Agent`] is set up. Every field has a default
+/// ([`AgentConfig::default`]); set the ones you need:
+///
+/// ```
+/// use std::time::Duration;
+/// use golem::AgentConfig;
+///
+/// let config = AgentConfig::<()> {
+///     instructions: Some("Answer in one sentence.".into()),
+///     tool_timeout: Some(Duration::from_secs(30)),
+///     ..AgentConfig::default()
+/// };
+/// assert_eq!(config.tool_retries, 0);
+/// ```
+pub struct AgentConfig<Deps> {
+    /// The tools offered to the model, in this order. Names must be unique.
+    pub tools: Vec<Tool<Deps>>,
+    /// The system prompt, sent with every request as
+    /// [`Request::instructions`]. Default: none.
+    pub instructions: Option<String>,
+    /// How many times, in one run, each tool may reject its arguments with a
+    /// [`ModelRetry`] and have the model try again; a tool's own
+    /// [`Tool::max_retries`] replaces it for that tool. Default 0: correction
+    /// is off, and a tool's first `ModelRetry` fails the run.
+    pub tool_retries: u32,
+    /// How long one tool call may take when the tool sets no
+    /// [`Tool::timeout`] of its own. Default: no limit.
+    pub tool_timeout: Option<Duration>,
+    /// The most model requests one run makes. Default
+    /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
+    pub max_turns: u32,
+    /// How many times, in one run, the decoder may reject the model's final
+    /// answer with [`DecodeError::Retry`] and have the model answer again.
+    /// Default 0.
+    pub output_retries: u32,
+}
+
+impl<Deps> Default for AgentConfig<Deps> {
+    fn default() -> Self {
+        Self {
+            tools: Vec::new(),
+            instructions: None,
+            tool_retries: 0,
+            tool_timeout: None,
+            max_turns: DEFAULT_MAX_TURNS,
+            output_retries: 0,
+        }
+    }
+}
+
+// Manual: derives would demand `Deps: Clone` / `Deps: Debug`.
+impl<Deps> Clone for AgentConfig<Deps> {
+    fn clone(&self) -> Self {
+        Self {
+            tools: self.tools.clone(),
+            instructions: self.instructions.clone(),
+            tool_retries: self.tool_retries,
+            tool_timeout: self.tool_timeout,
+            max_turns: self.max_turns,
+            output_retries: self.output_retries,
+        }
+    }
+}
+
+impl<Deps> fmt::Debug for AgentConfig<Deps> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("tools", &self.tools)
+            .field("instructions", &self.instructions)
+            .field("tool_retries", &self.tool_retries)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("max_turns", &self.max_turns)
+            .field("output_retries", &self.output_retries)
+            .finish()
+    }
+}
+
+/// What a successful run produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOutput<Output> {
+    /// The decoded final answer.
+    pub output: Output,
+    /// The whole conversation, oldest first: the user's prompt, every
+    /// assistant message (with its tool calls), one tool message per call,
+    /// any correction prompts, and the final answer. The instructions are
+    /// not in it (they travel in [`Request::instructions`]).
+    pub messages: Vec<Message>,
+    /// The usage of every model request of the run, summed.
+    pub usage: Usage,
+}
+
+/// An agent: a [`Model`], the [`Tool`]s it may call, and a decoder that
+/// turns its final response into an `Output`.
+///
+/// [`run`](Agent::run) asks the model, runs the tools it calls, sends their
+/// results back, and repeats until the model answers without calling a
+/// tool; that answer is decoded. Within one model turn:
+///
+/// - the turn's calls run **concurrently** on the run's own task, except
+///   that a call of a [sequential](Tool::sequential) tool is a barrier: the
+///   calls before it finish first, it runs alone, and the calls after it
+///   start once it is done;
+/// - one tool message per call goes back to the model, with the call's id
+///   and the tool's name, **in the order of the calls** (not of their
+///   completion);
+/// - a tool's [`ModelRetry`] goes back as that call's message, asking for
+///   corrected arguments, while the tool's correction budget lasts (its own
+///   [`Tool::max_retries`], else [`AgentConfig::tool_retries`], counted per
+///   tool over the run); the turn's other calls still run. Past the budget
+///   the run fails with [`RunError::ToolRetriesExhausted`];
+/// - any other tool error fails the run ([`RunError::Tool`], the cause
+///   intact), as does a call that outlives its timeout
+///   ([`RunError::ToolTimeout`]: its future is dropped, which cancels it);
+///   the turn's calls still running are dropped too;
+/// - a call of a tool the agent does not have fails the run before any call
+///   of that turn starts ([`RunError::UnknownTool`]).
+///
+/// The run also fails when the model is still calling tools on its last
+/// allowed turn ([`RunError::TurnLimit`]).
+///
+/// # Example
+///
+/// An agent with one tool, driven by the scripted [test
+/// model](crate::testmodel) so that it runs offline:
+///
+/// ```
+/// use std::sync::Arc;
+/// use golem::model::ToolCall;
+/// use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
+/// use golem::tool::{Tool, ToolContext};
+/// use golem::{Agent, AgentConfig};
+///
+/// /// What every tool call of a run can use.
+/// struct Deps {
+///     city: String,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let where_am_i = Tool::new(
+///     "where_am_i",
+///     "Says which city the user is in.",
+///     r#"{"type":"object"}"#,
+///     |ctx: ToolContext<Deps>, _args| async move { Ok(ctx.deps.city.clone()) },
+/// )?;
+///
+/// // The model first calls the tool, then answers.
+/// let model = ScriptedModel::new([
+///     tool_calls_response([ToolCall::new("call_1", "where_am_i", "{}")?]),
+///     text_response("You are in Lisbon."),
+/// ]);
+/// let agent = Agent::new(
+///     Arc::new(model.clone()),
+///     golem::decode::text,
+///     AgentConfig {
+///         tools: vec![where_am_i],
+///         instructions: Some("Be brief.".into()),
+///         ..AgentConfig::default()
+///     },
+/// )?;
+///
+/// let run = agent.run(Deps { city: "Lisbon".into() }, "Where am I?").await?;
+/// assert_eq!(run.output, "You are in Lisbon.");
+/// assert_eq!(run.usage.requests, 2);
+/// // user, assistant (tool call), tool result, assistant (answer)
+/// assert_eq!(run.messages.len(), 4);
+/// assert_eq!(run.messages[2].content, "Lisbon");
+/// // What the model saw on its second turn:
+/// let seen = &model.requests()[1];
+/// assert_eq!(seen.instructions.as_deref(), Some("Be brief."));
+/// assert_eq!(seen.tools[0].name, "where_am_i");
+/// # Ok(())
+/// # }
+/// ```
+pub struct Agent<Deps, Output> {
+    model: Arc<dyn Model>,
+    decoder: Arc<Decoder<Output>>,
+    tools: Vec<Tool<Deps>>,
+    by_name: HashMap<String, usize>,
+    specs: Vec<ToolSpec>,
+    instructions: Option<String>,
+    tool_retries: u32,
+    tool_timeout: Option<Duration>,
+    max_turns: u32,
+    output_retries: u32,
+}
+
+impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.model.name())
+            .field("tools", &self.tools)
+            .field("instructions", &self.instructions)
+            .field("tool_retries", &self.tool_retries)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("max_turns", &self.max_turns)
+            .field("output_retries", &self.output_retries)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Deps, Output> Agent<Deps, Output> {
+    /// An agent asking `model`, offering the tools of `config`, and turning
+    /// the final response into `Output` with `decoder` (for plain text:
+    /// [`decode::text`](crate::decode::text)).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::DuplicateTool`] if two tools share a name,
+    /// [`ConfigError::ZeroMaxTurns`] if `max_turns` is 0.
+    pub fn new(
+        model: Arc<dyn Model>,
+        decoder: impl Fn(&Response) -> Result<Output, DecodeError> + Send + Sync + 'static,
+        config: AgentConfig<Deps>,
+    ) -> Result<Self, ConfigError> {
+        if config.max_turns == 0 {
+            return Err(ConfigError::ZeroMaxTurns {
+                default: DEFAULT_MAX_TURNS,
+            });
+        }
+        let mut by_name = HashMap::with_capacity(config.tools.len());
+        for (index, tool) in config.tools.iter().enumerate() {
+            if by_name.insert(tool.name().to_owned(), index).is_some() {
+                return Err(ConfigError::DuplicateTool {
+                    name: tool.name().to_owned(),
+                });
+            }
+        }
+        let specs = config.tools.iter().map(Tool::spec).collect();
+        Ok(Self {
+            model,
+            decoder: Arc::new(decoder),
+            tools: config.tools,
+            by_name,
+            specs,
+            instructions: config.instructions,
+            tool_retries: config.tool_retries,
+            tool_timeout: config.tool_timeout,
+            max_turns: config.max_turns,
+            output_retries: config.output_retries,
+        })
+    }
+
+    /// The agent's tools, in the order they are offered to the model.
+    pub fn tools(&self) -> &[Tool<Deps>] {
+        &self.tools
+    }
+}
+
+impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
+    /// Runs the agent on one user prompt, with `deps` available to every
+    /// tool call (pass a `Deps`, or an `Arc<Deps>` to share one), and
+    /// returns the decoded output, the whole conversation and the summed
+    /// usage. See [`Agent`] for the loop and its outcomes.
+    ///
+    /// Tool timeouts need a Tokio runtime with its timer enabled.
+    ///
+    /// # Errors
+    ///
+    /// A [`RunError`] naming what failed: the model, a tool (its cause
+    /// intact), a tool's correction budget, a timeout, an unknown tool, the
+    /// turn limit, or the decoder.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future ends the run: the model request or the tool
+    /// calls in progress are dropped (cancelled) with it. The agent keeps no
+    /// state between runs, so it stays usable; what a dropped tool leaves
+    /// behind is that tool's business (an MCP client, for one, stays usable
+    /// and tells its server the call was abandoned).
+    pub async fn run(
+        &self,
+        deps: impl Into<Arc<Deps>>,
+        prompt: impl Into<String>,
+    ) -> Result<RunOutput<Output>, RunError> {
+        let deps = deps.into();
+        let mut request = Request {
+            instructions: self.instructions.clone(),
+            messages: vec![Message::user(prompt)],
+            tools: self.specs.clone(),
+        };
+        let mut usage = Usage::default();
+        // Rejections so far in this run, per tool (by index in `self.tools`).
+        let mut tool_rejections = vec![0u32; self.tools.len()];
+        let mut output_rejections = 0u32;
+
+        for turn in 1..=self.max_turns {
+            let response = self
+                .model
+                .request(&request)
+                .await
+                .map_err(|source| RunError::Model { turn, source })?;
+            usage += response.usage;
+
+            if response.tool_calls.is_empty() {
+                let decoded = (self.decoder)(&response);
+                request.messages.push(Message::assistant(response.text));
+                match decoded {
+                    Ok(output) => {
+                        return Ok(RunOutput {
+                            output,
+                            messages: request.messages,
+                            usage,
+                        });
+                    }
+                    Err(DecodeError::Retry(retry)) => {
+                        output_rejections += 1;
+                        if output_rejections > self.output_retries {
+                            return Err(RunError::OutputRetriesExhausted {
+                                attempts: output_rejections,
+                                budget: self.output_retries,
+                                source: retry,
+                            });
+                        }
+                        request
+                            .messages
+                            .push(Message::user(output_rejection(&retry)));
+                        continue;
+                    }
+                    Err(DecodeError::Fatal(source)) => return Err(RunError::Output { source }),
+                }
+            }
+
+            if turn == self.max_turns {
+                return Err(RunError::TurnLimit {
+                    max_turns: self.max_turns,
+                });
+            }
+            let Response {
+                text, tool_calls, ..
+            } = response;
+            let plan = self.resolve(&tool_calls)?;
+            let results = self
+                .run_calls(&deps, &tool_calls, &plan, &mut tool_rejections)
+                .await?;
+            let tool_messages: Vec<Message> = tool_calls
+                .iter()
+                .zip(&plan)
+                .zip(results)
+                .map(|((call, &tool), content)| {
+                    Message::tool_result(&call.id, self.tools[tool].name(), content)
+                })
+                .collect();
+            request
+                .messages
+                .push(Message::assistant_with_tool_calls(text, tool_calls));
+            request.messages.extend(tool_messages);
+        }
+        Err(RunError::TurnLimit {
+            max_turns: self.max_turns,
+        })
+    }
+
+    /// The index of the tool each call names; an unknown name fails the
+    /// whole turn before anything runs.
+    fn resolve(&self, calls: &[ToolCall]) -> Result<Vec<usize>, RunError> {
+        calls
+            .iter()
+            .map(|call| {
+                self.by_name
+                    .get(&call.name)
+                    .copied()
+                    .ok_or_else(|| RunError::UnknownTool {
+                        tool: call.name.clone(),
+                        call_id: call.id.clone(),
+                        available: self
+                            .tools
+                            .iter()
+                            .map(|tool| tool.name().to_owned())
+                            .collect(),
+                    })
+            })
+            .collect()
+    }
+
+    /// Runs one turn's calls, in groups: a run of non-sequential calls
+    /// together, each sequential call alone. Returns each call's message
+    /// content, in call order.
+    async fn run_calls(
+        &self,
+        deps: &Arc<Deps>,
+        calls: &[ToolCall],
+        plan: &[usize],
+        rejections: &mut [u32],
+    ) -> Result<Vec<String>, RunError> {
+        let mut results: Vec<String> = vec![String::new(); calls.len()];
+        let mut start = 0;
+        while start < calls.len() {
+            let end = if self.tools[plan[start]].is_sequential() {
+                start + 1
+            } else {
+                (start..calls.len())
+                    .find(|&index| self.tools[plan[index]].is_sequential())
+                    .unwrap_or(calls.len())
+            };
+            self.run_group(deps, calls, plan, start..end, rejections, &mut results)
+                .await?;
+            start = end;
+        }
+        Ok(results)
+    }
+
+    /// Runs the calls `group` concurrently on this task and settles each as
+    /// it finishes. The first failure returns at once, dropping (cancelling)
+    /// the calls still running.
+    async fn run_group(
+        &self,
+        deps: &Arc<Deps>,
+        calls: &[ToolCall],
+        plan: &[usize],
+        group: std::ops::Range<usize>,
+        rejections: &mut [u32],
+        results: &mut [String],
+    ) -> Result<(), RunError> {
+        let mut running: Vec<Option<(usize, Pin<Box<CallFuture>>)>> = group
+            .map(|index| {
+                let tool = &self.tools[plan[index]];
+                let call = &calls[index];
+                let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejections[plan[index]]);
+                let future = tool.call(ctx, call.arguments.clone());
+                let timeout = tool.timeout().or(self.tool_timeout);
+                let future: Pin<Box<CallFuture>> = Box::pin(with_timeout(future, timeout));
+                Some((index, future))
+            })
+            .collect();
+
+        poll_fn(|cx| {
+            let mut still_running = false;
+            for slot in running.iter_mut() {
+                let Some((index, future)) = slot else {
+                    continue;
+                };
+                match future.as_mut().poll(cx) {
+                    Poll::Pending => still_running = true,
+                    Poll::Ready(outcome) => {
+                        let index = *index;
+                        *slot = None;
+                        match self.settle(&calls[index], plan[index], outcome, rejections) {
+                            Ok(content) => results[index] = content,
+                            Err(error) => return Poll::Ready(Err(error)),
+                        }
+                    }
+                }
+            }
+            if still_running {
+                Poll::Pending
+            } else {
+                Poll::Ready(Ok(()))
+            }
+        })
+        .await
+    }
+
+    /// Turns one finished call into its message content, or the run's
+    /// error.
+    fn settle(
+        &self,
+        call: &ToolCall,
+        tool_index: usize,
+        outcome: CallOutcome,
+        rejections: &mut [u32],
+    ) -> Result<String, RunError> {
+        let tool = &self.tools[tool_index];
+        match outcome {
+            CallOutcome::Done(Ok(content)) => Ok(content),
+            CallOutcome::Done(Err(ToolError::Retry(retry))) => {
+                let attempts = rejections[tool_index].saturating_add(1);
+                rejections[tool_index] = attempts;
+                let budget = tool.max_retries().unwrap_or(self.tool_retries);
+                if attempts > budget {
+                    return Err(RunError::ToolRetriesExhausted {
+                        tool: tool.name().to_owned(),
+                        call_id: call.id.clone(),
+                        attempts,
+                        budget,
+                        source: retry,
+                    });
+                }
+                Ok(tool_rejection(tool.name(), &retry))
+            }
+            CallOutcome::Done(Err(ToolError::Fatal(source))) => Err(RunError::Tool {
+                tool: tool.name().to_owned(),
+                call_id: call.id.clone(),
+                source,
+            }),
+            CallOutcome::TimedOut(timeout) => Err(RunError::ToolTimeout {
+                tool: tool.name().to_owned(),
+                call_id: call.id.clone(),
+                timeout,
+            }),
+        }
+    }
+}
+
+/// How one tool call ended.
+enum CallOutcome {
+    Done(Result<String, ToolError>),
+    TimedOut(Duration),
+}
+
+type CallFuture = dyn Future<Output = CallOutcome> + Send;
+
+/// Runs a call, dropping it if it outlives `timeout`.
+async fn with_timeout(
+    call: BoxFuture<'static, Result<String, ToolError>>,
+    timeout: Option<Duration>,
+) -> CallOutcome {
+    match timeout {
+        None => CallOutcome::Done(call.await),
+        Some(limit) => match tokio::time::timeout(limit, call).await {
+            Ok(result) => CallOutcome::Done(result),
+            Err(_elapsed) => CallOutcome::TimedOut(limit),
+        },
+    }
+}
+
+/// The tool message for a call whose arguments the tool rejected.
+fn tool_rejection(tool: &str, retry: &ModelRetry) -> String {
+    format!(
+        "Tool {tool:?} rejected the arguments of this call: {}\nCall it again with corrected \
+         arguments.",
+        retry.reason()
+    )
+}
+
+/// The user message after a final answer the decoder rejected.
+fn output_rejection(retry: &ModelRetry) -> String {
+    format!(
+        "Your answer was rejected: {}\nAnswer again, correcting it.",
+        retry.reason()
+    )
+}

@@ -1,0 +1,179 @@
+//! Why an agent could not be built, and why a run failed.
+
+use std::error::Error;
+use std::time::Duration;
+
+use golem_model::{ModelError, ModelRetry};
+
+/// Why [`Agent::new`](crate::Agent::new) refused a configuration. Every
+/// message says what to fix.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// Two tools have the same name, so the model could not tell them apart.
+    #[error(
+        "two tools are named {name:?}; tool names must be unique within an agent (rename one, \
+         or leave one out)"
+    )]
+    DuplicateTool {
+        /// The name given twice.
+        name: String,
+    },
+    /// `max_turns` is zero: the run could never ask the model anything.
+    #[error("max_turns is 0; an agent needs at least one model turn (the default is {default})")]
+    ZeroMaxTurns {
+        /// The default, as a suggestion.
+        default: u32,
+    },
+}
+
+/// Why a run failed.
+///
+/// Every message names what failed (the tool, the turn) and, where there is
+/// a knob, which one to turn. The cause, when there is one, is the error's
+/// `source()`, kept intact: [`RunError::find`] walks the chain and downcasts,
+/// so a caller recovers, say, the `golem_mcp::ProtocolError` behind a failed
+/// MCP tool.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The model call failed.
+    #[error("the model request of turn {turn} failed: {source}")]
+    Model {
+        /// The turn (1 for the first model request).
+        turn: u32,
+        /// The model's error.
+        #[source]
+        source: ModelError,
+    },
+    /// A tool failed with an error the model cannot correct.
+    #[error("tool {tool:?} (call {call_id:?}) failed: {source}")]
+    Tool {
+        /// The tool's name.
+        tool: String,
+        /// The id of the model's call.
+        call_id: String,
+        /// The tool's error, exactly as it returned it (downcastable).
+        #[source]
+        source: Box<dyn Error + Send + Sync + 'static>,
+    },
+    /// A tool rejected its arguments ([`ModelRetry`]) more often than its
+    /// correction budget allows.
+    #[error(
+        "tool {tool:?} (call {call_id:?}) rejected its arguments on attempt {attempts}, beyond \
+         its retry budget of {budget} (raise AgentConfig::tool_retries or \
+         Tool::with_max_retries to let the model correct them): {source}"
+    )]
+    ToolRetriesExhausted {
+        /// The tool's name.
+        tool: String,
+        /// The id of the call whose rejection was one too many.
+        call_id: String,
+        /// How many of this tool's calls were rejected in the run, this one
+        /// included.
+        attempts: u32,
+        /// The budget that applied: the tool's own, else the agent's.
+        budget: u32,
+        /// The last rejection.
+        #[source]
+        source: ModelRetry,
+    },
+    /// A tool call outlived its timeout; its future was dropped.
+    #[error(
+        "tool {tool:?} (call {call_id:?}) did not finish within {timeout:?} and was cancelled \
+         (raise Tool::with_timeout or AgentConfig::tool_timeout if it needs longer)"
+    )]
+    ToolTimeout {
+        /// The tool's name.
+        tool: String,
+        /// The id of the call.
+        call_id: String,
+        /// The timeout that applied.
+        timeout: Duration,
+    },
+    /// The model called a tool this agent does not have. No call of that
+    /// turn was run.
+    #[error(
+        "the model called tool {tool:?} (call {call_id:?}), which this agent does not have \
+         (it has: {})", available.join(", ")
+    )]
+    UnknownTool {
+        /// The name the model used.
+        tool: String,
+        /// The id of the call.
+        call_id: String,
+        /// The names of the agent's tools.
+        available: Vec<String>,
+    },
+    /// The model was still calling tools when the turn limit was reached.
+    /// The calls of the last turn were not run.
+    #[error(
+        "the run reached its limit of {max_turns} model turn(s) without a final answer (raise \
+         AgentConfig::max_turns if the task needs more)"
+    )]
+    TurnLimit {
+        /// The limit that applied.
+        max_turns: u32,
+    },
+    /// The decoder rejected the model's answer ([`ModelRetry`]) more often
+    /// than the output correction budget allows.
+    #[error(
+        "the final answer was rejected on attempt {attempts}, beyond the output retry budget \
+         of {budget} (raise AgentConfig::output_retries to let the model correct it): {source}"
+    )]
+    OutputRetriesExhausted {
+        /// How many answers were rejected, this one included.
+        attempts: u32,
+        /// The budget that applied.
+        budget: u32,
+        /// The last rejection.
+        #[source]
+        source: ModelRetry,
+    },
+    /// The decoder failed with an error the model cannot correct.
+    #[error("the final answer could not be decoded: {source}")]
+    Output {
+        /// The decoder's error, exactly as it returned it.
+        #[source]
+        source: Box<dyn Error + Send + Sync + 'static>,
+    },
+}
+
+impl RunError {
+    /// The first error of type `E` in this error's `source()` chain (this
+    /// error itself excluded), e.g. the `golem_mcp::ProtocolError` of an MCP
+    /// tool's JSON-RPC failure, or the [`ModelRetry`] of an exhausted budget.
+    ///
+    /// ```
+    /// use golem::RunError;
+    /// use golem::model::ModelRetry;
+    ///
+    /// let error = RunError::OutputRetriesExhausted {
+    ///     attempts: 1,
+    ///     budget: 0,
+    ///     source: ModelRetry::new("answer with a number"),
+    /// };
+    /// assert_eq!(error.find::<ModelRetry>().map(ModelRetry::reason), Some("answer with a number"));
+    /// ```
+    pub fn find<E: Error + 'static>(&self) -> Option<&E> {
+        let mut next = self.source();
+        while let Some(error) = next {
+            if let Some(found) = error.downcast_ref::<E>() {
+                return Some(found);
+            }
+            next = error.source();
+        }
+        None
+    }
+
+    /// The name of the tool at fault, for the errors that have one.
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            RunError::Tool { tool, .. }
+            | RunError::ToolRetriesExhausted { tool, .. }
+            | RunError::ToolTimeout { tool, .. }
+            | RunError::UnknownTool { tool, .. } => Some(tool),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! End to end: the agent, the bridge and a real stdio MCP server nobody here
+//! wrote, the reference `@modelcontextprotocol/server-everything` from npm.
+//! Installed by `scripts/install-peers.sh` (the README's test command runs
+//! it); a missing peer fails the test.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use golem::mcp::{Client, StdioConfig, StdioTransport};
+use golem::model::{Model, ModelRetry, Request, Role, ToolCall};
+use golem::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
+use golem::tool::Tool;
+use golem::{Agent, AgentConfig, RunError};
+
+/// A bound on every run and connection: generous, since `npx`-installed
+/// Node servers start slowly on a busy machine.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn server_everything() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path
+}
+
+/// A connected client and the server's tools, bridged.
+async fn connect() -> (Client, Vec<Tool<()>>) {
+    let transport = StdioTransport::spawn(StdioConfig {
+        args: vec!["stdio".into()],
+        ..StdioConfig::new(server_everything().to_string_lossy())
+    })
+    .expect("spawns server-everything");
+    let client = Client::new(transport);
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("initializes in time")
+        .expect("initializes");
+    let tools = golem::mcp::as_tools::<()>(&client)
+        .await
+        .expect("bridges the tools");
+    (client, tools)
+}
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall::new(id, name, arguments).expect("test arguments are JSON")
+}
+
+fn agent(
+    model: impl Model + 'static,
+    tools: Vec<Tool<()>>,
+    config: AgentConfig<()>,
+) -> Agent<(), String> {
+    Agent::new(
+        Arc::new(model),
+        golem::decode::text,
+        AgentConfig { tools, ..config },
+    )
+    .expect("a valid agent")
+}
+
+/// Answers with the last tool result once there is one; calls `call` before.
+fn answer_from_tool(first: ToolCall) -> FunctionModel {
+    FunctionModel::new(move |request: &Request| {
+        Ok(match request.messages.last() {
+            Some(last) if last.role == Role::Tool => {
+                text_response(format!("The tool said: {}", last.content))
+            }
+            _ => tool_calls_response([first.clone()]),
+        })
+    })
+}
+
+#[tokio::test]
+async fn the_model_calls_echo_and_the_output_contains_the_echo() {
+    let (client, tools) = connect().await;
+    let model = answer_from_tool(call("call_1", "echo", r#"{"message":"hello, agent"}"#));
+    let agent = agent(model.clone(), tools, AgentConfig::default());
+
+    let run = tokio::time::timeout(PATIENCE, agent.run((), "Echo something."))
+        .await
+        .expect("in time")
+        .expect("run succeeds");
+
+    assert_eq!(run.output, "The tool said: Echo: hello, agent");
+    assert_eq!(run.usage.requests, 2);
+    let tool_message = &run.messages[2];
+    assert_eq!(tool_message.tool_call_id.as_deref(), Some("call_1"));
+    assert_eq!(tool_message.tool_name.as_deref(), Some("echo"));
+    // The model was offered the server's tools, echo's schema as the server
+    // wrote it (`$schema` and `type` first: not re-serialised, which would
+    // sort the keys).
+    let offered = &model.requests()[0].tools;
+    let echo = offered
+        .iter()
+        .find(|spec| spec.name == "echo")
+        .expect("echo offered");
+    assert!(
+        echo.input_schema
+            .get()
+            .starts_with(r#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"message""#),
+        "{}",
+        echo.input_schema.get()
+    );
+    let listed = client.list_tools().await.expect("lists");
+    assert_eq!(offered.len(), listed.len());
+    for (spec, info) in offered.iter().zip(&listed) {
+        assert_eq!(spec.name, info.name);
+        assert_eq!(
+            Some(spec.input_schema.get()),
+            info.input_schema.as_deref().map(|schema| schema.get())
+        );
+    }
+    client.close().await.expect("closes");
+}
+
+/// Calls `get-sum` with a bad argument, then with good ones, then answers.
+fn sum_script() -> ScriptedModel {
+    ScriptedModel::new([
+        tool_calls_response([call("c1", "get-sum", r#"{"a":"one","b":2}"#)]),
+        tool_calls_response([call("c2", "get-sum", r#"{"a":1,"b":2}"#)]),
+        text_response("3"),
+    ])
+}
+
+#[tokio::test]
+async fn with_a_budget_of_one_a_rejected_call_is_corrected() {
+    let (client, tools) = connect().await;
+    let model = sum_script();
+    let agent = agent(
+        model.clone(),
+        tools,
+        AgentConfig {
+            tool_retries: 1,
+            ..AgentConfig::default()
+        },
+    );
+
+    let run = tokio::time::timeout(PATIENCE, agent.run((), "Add one and two."))
+        .await
+        .expect("in time")
+        .expect("run succeeds");
+
+    assert_eq!(run.output, "3");
+    let results: Vec<&str> = run
+        .messages
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .map(|message| message.content.as_str())
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results[0].contains("rejected the arguments") && results[0].contains("expected number"),
+        "the history shows the server's rejection: {}",
+        results[0]
+    );
+    assert_eq!(results[1], "The sum of 1 and 2 is 3.");
+    assert!(
+        model.requests()[1]
+            .messages
+            .iter()
+            .any(|m| m.content == results[0]),
+        "the model saw the rejection"
+    );
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn with_no_budget_a_rejected_call_fails_the_run_with_the_model_retry() {
+    let (client, tools) = connect().await;
+    let model = sum_script();
+    let agent = agent(model.clone(), tools, AgentConfig::default());
+
+    let error = tokio::time::timeout(PATIENCE, agent.run((), "Add one and two."))
+        .await
+        .expect("in time")
+        .expect_err("correction is off");
+
+    assert!(
+        matches!(&error, RunError::ToolRetriesExhausted { tool, attempts: 1, budget: 0, .. } if tool == "get-sum"),
+        "{error:?}"
+    );
+    let retry = error
+        .find::<ModelRetry>()
+        .expect("the ModelRetry is reachable");
+    assert!(retry.reason().contains("expected number"), "{retry}");
+    assert_eq!(model.remaining(), 2, "the model was not asked again");
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn a_timeout_cancels_the_call_and_the_next_run_on_the_same_client_succeeds() {
+    let (client, tools) = connect().await;
+    // Two runs on one agent (one client): the first calls an operation that
+    // would take ten minutes, the second echoes.
+    let model = ScriptedModel::new([
+        tool_calls_response([call(
+            "slow",
+            "trigger-long-running-operation",
+            r#"{"duration":600,"steps":1}"#,
+        )]),
+        tool_calls_response([call("fast", "echo", r#"{"message":"still here"}"#)]),
+        text_response("done"),
+    ]);
+    let agent = agent(
+        model,
+        tools,
+        AgentConfig {
+            tool_timeout: Some(Duration::from_millis(500)),
+            ..AgentConfig::default()
+        },
+    );
+
+    let error = tokio::time::timeout(PATIENCE, agent.run((), "Take your time."))
+        .await
+        .expect("the timeout ended the run")
+        .expect_err("timed out");
+    assert!(
+        matches!(&error, RunError::ToolTimeout { tool, .. } if tool == "trigger-long-running-operation"),
+        "{error:?}"
+    );
+
+    let run = tokio::time::timeout(PATIENCE, agent.run((), "Echo."))
+        .await
+        .expect("in time")
+        .expect("the client is still usable");
+    assert_eq!(run.messages[2].content, "Echo: still here");
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn eight_calls_of_one_turn_through_one_client_get_their_own_results() {
+    let (client, tools) = connect().await;
+    let calls: Vec<ToolCall> = (0..8)
+        .map(|i| {
+            call(
+                &format!("call_{i}"),
+                "echo",
+                &format!(r#"{{"message":"message {i}"}}"#),
+            )
+        })
+        .collect();
+    let model = ScriptedModel::new([tool_calls_response(calls), text_response("done")]);
+    let agent = agent(model, tools, AgentConfig::default());
+
+    let run = tokio::time::timeout(PATIENCE, agent.run((), "Echo eight times."))
+        .await
+        .expect("in time")
+        .expect("run succeeds");
+
+    let results: Vec<(Option<&str>, &str)> = run
+        .messages
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .map(|message| (message.tool_call_id.as_deref(), message.content.as_str()))
+        .collect();
+    let expected: Vec<(String, String)> = (0..8)
+        .map(|i| (format!("call_{i}"), format!("Echo: message {i}")))
+        .collect();
+    assert_eq!(
+        results,
+        expected
+            .iter()
+            .map(|(id, text)| (Some(id.as_str()), text.as_str()))
+            .collect::<Vec<_>>()
+    );
+    client.close().await.expect("closes");
+}
