@@ -17,6 +17,9 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== cargo test"
+# The example tests run the examples' binaries, which only `cargo build`
+# puts at target/debug/examples/<name>.
+cargo build --workspace --examples --locked
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 

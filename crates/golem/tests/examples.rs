@@ -1,6 +1,7 @@
-//! The examples run and print what they promise. `cargo test` builds the
-//! examples before it runs the tests; this finds their binaries next to its
-//! own.
+//! The examples run and print what they promise. The README's test command
+//! builds them first (`cargo build --workspace --examples`: `cargo test`
+//! alone compiles examples but does not put them at their plain names); this
+//! finds their binaries next to its own.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -18,8 +19,8 @@ fn example(name: &str) -> PathBuf {
     let path = profile_dir.join("examples").join(name);
     assert!(
         path.exists(),
-        "{} is missing: run the tests with `cargo test` (which builds the examples) or build it \
-         with `cargo build -p golem --examples`",
+        "{} is missing: build the examples first with `cargo build --workspace --examples` (the \
+         README's test command, scripts/test.sh, does)",
         path.display()
     );
     path
