@@ -14,9 +14,12 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# --all-features lints the rmcp comparison programs of bench/ too (feature
+# golem-bench/rmcp), without making the test build below compile rmcp.
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 echo "== cargo test"
+# --all-targets includes bench/'s micro-benchmarks: each runs once.
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 
@@ -24,4 +27,5 @@ echo "== MCP conformance suite"
 scripts/conformance.sh
 
 echo "== cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+# The same features as clippy, so the dependencies it checked are reused.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked --quiet
