@@ -7,10 +7,12 @@
 //! ```
 //!
 //! It offers one tool, `echo`, which takes `{"text": string}` and returns the
-//! text as one text content item. Over HTTP it listens on 127.0.0.1 only,
-//! with `TCP_NODELAY` on every connection, in rmcp's default (stateful,
-//! event-stream) mode, and prints `listening on URL` once it accepts
-//! connections (`--http 0` picks a free port).
+//! text as one text content item. It runs on one thread. Over stdio it reads
+//! and writes its pipes through the runtime's reactor (see [`pipes`]). Over
+//! HTTP it listens on 127.0.0.1 only, with `TCP_NODELAY` on every
+//! connection, in rmcp's default mode (sessions, answers as event streams),
+//! and prints `listening on URL` once it accepts connections (`--http 0`
+//! picks a free port).
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
