@@ -169,7 +169,10 @@ def generated_block(args, runs, summary, verdict_lines):
                "`transport-io`, `transport-child-process`, `transport-streamable-http-server`, "
                "`transport-streamable-http-client-reqwest`)")
     out.append(f"- {command_output('rustc', '--version')}, release profile")
-    out.append(f"- {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}")
+    out.append(f"- {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
+               f"CPUs {args.busy}% busy in the second before the runs")
+    out.append(f"- client and server pinned to CPU {args.pin} (`PIN_CPU`)" if args.pin
+               else "- client and server not pinned (`PIN_CPU=`)")
     out.append(f"- client runtime: Tokio {os.environ.get('BENCH_RUNTIME', 'current')}-thread (the same for golem and rmcp); "
                "floor: blocking I/O on one thread")
     out.append("")
@@ -218,6 +221,8 @@ def main():
     parser.add_argument("--rounds", type=int, required=True)
     parser.add_argument("--command", required=True)
     parser.add_argument("--lock", required=True)
+    parser.add_argument("--busy", default="unknown")
+    parser.add_argument("--pin", default="")
     args = parser.parse_args()
 
     runs = load(args.results)

@@ -5,6 +5,7 @@
 #
 #   bench/run.sh                 # three interleaved rounds, writes BENCHMARKS.md
 #   ROUNDS=5 OUT=/tmp/b.md bench/run.sh
+#   PIN_CPU= bench/run.sh        # let the scheduler place client and server
 #
 # Builds the programs in release mode, then runs each case with the three
 # clients in turn (golem rmcp floor golem rmcp floor ...), ROUNDS rounds, and
@@ -18,11 +19,24 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROUNDS=${ROUNDS:-3}
 OUT=${OUT:-BENCHMARKS.md}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+# Client and server share one CPU (a stdio server inherits the client's
+# affinity). Calls are sequential, so nothing runs in parallel anyway, and
+# on a small VM a wake-up across CPUs costs 100 µs or more: unpinned, the
+# figures depend on where the scheduler happens to put the two processes.
+PIN_CPU=${PIN_CPU-0}
 CLIENTS=(golem rmcp floor)
 
 for tool in cargo python3 timeout; do
     command -v "$tool" >/dev/null || { echo "bench/run.sh: needs $tool" >&2; exit 1; }
 done
+pin=()
+if [[ -n $PIN_CPU ]]; then
+    command -v taskset >/dev/null || {
+        echo "bench/run.sh: needs taskset (util-linux) to pin to CPU $PIN_CPU; or run with PIN_CPU=" >&2
+        exit 1
+    }
+    pin=(taskset -c "$PIN_CPU")
+fi
 
 echo "== building the benchmark programs (release)"
 cargo build --release --locked -p golem-bench --features rmcp --bins
@@ -44,7 +58,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "== starting the HTTP echo server"
-"$server" --http 0 >"$work/server.out" 2>"$work/server.err" &
+"${pin[@]}" "$server" --http 0 >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 url=
 for _ in $(seq 100); do
@@ -72,6 +86,17 @@ case_args() {
     esac
 }
 
+# Other work on the machine skews the figures: measure how busy it is for
+# a second before the runs, and say so in the file.
+cpu_times() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+read -r busy0 idle0 < <(cpu_times)
+sleep 1
+read -r busy1 idle1 < <(cpu_times)
+busy_percent=$(( 100 * (busy1 - busy0) / (busy1 - busy0 + idle1 - idle0 + 1) ))
+if (( busy_percent > 20 )); then
+    echo "bench/run.sh: the CPUs were ${busy_percent}% busy before the runs: other work will skew the figures" >&2
+fi
+
 results="$work/results.jsonl"
 : >"$results"
 for round in $(seq "$ROUNDS"); do
@@ -79,7 +104,7 @@ for round in $(seq "$ROUNDS"); do
     for name in "${cases[@]}"; do
         case_args "$name"
         for client in "${CLIENTS[@]}"; do
-            if ! line=$(timeout "$RUN_TIMEOUT" "$bin/$client-bench" "${client_args[@]}"); then
+            if ! line=$(timeout "$RUN_TIMEOUT" "${pin[@]}" "$bin/$client-bench" "${client_args[@]}"); then
                 echo "bench/run.sh: $client-bench failed in case $name (round $round)" >&2
                 exit 1
             fi
@@ -93,4 +118,4 @@ command_line="bench/run.sh"
 [[ $ROUNDS != 3 ]] && command_line="ROUNDS=$ROUNDS $command_line"
 echo "== writing $OUT"
 python3 bench/report.py --results "$results" --out "$OUT" --rounds "$ROUNDS" \
-    --command "$command_line" --lock Cargo.lock
+    --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU"
