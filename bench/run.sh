@@ -116,6 +116,7 @@ done
 
 command_line="bench/run.sh"
 [[ $ROUNDS != 3 ]] && command_line="ROUNDS=$ROUNDS $command_line"
+[[ $PIN_CPU != 0 ]] && command_line="PIN_CPU=$PIN_CPU $command_line"
 echo "== writing $OUT"
 python3 bench/report.py --results "$results" --out "$OUT" --rounds "$ROUNDS" \
     --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU"
