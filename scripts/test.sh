@@ -14,12 +14,15 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+# --all-features lints the rmcp comparison programs of bench/ too (feature
+# golem-bench/rmcp), without making the test build below compile rmcp.
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 echo "== cargo test"
 # The example tests run the examples' binaries, which only `cargo build`
 # puts at target/debug/examples/<name>.
 cargo build --workspace --examples --locked
+# --all-targets includes bench/'s micro-benchmarks: each runs once.
 cargo test --workspace --all-targets --locked
 cargo test --workspace --doc --locked
 
@@ -27,4 +30,5 @@ echo "== MCP conformance suite"
 scripts/conformance.sh
 
 echo "== cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+# The same features as clippy, so the dependencies it checked are reused.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked --quiet

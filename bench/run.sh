@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Measures golem-mcp's client against rmcp's (the official Rust SDK) and the
+# no-parse floor, side by side against one rmcp echo server, and writes
+# BENCHMARKS.md with the table, the ratios and one verdict per target.
+#
+#   bench/run.sh                 # three interleaved rounds, writes BENCHMARKS.md
+#   ROUNDS=5 OUT=/tmp/b.md bench/run.sh
+#   PIN_CPU= bench/run.sh        # let the scheduler place client and server
+#
+# Builds the programs in release mode, then runs each case with the three
+# clients in turn (golem rmcp floor golem rmcp floor ...), ROUNDS rounds, and
+# reports medians. Everything stays on 127.0.0.1; every run is bounded by
+# RUN_TIMEOUT seconds; the HTTP server is killed on exit, however the script
+# ends. Exit status: 0 when every target is met, 3 when one is missed (the
+# file is written either way), anything else when the measurement failed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+ROUNDS=${ROUNDS:-3}
+OUT=${OUT:-BENCHMARKS.md}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+# Client and server share one CPU (a stdio server inherits the client's
+# affinity). Calls are sequential, so nothing runs in parallel anyway, and
+# on a small VM a wake-up across CPUs costs 100 µs or more: unpinned, the
+# figures depend on where the scheduler happens to put the two processes.
+PIN_CPU=${PIN_CPU-0}
+CLIENTS=(golem rmcp floor)
+
+for tool in cargo python3 timeout; do
+    command -v "$tool" >/dev/null || { echo "bench/run.sh: needs $tool" >&2; exit 1; }
+done
+pin=()
+if [[ -n $PIN_CPU ]]; then
+    command -v taskset >/dev/null || {
+        echo "bench/run.sh: needs taskset (util-linux) to pin to CPU $PIN_CPU; or run with PIN_CPU=" >&2
+        exit 1
+    }
+    pin=(taskset -c "$PIN_CPU")
+fi
+
+echo "== building the benchmark programs (release)"
+cargo build --release --locked -p golem-bench --features rmcp --bins
+target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+bin="$target_dir/release"
+server="$bin/rmcp-echo-server"
+
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+    if [[ -n $server_pid ]]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "== starting the HTTP echo server"
+"${pin[@]}" "$server" --http 0 >"$work/server.out" 2>"$work/server.err" &
+server_pid=$!
+url=
+for _ in $(seq 100); do
+    url=$(sed -n 's/^listening on //p' "$work/server.out")
+    [[ -n $url ]] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+done
+if [[ -z $url ]]; then
+    echo "bench/run.sh: the HTTP echo server did not start:" >&2
+    cat "$work/server.err" >&2
+    exit 1
+fi
+echo "   $url"
+
+cases=(stdio-64B stdio-1MiB http-64B)
+# Sets client_args for case $1.
+case_args() {
+    case $1 in
+        stdio-64B) client_args=(--calls 2000 --bytes 64 -- "$server") ;;
+        # The client's own peak RSS (VmHWM) is added to its line: the peak
+        # /usr/bin/time -v reports includes the reaped server's.
+        stdio-1MiB) client_args=(--calls 20 --bytes 1048576 --peak-rss -- "$server") ;;
+        http-64B) client_args=(--calls 1000 --bytes 64 --url "$url") ;;
+    esac
+}
+
+# Other work on the machine skews the figures: measure how busy it is for
+# a second before the runs, and say so in the file.
+cpu_times() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+read -r busy0 idle0 < <(cpu_times)
+sleep 1
+read -r busy1 idle1 < <(cpu_times)
+busy_percent=$(( 100 * (busy1 - busy0) / (busy1 - busy0 + idle1 - idle0 + 1) ))
+if (( busy_percent > 20 )); then
+    echo "bench/run.sh: the CPUs were ${busy_percent}% busy before the runs: other work will skew the figures" >&2
+fi
+
+results="$work/results.jsonl"
+: >"$results"
+for round in $(seq "$ROUNDS"); do
+    echo "== round $round of $ROUNDS"
+    for name in "${cases[@]}"; do
+        case_args "$name"
+        for client in "${CLIENTS[@]}"; do
+            if ! line=$(timeout "$RUN_TIMEOUT" "${pin[@]}" "$bin/$client-bench" "${client_args[@]}"); then
+                echo "bench/run.sh: $client-bench failed in case $name (round $round)" >&2
+                exit 1
+            fi
+            echo "   $name $line"
+            printf '{"case":"%s","round":%d,"result":%s}\n' "$name" "$round" "$line" >>"$results"
+        done
+    done
+done
+
+command_line="bench/run.sh"
+[[ $ROUNDS != 3 ]] && command_line="ROUNDS=$ROUNDS $command_line"
+[[ $PIN_CPU != 0 ]] && command_line="PIN_CPU=$PIN_CPU $command_line"
+echo "== writing $OUT"
+python3 bench/report.py --results "$results" --out "$OUT" --rounds "$ROUNDS" \
+    --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU"

@@ -1,0 +1,205 @@
+//! `rmcp-echo-server`: the one fast server every client is measured
+//! against, written with rmcp, the official Rust SDK.
+//!
+//! ```text
+//! rmcp-echo-server              # stdio
+//! rmcp-echo-server --http PORT  # streamable HTTP at http://127.0.0.1:PORT/mcp
+//! ```
+//!
+//! It offers one tool, `echo`, which takes `{"text": string}` and returns the
+//! text as one text content item. It runs on one thread. Over stdio it reads
+//! and writes its pipes through the runtime's reactor (see [`pipes`]). Over
+//! HTTP it listens on 127.0.0.1 only, with `TCP_NODELAY` on every
+//! connection, in rmcp's default mode (sessions, answers as event streams),
+//! and prints `listening on URL` once it accepts connections (`--http 0`
+//! picks a free port).
+
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::FileTypeExt;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use axum::serve::ListenerExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::net::unix::pipe;
+
+const PROGRAM: &str = "rmcp-echo-server";
+
+#[derive(Clone)]
+struct Echo {
+    tool: Tool,
+}
+
+impl Echo {
+    fn new() -> Echo {
+        let schema = json!({
+            "type": "object",
+            "properties": { "text": { "type": "string" } },
+            "required": ["text"],
+        });
+        let schema: JsonObject = match schema {
+            Value::Object(object) => object,
+            _ => JsonObject::new(),
+        };
+        Echo {
+            tool: Tool::new(golem_bench::TOOL, "Returns its text.", Arc::new(schema)),
+        }
+    }
+}
+
+impl ServerHandler for Echo {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(PROGRAM, env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(vec![self.tool.clone()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name != golem_bench::TOOL {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?}", request.name),
+                None,
+            ));
+        }
+        // Moved out of the arguments, not copied: the server should cost as
+        // little as rmcp allows.
+        match request
+            .arguments
+            .and_then(|mut arguments| arguments.remove("text"))
+        {
+            Some(Value::String(text)) => {
+                Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
+            }
+            _ => Err(ErrorData::invalid_params(
+                r#"echo wants {"text": string}"#,
+                None,
+            )),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let port = match (args.next().as_deref(), args.next(), args.next()) {
+        (None, _, _) => None,
+        (Some("--http"), Some(port), None) => match port.parse::<u16>() {
+            Ok(port) => Some(port),
+            Err(_) => return usage(&format!("--http wants a port number, not {port:?}")),
+        },
+        _ => return usage("unexpected arguments"),
+    };
+    // One thread: the calls are sequential, so a second worker only adds
+    // cross-thread wake-ups. Measured faster for every client, over stdio
+    // and HTTP, than the multi-threaded runtime.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("{PROGRAM}: cannot start the Tokio runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match port {
+        None => runtime.block_on(serve_stdio()),
+        Some(port) => runtime.block_on(serve_http(port)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{PROGRAM}: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn usage(problem: &str) -> ExitCode {
+    eprintln!("{PROGRAM}: {problem}\nusage: {PROGRAM} [--http PORT]");
+    ExitCode::from(2)
+}
+
+/// Serves one client on stdin/stdout until it closes stdin.
+async fn serve_stdio() -> Result<(), String> {
+    let service = match pipes() {
+        Some(pipes) => Echo::new().serve(pipes).await,
+        None => Echo::new().serve(rmcp::transport::stdio()).await,
+    }
+    .map_err(|error| format!("initialize: {error}"))?;
+    service
+        .waiting()
+        .await
+        .map_err(|error| format!("serve: {error}"))?;
+    Ok(())
+}
+
+/// Stdin and stdout as non-blocking pipes driven by the runtime's reactor,
+/// when both are pipes (as when a client spawns this server). rmcp's
+/// `stdio()` reads through Tokio's `Stdin`, which hands every read to the
+/// blocking thread pool: a thread hop per 64 KiB pipe read, which made this
+/// server, not the clients, the bottleneck with 1 MiB messages.
+fn pipes() -> Option<(pipe::Receiver, pipe::Sender)> {
+    let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    let is_pipe = |fd: &OwnedFd| {
+        fd.try_clone()
+            .map(File::from)
+            .and_then(|file| file.metadata())
+            .is_ok_and(|metadata| metadata.file_type().is_fifo())
+    };
+    if !(is_pipe(&stdin) && is_pipe(&stdout)) {
+        return None;
+    }
+    Some((
+        pipe::Receiver::from_owned_fd(stdin).ok()?,
+        pipe::Sender::from_owned_fd(stdout).ok()?,
+    ))
+}
+
+/// Serves streamable HTTP on 127.0.0.1 until killed.
+async fn serve_http(port: u16) -> Result<(), String> {
+    let echo = Echo::new();
+    let service = StreamableHttpService::new(
+        move || Ok(echo.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|error| format!("cannot listen on 127.0.0.1:{port}: {error}"))?;
+    let address = listener
+        .local_addr()
+        .map_err(|error| format!("no local address: {error}"))?;
+    // Without TCP_NODELAY, a small answer written in two segments waits for
+    // the client's delayed ACK (40 ms on Linux).
+    let listener = listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            eprintln!("{PROGRAM}: cannot set TCP_NODELAY: {error}");
+        }
+    });
+    println!("listening on http://{address}/mcp");
+    axum::serve(listener, router)
+        .await
+        .map_err(|error| format!("serve: {error}"))
+}
