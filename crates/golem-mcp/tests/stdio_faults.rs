@@ -428,8 +428,9 @@ async fn a_half_written_message_is_completed_before_the_next() {
             .expect("called"),
         "paused"
     );
-    // The server is not reading: a 1 MiB message fills the pipe and blocks.
-    let big = args(json!({"text": "y".repeat(1024 * 1024)}));
+    // The server is not reading: a 4 MiB message overfills even a widened
+    // (1 MiB) pipe and blocks.
+    let big = args(json!({"text": "y".repeat(4 * 1024 * 1024)}));
     let abandoned =
         tokio::time::timeout(Duration::from_millis(200), client.call_tool("echo", &big)).await;
     assert!(
@@ -691,7 +692,7 @@ async fn a_send_dropped_behind_a_half_written_message_is_still_delivered() {
             .expect("called"),
         "paused"
     );
-    let big = args(json!({"text": "y".repeat(1024 * 1024)}));
+    let big = args(json!({"text": "y".repeat(4 * 1024 * 1024)}));
     let first =
         tokio::time::timeout(Duration::from_millis(200), client.call_tool("echo", &big)).await;
     assert!(first.is_err(), "blocked on the full pipe");

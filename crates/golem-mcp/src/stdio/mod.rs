@@ -6,7 +6,7 @@ mod process;
 mod stderr;
 
 use std::collections::VecDeque;
-use std::io;
+use std::io::{self, IoSlice};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -235,6 +235,8 @@ impl StdioTransport {
         };
         let stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
+        widen_pipe(&stdin);
+        widen_pipe(&stdout);
         let (stderr, stderr_task) = match (config.stderr, child.stderr.take()) {
             (StderrMode::Tail(limit), Some(pipe)) => {
                 let (stderr, task) = ServerStderr::drain(pipe, limit);
@@ -285,50 +287,31 @@ impl StdioTransport {
 
     /// Writes the queued bytes. Cancel safe: progress is recorded after
     /// every partial write.
-    ///
-    /// While the pipe to the server is full, the server's output is read
-    /// into the line buffer (up to the message limit), so a server that
-    /// answers before it reads on, say a large answer to an abandoned
-    /// request, cannot deadlock against us.
     async fn flush_unsent(&mut self) -> Result<(), TransportError> {
-        while self.unsent_from < self.unsent.len() {
-            let Some(stdin) = self.stdin.as_mut() else {
-                return Err(TransportError::Closed);
-            };
-            let may_read =
-                !self.stdout_closed && self.lines.partial_len() <= self.max_message_bytes;
-            let written = tokio::select! {
-                biased;
-                written = stdin.write(&self.unsent[self.unsent_from..]) => written,
-                filled = self.lines.fill(&mut self.stdout), if may_read => {
-                    match filled {
-                        Ok(0) => self.stdout_closed = true,
-                        Ok(_) => {}
-                        Err(source) => {
-                            return Err(TransportError::Io {
-                                context: "read from the server's stdout",
-                                source,
-                            });
-                        }
-                    }
-                    continue;
-                }
-            };
-            match written {
-                Ok(0) => return Err(self.server_gone().await),
-                Ok(written) => self.unsent_from += written,
-                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
-                    return Err(self.server_gone().await);
-                }
-                Err(source) => {
-                    return Err(TransportError::Io {
-                        context: "write to the server's stdin",
-                        source,
-                    });
-                }
-            }
+        if self.unsent_from >= self.unsent.len() {
+            return Ok(());
         }
-        Ok(())
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(TransportError::Closed);
+        };
+        let mut pipes = Pipes {
+            stdin,
+            lines: &mut self.lines,
+            stdout: &mut self.stdout,
+            stdout_closed: &mut self.stdout_closed,
+            max_message_bytes: self.max_message_bytes,
+        };
+        let result = pipes.write(&self.unsent, &[], &mut self.unsent_from).await;
+        self.after_write(result).await
+    }
+
+    /// Turns a write's failure into the transport's error.
+    async fn after_write(&mut self, result: Result<(), WriteStop>) -> Result<(), TransportError> {
+        match result {
+            Ok(()) => Ok(()),
+            Err(WriteStop::Gone) => Err(self.server_gone().await),
+            Err(WriteStop::Failed(error)) => Err(error),
+        }
     }
 
     /// The server closed its end: collects its exit status and stderr tail,
@@ -369,6 +352,25 @@ impl StdioTransport {
     }
 }
 
+/// The pipe size asked for on Linux (the default is 64 KiB): a large message
+/// then crosses in a few writes and wake-ups instead of dozens. The kernel
+/// allocates pipe pages as they fill, so small messages cost nothing more.
+#[cfg(target_os = "linux")]
+const PIPE_BYTES: libc::c_int = 1024 * 1024;
+
+/// Asks for a larger pipe buffer; best effort (an unprivileged process may be
+/// limited by `/proc/sys/fs/pipe-max-size`, and other systems lack the call).
+fn widen_pipe(pipe: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fcntl(F_SETPIPE_SZ) on a pipe descriptor we own changes only
+    // the kernel's buffer size; on failure nothing changes.
+    unsafe {
+        libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = pipe;
+}
+
 /// Whether a stdout line can be a JSON-RPC message: a JSON object. Anything
 /// else is a stray log line.
 fn looks_like_message(line: &[u8]) -> bool {
@@ -388,22 +390,150 @@ fn remember_skipped(skipped: &mut VecDeque<String>, command: &str, line: &[u8]) 
     skipped.push_back(shown);
 }
 
+/// Why a write stopped before its end.
+enum WriteStop {
+    /// The server closed its stdin: it is gone.
+    Gone,
+    /// Any other failure.
+    Failed(TransportError),
+}
+
+/// The pipes a write needs, borrowed from the transport field by field.
+struct Pipes<'t> {
+    stdin: &'t mut ChildStdin,
+    lines: &'t mut LineBuffer,
+    stdout: &'t mut ChildStdout,
+    stdout_closed: &'t mut bool,
+    max_message_bytes: usize,
+}
+
+impl Pipes<'_> {
+    /// Writes `first` then `second`, from `*written` bytes into the two
+    /// (progress is recorded after every partial write: cancel safe).
+    ///
+    /// While the pipe to the server is full, the server's output is read
+    /// into the line buffer (up to the message limit), so a server that
+    /// answers before it reads on, say a large answer to an abandoned
+    /// request, cannot deadlock against us.
+    async fn write(
+        &mut self,
+        first: &[u8],
+        second: &[u8],
+        written: &mut usize,
+    ) -> Result<(), WriteStop> {
+        let total = first.len() + second.len();
+        while *written < total {
+            let slices = if *written < first.len() {
+                [IoSlice::new(&first[*written..]), IoSlice::new(second)]
+            } else {
+                [
+                    IoSlice::new(&second[*written - first.len()..]),
+                    IoSlice::new(&[]),
+                ]
+            };
+            let may_read =
+                !*self.stdout_closed && self.lines.partial_len() <= self.max_message_bytes;
+            let result = tokio::select! {
+                biased;
+                result = self.stdin.write_vectored(&slices) => result,
+                filled = self.lines.fill(&mut *self.stdout), if may_read => {
+                    match filled {
+                        Ok(0) => *self.stdout_closed = true,
+                        Ok(_) => {}
+                        Err(source) => {
+                            return Err(WriteStop::Failed(TransportError::Io {
+                                context: "read from the server's stdout",
+                                source,
+                            }));
+                        }
+                    }
+                    continue;
+                }
+            };
+            match result {
+                Ok(0) => return Err(WriteStop::Gone),
+                Ok(count) => *written += count,
+                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
+                    return Err(WriteStop::Gone);
+                }
+                Err(source) => {
+                    return Err(WriteStop::Failed(TransportError::Io {
+                        context: "write to the server's stdin",
+                        source,
+                    }));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A message being written from the caller's buffer. Dropped before it is
+/// settled (its `send` was cancelled), it queues the part not yet written,
+/// newline included, so the message still reaches the server whole.
+struct UnsentTail<'m, 'q> {
+    message: &'m [u8],
+    written: usize,
+    queue: &'q mut Vec<u8>,
+    settled: bool,
+}
+
+impl Drop for UnsentTail<'_, '_> {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        if self.written < self.message.len() {
+            self.queue.extend_from_slice(&self.message[self.written..]);
+            self.queue.push(b'\n');
+        } else if self.written == self.message.len() {
+            self.queue.push(b'\n');
+        }
+    }
+}
+
 impl Transport for StdioTransport {
     /// Writes the message and a newline to the server's stdin, after what
     /// is left of earlier messages.
     ///
-    /// Cancel safe: the message is queued before the first await, so once
-    /// polled it is delivered whole, in order, by this call or the next
-    /// `send` or `read`.
+    /// Cancel safe: once polled, the message is delivered whole, in order,
+    /// by this call or the next `send` or `read` (what a dropped call had not
+    /// written yet is queued when it is dropped).
     async fn send(&mut self, message: &[u8]) -> Result<(), TransportError> {
         self.check_open()?;
-        if self.unsent_from == self.unsent.len() {
-            self.unsent.clear();
-            self.unsent_from = 0;
+        if self.unsent_from < self.unsent.len() {
+            // Earlier bytes are still on their way: queue behind them.
+            self.unsent.extend_from_slice(message);
+            self.unsent.push(b'\n');
+            return self.flush_unsent().await;
         }
-        self.unsent.extend_from_slice(message);
-        self.unsent.push(b'\n');
-        self.flush_unsent().await
+        self.unsent.clear();
+        self.unsent_from = 0;
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(TransportError::Closed);
+        };
+        // Written straight from the caller's buffer, with no copy; if this
+        // future is dropped part-way, the guard queues the rest.
+        let mut unsent = UnsentTail {
+            message,
+            written: 0,
+            queue: &mut self.unsent,
+            settled: false,
+        };
+        let mut pipes = Pipes {
+            stdin,
+            lines: &mut self.lines,
+            stdout: &mut self.stdout,
+            stdout_closed: &mut self.stdout_closed,
+            max_message_bytes: self.max_message_bytes,
+        };
+        let result = pipes
+            .write(unsent.message, b"\n", &mut unsent.written)
+            .await;
+        // Written, or the server is gone: nothing is left to deliver.
+        unsent.settled = true;
+        drop(unsent);
+        self.after_write(result).await
     }
 
     /// Reads the next line that is a JSON object from the server's stdout.
