@@ -608,7 +608,7 @@ fn a_timeout_exits_5_and_leaves_no_server_behind() {
     golem_mcp()
         .args(["call", "trigger-long-running-operation"])
         .arg(r#"{"duration": 60, "steps": 60}"#)
-        .args(["--timeout", "1", "--", "sh", "-c"])
+        .args(["--timeout", "3", "--", "sh", "-c"])
         .arg(format!(
             "echo $$ > '{}'; exec '{}' stdio",
             pid_file.display(),
@@ -618,7 +618,7 @@ fn a_timeout_exits_5_and_leaves_no_server_behind() {
         .code(5)
         .stdout("")
         .stderr(predicate::str::contains(
-            "timed out after 1 s while calling trigger-long-running-operation",
+            "timed out after 3 s while calling trigger-long-running-operation",
         ));
     assert!(
         started.elapsed() < Duration::from_secs(20),
