@@ -555,6 +555,51 @@ fn an_http_server_that_is_not_there_exits_4_at_once() {
 }
 
 #[test]
+fn headers_reach_the_server_and_an_http_error_status_exits_4() {
+    // A stand-in HTTP endpoint that records the request and answers 401.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().expect("golem-mcp connects");
+        stream
+            .set_read_timeout(Some(PATIENCE))
+            .expect("a read timeout");
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+            let read = stream.read(&mut buffer).expect("the request arrives");
+            assert!(read > 0, "the request ended early");
+            request.extend_from_slice(&buffer[..read]);
+        }
+        let answer = "HTTP/1.1 401 Unauthorized\r\ncontent-type: text/plain\r\ncontent-length: 9\r\nconnection: close\r\n\r\nbad token";
+        stream.write_all(answer.as_bytes()).expect("answered");
+        String::from_utf8_lossy(&request).to_lowercase()
+    });
+    golem_mcp()
+        .args(["info", "--url", &url])
+        .args([
+            "-H",
+            "Authorization: Bearer t0ken",
+            "--header",
+            "X-Team:  golem ",
+        ])
+        .assert()
+        .code(4)
+        .stderr(
+            predicate::str::contains("initialize: HTTP 401 from ")
+                .and(predicate::str::contains("bad token")),
+        );
+    let request = server.join().expect("the stand-in server ran");
+    assert!(request.starts_with("post /mcp "), "{request}");
+    assert!(
+        request.contains("\r\nauthorization: bearer t0ken\r\n"),
+        "{request}"
+    );
+    assert!(request.contains("\r\nx-team: golem\r\n"), "{request}");
+}
+
+#[test]
 fn a_server_that_dies_exits_4_with_its_last_words() {
     golem_mcp()
         .args(["-e", "LAST_WORDS=cannot open the database", "info"])
