@@ -310,8 +310,9 @@ fn from_config(path: &std::path::Path, server: Option<&str>) -> Result<Target, F
     match servers.get(name) {
         Ok(ServerConfig::Stdio(stdio)) => Ok(Target::Stdio(stdio)),
         Ok(ServerConfig::Http(http)) => Ok(Target::Http(http)),
-        Ok(other) => Err(Failure::usage(format!(
-            "the server {name:?} uses a transport this version of golem-mcp cannot start: {other:?}"
+        // Not printed: a configuration may hold secrets.
+        Ok(_) => Err(Failure::usage(format!(
+            "the server {name:?} uses a transport this version of golem-mcp cannot use"
         ))),
         Err(error) => Err(Failure::usage(describe_config(&error))),
     }
