@@ -2,8 +2,10 @@
 # Runs every test of the workspace, from a fresh clone on a fresh machine:
 # installs the real MCP peers the integration tests use (npm and PyPI, pinned
 # in peers/), then checks formatting and lints, runs all tests (doc tests
-# included) and the official MCP conformance suite's client scenarios, and
-# builds the docs. Exits non-zero on the first failure.
+# included), the official MCP conformance suite's client scenarios and the
+# interop suite (the golem-mcp command against the real servers; it checks
+# that docs/interop.md matches what it tested), and builds the docs. Exits
+# non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,6 +30,9 @@ cargo test --workspace --doc --locked
 
 echo "== MCP conformance suite"
 scripts/conformance.sh
+
+echo "== interop suite (golem-mcp against real servers; regenerates docs/interop.md)"
+scripts/interop.sh
 
 echo "== cargo doc"
 # The same features as clippy, so the dependencies it checked are reused.

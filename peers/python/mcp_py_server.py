@@ -9,6 +9,10 @@ Usage (with peers/.venv/bin/python):
   mcp_py_server.py --http --port 8123 --json         # streamable HTTP, application/json responses
   mcp_py_server.py --http --port 8123 --stateless    # no Mcp-Session-Id (add --json for JSON)
 The HTTP endpoint is http://127.0.0.1:PORT/mcp.
+
+A call to an unknown tool is answered with the JSON-RPC error the MCP specification shows
+for it (-32602 "Unknown tool: NAME"); the SDK's own default is an isError result. The
+interop suite (scripts/interop.sh) relies on this to check golem-mcp's exit status 3.
 """
 
 import argparse
@@ -16,8 +20,20 @@ import asyncio
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
-mcp = MCPServer("golem-py-peer", version="0.1.0")
+
+class SpecServer(MCPServer):
+    """An MCPServer that answers an unknown tool with a JSON-RPC error, as the spec shows."""
+
+    async def call_tool(self, name, arguments, context=None):
+        if name not in {tool.name for tool in await self.list_tools()}:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+        return await super().call_tool(name, arguments, context)
+
+
+mcp = SpecServer("golem-py-peer", version="0.1.0")
 
 
 @mcp.tool()

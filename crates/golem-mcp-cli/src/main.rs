@@ -1,6 +1,77 @@
-//! The `golem-mcp` command-line tool. Placeholder: arrives with the CLI issue.
+//! `golem-mcp`: inspect and call any Model Context Protocol server from a
+//! shell.
+//!
+//! ```text
+//! golem-mcp info                    [SERVER]
+//! golem-mcp list [--long]           [SERVER]
+//! golem-mcp call TOOL [ARGS_JSON]   [SERVER]
+//! ```
+//!
+//! `SERVER` is `--url URL [-H 'Name: value']...`, `[-e KEY=VALUE]...
+//! [--cwd DIR] -- COMMAND [ARGS...]`, or `--config FILE --server NAME`.
+//! Exit status: 0 success, 1 the tool answered `isError`, 2 usage error,
+//! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout
+//! (ADR 0005). `golem-mcp --help` says the rest.
 
-fn main() {
-    eprintln!("golem-mcp: not implemented yet");
-    std::process::exit(2);
+mod cli;
+mod failure;
+mod feedback;
+mod render;
+mod run;
+mod trace;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Plan};
+use crate::failure::{Exit, Failure};
+
+fn main() -> ExitCode {
+    // Usage errors exit with 2, --help and --version with 0.
+    let cli = Cli::parse();
+    let plan = match Plan::from_cli(cli, std::io::stdin().lock()) {
+        Ok(plan) => plan,
+        Err(failure) => return failure.report().into(),
+    };
+    if plan.verbose {
+        trace_library_logs();
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            return Failure::new(
+                Exit::Transport,
+                format!("cannot start the async runtime: {error}"),
+            )
+            .report()
+            .into();
+        }
+    };
+    let exit = runtime.block_on(run::execute(plan));
+    // A server whose session did not end in time has a shutdown task left;
+    // dropping it here kills the server's whole process group.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    exit.into()
+}
+
+/// `-v`: the client library's own log lines (spawns, skipped stdout lines,
+/// refused server requests, ...) on stderr, next to the protocol trace.
+fn trace_library_logs() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let layer = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_ansi(false);
+    let only_ours =
+        tracing_subscriber::filter::Targets::new().with_target("golem_mcp", tracing::Level::DEBUG);
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(only_ours)
+        .try_init();
 }

@@ -284,17 +284,7 @@ impl Client {
     /// Cancel safe (see [`Client`]): dropping the future abandons the call,
     /// and the server is told with `notifications/cancelled`.
     pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {
-        let operation = Operation("tools/call", Some(name));
-        let mut state = self.ready(operation).await?;
-        let params = CallToolParams {
-            name,
-            arguments,
-            meta: None,
-        };
-        state
-            .connection
-            .request(&operation, "tools/call", &params, None)
-            .await
+        self.call(name, arguments, None).await
     }
 
     /// Like [`call_tool`](Client::call_tool), but asks the server for
@@ -310,8 +300,58 @@ impl Client {
         arguments: &RawValue,
         mut on_progress: impl FnMut(Progress) + Send,
     ) -> Result<CallResult, Error> {
+        self.call(name, arguments, Some(&mut on_progress)).await
+    }
+
+    /// Like [`call_tool`](Client::call_tool) (or
+    /// [`call_tool_with_progress`](Client::call_tool_with_progress) when
+    /// `on_progress` is given), but returns the result exactly as the server
+    /// sent it: the bytes of the JSON-RPC `result`, untouched, for programs
+    /// that print or forward it. Parse it into a [`CallResult`] with
+    /// `serde_json::from_str` when its content is needed too.
+    ///
+    /// Cancel safe (see [`Client`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let arguments = serde_json::value::RawValue::from_string(r#"{"message":"hi"}"#.into())?;
+    /// let raw = client.call_tool_raw("echo", &arguments, None).await?;
+    /// println!("{}", raw.get()); // e.g. {"content":[{"type":"text","text":"Echo: hi"}]}
+    /// let result: golem_mcp::CallResult = serde_json::from_str(raw.get())?;
+    /// assert!(!result.is_error);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<Box<RawValue>, Error> {
+        self.call(name, arguments, on_progress).await
+    }
+
+    /// `tools/call`, with a progress token when there is an observer, and
+    /// the result read as `R`.
+    async fn call<R: serde::de::DeserializeOwned>(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error> {
         let operation = Operation("tools/call", Some(name));
         let mut state = self.ready(operation).await?;
+        let Some(on_progress) = on_progress else {
+            let params = CallToolParams {
+                name,
+                arguments,
+                meta: None,
+            };
+            return state
+                .connection
+                .request(&operation, "tools/call", &params, None)
+                .await;
+        };
         let token = state.next_progress_token;
         state.next_progress_token += 1;
         let params = CallToolParams {

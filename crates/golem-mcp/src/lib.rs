@@ -9,6 +9,8 @@
 //! - [`Client`] performs the handshake and the requests over any
 //!   [`Transport`], one request at a time, honouring cancellation (drop the
 //!   future) at every await point.
+//! - [`config`] reads the `mcpServers` files desktop MCP hosts use into
+//!   transport configurations.
 //! - [`Error`] says which operation failed and why; a server's JSON-RPC error
 //!   is the typed [`ProtocolError`].
 //!
@@ -33,6 +35,7 @@
 
 mod bridge;
 mod client;
+pub mod config;
 mod connection;
 mod error;
 #[cfg(feature = "http")]

@@ -1,0 +1,495 @@
+//! The command line: what clap parses, and the checks that turn it into a
+//! [`Plan`] before any server is started.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use golem_mcp::config::{self, ServerConfig};
+use golem_mcp::{HttpConfig, StderrMode, StdioConfig};
+use serde_json::value::RawValue;
+
+use crate::failure::Failure;
+
+/// The default of `--timeout`, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+const AFTER_HELP: &str = "\
+SERVER is exactly one of:
+  --url URL [-H 'Name: value']...                      a streamable-HTTP endpoint
+  [-e KEY=VALUE]... [--cwd DIR] -- COMMAND [ARGS...]   a stdio server to start
+  --config FILE --server NAME                          an entry of an mcpServers JSON file
+                                                       (-e/--cwd or -H add to it)
+
+Options are accepted before or after the subcommand.
+
+Exit status: 0 success; 1 the tool answered isError (its text is still printed);
+2 usage error; 3 JSON-RPC error; 4 transport, process or HTTP failure; 5 timeout.
+
+Examples:
+  golem-mcp list -- npx -y @modelcontextprotocol/server-everything
+  golem-mcp call echo '{\"message\":\"hi\"}' --url http://127.0.0.1:3001/mcp
+  golem-mcp info --config servers.json --server everything";
+
+/// Inspect and call any Model Context Protocol server from a shell.
+#[derive(Debug, Parser)]
+#[command(
+    name = "golem-mcp",
+    version,
+    after_help = AFTER_HELP,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Options of every subcommand.
+    #[command(flatten)]
+    pub options: Options,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the server's identity, protocol version, capabilities and
+    /// instructions.
+    Info {
+        /// A stdio server to start: `-- COMMAND [ARGS...]`.
+        #[arg(last = true, value_name = "COMMAND")]
+        server_command: Vec<String>,
+    },
+    /// List the server's tools, one name per line.
+    List {
+        /// Add each tool's description and input schema.
+        #[arg(long)]
+        long: bool,
+        /// A stdio server to start: `-- COMMAND [ARGS...]`.
+        #[arg(last = true, value_name = "COMMAND")]
+        server_command: Vec<String>,
+    },
+    /// Call a tool and print its result's text (with --json, the result as
+    /// the server sent it).
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object ("-" reads it from stdin).
+        #[arg(value_name = "ARGS_JSON", default_value = "{}")]
+        args_json: String,
+        /// A stdio server to start: `-- COMMAND [ARGS...]`.
+        #[arg(last = true, value_name = "COMMAND")]
+        server_command: Vec<String>,
+    },
+}
+
+/// Options accepted before or after the subcommand.
+#[derive(Debug, Args)]
+pub struct Options {
+    /// A streamable-HTTP MCP endpoint, e.g. http://127.0.0.1:3001/mcp.
+    #[arg(long, global = true, value_name = "URL", help_heading = "Server")]
+    pub url: Option<String>,
+    /// An HTTP header sent on every request (repeatable).
+    #[arg(
+        short = 'H',
+        long = "header",
+        global = true,
+        value_name = "'Name: value'",
+        help_heading = "Server"
+    )]
+    pub headers: Vec<String>,
+    /// An environment variable for the stdio server (repeatable).
+    #[arg(
+        short = 'e',
+        long = "env",
+        global = true,
+        value_name = "KEY=VALUE",
+        help_heading = "Server"
+    )]
+    pub env: Vec<String>,
+    /// The stdio server's working directory.
+    #[arg(long, global = true, value_name = "DIR", help_heading = "Server")]
+    pub cwd: Option<PathBuf>,
+    /// An mcpServers JSON file (the format desktop MCP hosts use).
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Server")]
+    pub config: Option<PathBuf>,
+    /// The entry of the --config file to use.
+    #[arg(long, global = true, value_name = "NAME", help_heading = "Server")]
+    pub server: Option<String>,
+    /// Bound the whole command, in seconds [default: 60].
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: Option<Duration>,
+    /// Machine-readable output on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Show the server's stderr and a protocol trace on stderr.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds, e.g. --timeout 30"))?;
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err(format!("{text:?}: the timeout must be more than 0 seconds"));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("{text:?} seconds is too long"))
+}
+
+/// Which server.
+#[derive(Debug)]
+pub enum Target {
+    /// A stdio server to start.
+    Stdio(StdioConfig),
+    /// A streamable-HTTP endpoint.
+    Http(HttpConfig),
+}
+
+/// What to ask the server.
+#[derive(Debug)]
+pub enum Action {
+    /// `info`.
+    Info,
+    /// `list`, with or without `--long`.
+    List {
+        /// Descriptions and schemas too.
+        long: bool,
+    },
+    /// `call`.
+    Call {
+        /// The tool.
+        tool: String,
+        /// Its arguments, a JSON object, sent verbatim.
+        arguments: Box<RawValue>,
+    },
+}
+
+/// A checked command line: everything needed to run, nothing started yet.
+#[derive(Debug)]
+pub struct Plan {
+    /// The server.
+    pub target: Target,
+    /// What to ask it.
+    pub action: Action,
+    /// Bounds the whole command.
+    pub timeout: Duration,
+    /// `--json`.
+    pub json: bool,
+    /// `-v`.
+    pub verbose: bool,
+}
+
+impl Plan {
+    /// Checks the command line, reads the config file and the arguments
+    /// (from stdin for `-`): every usage error is found here, before any
+    /// server is started.
+    pub fn from_cli(cli: Cli, stdin: impl Read) -> Result<Plan, Failure> {
+        let Cli { command, options } = cli;
+        let (action, server_command) = match command {
+            Command::Info { server_command } => (Action::Info, server_command),
+            Command::List {
+                long,
+                server_command,
+            } => (Action::List { long }, server_command),
+            Command::Call {
+                tool,
+                args_json,
+                server_command,
+            } => {
+                let arguments = read_arguments(&args_json, stdin)?;
+                if tool.trim().is_empty() {
+                    return Err(Failure::usage(
+                        "the tool name is empty; `golem-mcp list` shows the server's tools",
+                    ));
+                }
+                (Action::Call { tool, arguments }, server_command)
+            }
+        };
+        let mut target = select_target(&options, server_command)?;
+        if let Target::Stdio(stdio) = &mut target
+            && options.verbose
+        {
+            stdio.stderr = StderrMode::Inherit;
+        }
+        Ok(Plan {
+            target,
+            action,
+            timeout: options
+                .timeout
+                .unwrap_or(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
+            json: options.json,
+            verbose: options.verbose,
+        })
+    }
+}
+
+const NAME_A_SERVER: &str = "name the server with --url URL, with --config FILE --server NAME, \
+                             or with -- COMMAND [ARGS...] at the end to start one";
+
+/// Exactly one way of naming the server, with the options that belong to it.
+fn select_target(options: &Options, server_command: Vec<String>) -> Result<Target, Failure> {
+    let mut named = Vec::new();
+    if options.url.is_some() {
+        named.push("--url");
+    }
+    if options.config.is_some() {
+        named.push("--config");
+    }
+    if !server_command.is_empty() {
+        named.push("-- COMMAND");
+    }
+    if named.len() > 1 {
+        return Err(Failure::usage(format!(
+            "{} name the server twice; {NAME_A_SERVER}, only one of them",
+            named.join(" and ")
+        )));
+    }
+    if options.server.is_some() && options.config.is_none() {
+        return Err(Failure::usage(
+            "--server names an entry of a config file; add --config FILE",
+        ));
+    }
+    let env = parse_env(&options.env)?;
+    let headers = parse_headers(&options.headers)?;
+    let target = if let Some(url) = &options.url {
+        Target::Http(HttpConfig::new(url.clone()))
+    } else if let Some(path) = &options.config {
+        from_config(path, options.server.as_deref())?
+    } else if let Some((command, args)) = server_command.split_first() {
+        Target::Stdio(StdioConfig {
+            args: args.to_vec(),
+            ..StdioConfig::new(command.clone())
+        })
+    } else {
+        return Err(Failure::usage(format!("no server given; {NAME_A_SERVER}")));
+    };
+    match target {
+        Target::Stdio(mut stdio) => {
+            if !headers.is_empty() {
+                return Err(Failure::usage(
+                    "-H applies to HTTP servers (--url), not to a server started over stdio",
+                ));
+            }
+            stdio.env.extend(env);
+            if let Some(dir) = &options.cwd {
+                stdio.dir = Some(dir.clone());
+            }
+            Ok(Target::Stdio(stdio))
+        }
+        Target::Http(mut http) => {
+            if !env.is_empty() || options.cwd.is_some() {
+                return Err(Failure::usage(
+                    "-e and --cwd apply to a server started over stdio (-- COMMAND), not to an \
+                     HTTP server",
+                ));
+            }
+            http.headers.extend(headers);
+            Ok(Target::Http(http))
+        }
+    }
+}
+
+fn from_config(path: &std::path::Path, server: Option<&str>) -> Result<Target, Failure> {
+    let servers = config::load(path).map_err(|error| Failure::usage(describe_config(&error)))?;
+    let Some(name) = server else {
+        let names: Vec<&str> = servers.names().collect();
+        return Err(Failure::usage(if names.is_empty() {
+            format!(
+                "--config needs --server NAME, but {} defines no server",
+                path.display()
+            )
+        } else {
+            format!(
+                "--config needs --server NAME; {} defines: {}",
+                path.display(),
+                names.join(", ")
+            )
+        }));
+    };
+    match servers.get(name) {
+        Ok(ServerConfig::Stdio(stdio)) => Ok(Target::Stdio(stdio)),
+        Ok(ServerConfig::Http(http)) => Ok(Target::Http(http)),
+        // Not printed: a configuration may hold secrets.
+        Ok(_) => Err(Failure::usage(format!(
+            "the server {name:?} uses a transport this version of golem-mcp cannot use"
+        ))),
+        Err(error) => Err(Failure::usage(describe_config(&error))),
+    }
+}
+
+fn describe_config(error: &config::ConfigError) -> String {
+    let message = error.to_string();
+    message
+        .strip_prefix("mcp: ")
+        .map(str::to_owned)
+        .unwrap_or(message)
+}
+
+/// `-e KEY=VALUE` entries.
+pub fn parse_env(entries: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    entries
+        .iter()
+        .map(|entry| match entry.split_once('=') {
+            Some((key, value)) if is_env_name(key) => Ok((key.to_owned(), value.to_owned())),
+            _ => Err(Failure::usage(format!(
+                "-e {entry:?}: expected KEY=VALUE with a name of letters, digits and '_', \
+                 e.g. -e API_KEY=secret"
+            ))),
+        })
+        .collect()
+}
+
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// `-H 'Name: value'` entries.
+pub fn parse_headers(entries: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    entries
+        .iter()
+        .map(|entry| {
+            let malformed = |why: &str| {
+                Failure::usage(format!(
+                    "-H {entry:?}: {why}; write it as 'Name: value', e.g. -H 'Authorization: \
+                     Bearer TOKEN'"
+                ))
+            };
+            let Some((name, value)) = entry.split_once(':') else {
+                return Err(malformed("no ':' between the name and the value"));
+            };
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(malformed("the header name is empty"));
+            }
+            if !name.bytes().all(is_token_byte) {
+                return Err(malformed(
+                    "the header name may hold only letters, digits and !#$%&'*+-.^_`|~",
+                ));
+            }
+            let value = value.trim();
+            if value.chars().any(|c| c.is_control() && c != '\t') {
+                return Err(malformed("the value contains control characters"));
+            }
+            Ok((name.to_owned(), value.to_owned()))
+        })
+        .collect()
+}
+
+/// A character allowed in an HTTP header name (RFC 9110 `tchar`).
+fn is_token_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
+}
+
+/// `ARGS_JSON`, or stdin for `-`: a JSON object, kept byte for byte.
+pub fn read_arguments(args_json: &str, mut stdin: impl Read) -> Result<Box<RawValue>, Failure> {
+    let (text, from) = if args_json == "-" {
+        let mut text = String::new();
+        stdin.read_to_string(&mut text).map_err(|error| {
+            Failure::usage(format!(
+                "ARGS_JSON is \"-\", but stdin could not be read as UTF-8 text: {error}"
+            ))
+        })?;
+        (text, "ARGS_JSON from stdin")
+    } else {
+        (args_json.to_owned(), "ARGS_JSON")
+    };
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(Failure::usage(format!(
+            "{from} is empty; give a JSON object, e.g. '{{\"message\": \"hi\"}}', or leave it \
+             out for {{}}"
+        )));
+    }
+    let arguments = RawValue::from_string(text.to_owned()).map_err(|error| {
+        Failure::usage(format!(
+            "{from} is not valid JSON ({error}); give an object in single quotes, e.g. \
+             '{{\"message\": \"hi\"}}'"
+        ))
+    })?;
+    if !arguments.get().starts_with('{') {
+        return Err(Failure::usage(format!(
+            "{from} must be a JSON object of the tool's arguments, e.g. '{{\"message\": \"hi\"}}', \
+             not {}",
+            arguments.get()
+        )));
+    }
+    Ok(arguments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::failure::Exit;
+
+    fn usage_message<T: std::fmt::Debug>(result: Result<T, Failure>) -> String {
+        let failure = result.expect_err("a usage error");
+        assert_eq!(failure.exit, Exit::Usage, "{failure:?}");
+        failure.message
+    }
+
+    #[test]
+    fn env_entries_need_a_name_and_an_equals_sign() {
+        assert_eq!(
+            parse_env(&["A=1".into(), "B_2=x=y".into(), "EMPTY=".into()]).expect("valid"),
+            [
+                ("A".into(), "1".into()),
+                ("B_2".into(), "x=y".into()),
+                ("EMPTY".into(), String::new())
+            ]
+        );
+        for bad in ["NOVALUE", "=1", "1A=x", "A B=x"] {
+            let message = usage_message(parse_env(&[bad.into()]));
+            assert!(message.contains("expected KEY=VALUE"), "{bad}: {message}");
+        }
+    }
+
+    #[test]
+    fn headers_need_a_valid_name_and_a_colon() {
+        assert_eq!(
+            parse_headers(&["Authorization:  Bearer a:b ".into(), "X-Empty:".into()])
+                .expect("valid"),
+            [
+                ("Authorization".into(), "Bearer a:b".into()),
+                ("X-Empty".into(), String::new())
+            ]
+        );
+        for (bad, why) in [
+            ("Authorization Bearer x", "no ':'"),
+            (": x", "name is empty"),
+            ("Bad Name: x", "may hold only"),
+            ("X: a\u{1}b", "control characters"),
+        ] {
+            let message = usage_message(parse_headers(&[bad.into()]));
+            assert!(message.contains(why), "{bad}: {message}");
+            assert!(message.contains("'Name: value'"), "{message}");
+        }
+    }
+
+    #[test]
+    fn arguments_must_be_a_json_object_kept_verbatim() {
+        let arguments = read_arguments(r#" {"b": 1, "a": [2]} "#, std::io::empty()).expect("ok");
+        assert_eq!(arguments.get(), r#"{"b": 1, "a": [2]}"#);
+        let from_stdin =
+            read_arguments("-", &b"{\"message\":\"stdin\"}\n"[..]).expect("read from stdin");
+        assert_eq!(from_stdin.get(), r#"{"message":"stdin"}"#);
+        assert!(
+            usage_message(read_arguments("{oops}", std::io::empty())).contains("not valid JSON")
+        );
+        assert!(
+            usage_message(read_arguments("[1]", std::io::empty()))
+                .contains("must be a JSON object")
+        );
+        assert!(usage_message(read_arguments("-", &b"  "[..])).contains("from stdin is empty"));
+    }
+
+    #[test]
+    fn timeouts_are_positive_seconds() {
+        assert_eq!(parse_timeout("1.5"), Ok(Duration::from_millis(1500)));
+        for bad in ["0", "-1", "soon", "NaN", "inf"] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
+    }
+}

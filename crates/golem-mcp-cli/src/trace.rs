@@ -1,0 +1,80 @@
+//! `-v`'s protocol trace: every message, as sent and as received, on stderr.
+
+use std::future::Future;
+use std::io::Write;
+
+use golem_mcp::{Transport, TransportError};
+
+/// The longest part of a message the trace shows; the rest is counted.
+const SHOWN_BYTES: usize = 4096;
+
+/// A transport that writes each message it carries to stderr, `→` for
+/// messages to the server and `←` for messages from it.
+#[derive(Debug)]
+pub struct Traced<T> {
+    inner: T,
+}
+
+impl<T> Traced<T> {
+    /// Traces `inner`'s messages.
+    pub fn new(inner: T) -> Self {
+        Traced { inner }
+    }
+}
+
+impl<T: Transport> Transport for Traced<T> {
+    fn send(&mut self, message: &[u8]) -> impl Future<Output = Result<(), TransportError>> + Send {
+        trace("→", message);
+        self.inner.send(message)
+    }
+
+    async fn read(&mut self) -> Result<&[u8], TransportError> {
+        let message = self.inner.read().await?;
+        trace("←", message);
+        Ok(message)
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
+        self.inner.close()
+    }
+
+    fn protocol_version_negotiated(&mut self, version: &str) {
+        self.inner.protocol_version_negotiated(version);
+    }
+}
+
+fn trace(direction: &str, message: &[u8]) {
+    let line = shown(message);
+    // A trace line that cannot be written is not worth failing the command.
+    let _ = writeln!(std::io::stderr().lock(), "golem-mcp: {direction} {line}");
+}
+
+/// The message as text, cut after [`SHOWN_BYTES`] (at a character boundary).
+fn shown(message: &[u8]) -> String {
+    let text = String::from_utf8_lossy(message);
+    if text.len() <= SHOWN_BYTES {
+        return text.into_owned();
+    }
+    let mut end = SHOWN_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &text[..end], message.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_are_cut_at_a_character_boundary() {
+        assert_eq!(shown(b"{\"id\":1}"), "{\"id\":1}");
+        let long = "é".repeat(SHOWN_BYTES);
+        let cut = shown(long.as_bytes());
+        assert!(
+            cut.ends_with(&format!("… ({} bytes in all)", long.len())),
+            "{cut}"
+        );
+        assert!(cut.len() < SHOWN_BYTES + 40);
+    }
+}

@@ -1,0 +1,681 @@
+//! The `golem-mcp` binary end to end: each exit status, each way to name a
+//! server, and the command-line details (arguments from stdin, options
+//! before and after the subcommand, usage errors caught before a server is
+//! started). The servers are real ones nobody here wrote, installed by
+//! `scripts/install-peers.sh`: `@modelcontextprotocol/server-everything`
+//! (npm) and a server on the official Python SDK
+//! (`peers/python/mcp_py_server.py`). A missing peer fails the test.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// How long any one command may take before the test fails.
+const PATIENCE: Duration = Duration::from_secs(90);
+
+fn peers() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers")
+}
+
+fn installed(path: PathBuf) -> String {
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+fn everything() -> String {
+    installed(peers().join("node_modules/.bin/mcp-server-everything"))
+}
+
+fn python() -> String {
+    installed(peers().join(".venv/bin/python"))
+}
+
+fn python_server_script() -> String {
+    installed(peers().join("python/mcp_py_server.py"))
+}
+
+/// `golem-mcp` with a bound on how long it may run.
+fn golem_mcp() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
+    command.timeout(PATIENCE);
+    command
+}
+
+/// `-- mcp-server-everything stdio`, to append to a command line.
+fn everything_stdio() -> [String; 3] {
+    ["--".into(), everything(), "stdio".into()]
+}
+
+/// `-- python mcp_py_server.py`, to append to a command line.
+fn python_stdio() -> [String; 3] {
+    ["--".into(), python(), python_server_script()]
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "golem-mcp-cli-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents).expect("written");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An HTTP server process, killed and reaped when dropped.
+struct HttpPeer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
+}
+
+/// The Python SDK server over streamable HTTP (event-stream answers), once
+/// it accepts connections.
+fn python_http() -> HttpPeer {
+    let port = free_port();
+    let child = std::process::Command::new(python())
+        .arg(python_server_script())
+        .args(["--http", "--port", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the Python server starts");
+    let mut peer = HttpPeer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let address = SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = Instant::now() + PATIENCE;
+    while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
+        if let Ok(Some(status)) = peer.child.try_wait() {
+            panic!("the Python server exited before listening: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not listen in time"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    peer
+}
+
+fn stdout_json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).expect("stdout is JSON")
+}
+
+// ---- each way to name a server, and exit 0 ----------------------------------------------
+
+#[test]
+fn info_over_stdio_shows_identity_protocol_capabilities_and_instructions() {
+    golem_mcp()
+        .arg("info")
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("server:       mcp-servers/everything ")
+                .and(predicate::str::contains("protocol:     2025-11-25"))
+                .and(predicate::str::contains("tools (listChanged)"))
+                .and(predicate::str::contains(
+                    "instructions:\n  # Everything Server",
+                )),
+        );
+}
+
+#[test]
+fn list_over_http_accepts_options_before_and_after_the_subcommand() {
+    let peer = python_http();
+    let after = golem_mcp()
+        .args(["list", "--json", "--timeout", "30", "--url", &peer.url])
+        .output()
+        .expect("runs");
+    let before = golem_mcp()
+        .args(["--json", "--timeout", "30", "--url", &peer.url, "list"])
+        .output()
+        .expect("runs");
+    for output in [&after, &before] {
+        assert!(output.status.success(), "{output:?}");
+        let listed = stdout_json(output);
+        let names: Vec<&str> = listed["tools"]
+            .as_array()
+            .expect("a tools array")
+            .iter()
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        assert_eq!(names, ["echo", "add", "slow", "fail"]);
+    }
+    let plain = golem_mcp()
+        .args(["list", "--url", &peer.url])
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&plain.get_output().stdout),
+        "echo\nadd\nslow\nfail\n"
+    );
+}
+
+#[test]
+fn list_long_adds_descriptions_and_input_schemas() {
+    golem_mcp()
+        .args(["list", "--long"])
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::function(|out: &str| {
+            // echo, its description, then its schema, all indented.
+            let lines: Vec<&str> = out.lines().collect();
+            lines.windows(3).any(|three| {
+                three[0].starts_with("echo")
+                    && three[1].starts_with("  ")
+                    && three[2].starts_with("  input: {")
+                    && three[2].contains("\"message\"")
+            })
+        }));
+}
+
+#[test]
+fn a_config_file_names_the_server_with_variables_expanded() {
+    let dir = TempDir::new();
+    let config = dir.file(
+        "servers.json",
+        r#"{"mcpServers": {
+            "everything": {"command": "${GOLEM_TEST_PEERS}/node_modules/.bin/mcp-server-everything", "args": ["stdio"]},
+            "other": {"url": "http://127.0.0.1:9/mcp"}
+        }}"#,
+    );
+    golem_mcp()
+        .env("GOLEM_TEST_PEERS", peers())
+        .args(["call", "echo", r#"{"message":"from a config file"}"#])
+        .arg("--config")
+        .arg(&config)
+        .args(["--server", "everything"])
+        .assert()
+        .success()
+        .stdout("Echo: from a config file\n");
+}
+
+#[test]
+fn call_prints_the_text_the_agent_would_see_with_an_image_placeholder() {
+    golem_mcp()
+        .args(["call", "get-tiny-image"])
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::function(|out: &str| {
+            out.lines().any(|line| {
+                line.strip_prefix("[image: image/png, ")
+                    .and_then(|rest| rest.strip_suffix(" bytes not shown]"))
+                    .is_some_and(|size| size.parse::<u64>().is_ok())
+            })
+        }));
+}
+
+#[test]
+fn dash_reads_the_arguments_from_stdin() {
+    golem_mcp()
+        .args(["call", "echo", "-"])
+        .args(everything_stdio())
+        .write_stdin("{\"message\": \"from stdin\"}\n")
+        .assert()
+        .success()
+        .stdout("Echo: from stdin\n");
+}
+
+#[test]
+fn call_json_prints_the_whole_result_as_the_server_sent_it() {
+    let output = golem_mcp()
+        .args(["call", "echo", r#"{"message":"raw"}"#, "--json"])
+        .args(everything_stdio())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout.clone()).expect("UTF-8");
+    assert_eq!(stdout.lines().count(), 1, "one line, as sent: {stdout}");
+    assert_eq!(
+        stdout_json(&output),
+        serde_json::json!({"content": [{"type": "text", "text": "Echo: raw"}]})
+    );
+}
+
+#[test]
+fn verbose_shows_the_servers_stderr_and_the_protocol_trace() {
+    golem_mcp()
+        .args(["-v", "call", "trigger-long-running-operation"])
+        .arg(r#"{"duration": 0.2, "steps": 2}"#)
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Long running operation completed"))
+        .stderr(
+            predicate::str::contains(
+                "golem-mcp: → {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"",
+            )
+            .and(predicate::str::contains("\"progressToken\":1"))
+            .and(predicate::str::contains(
+                "golem-mcp: ← {\"method\":\"notifications/progress\"",
+            ))
+            // The server's own stderr, passed through.
+            .and(predicate::str::contains("Starting default (STDIO) server")),
+        );
+}
+
+#[test]
+fn help_documents_the_exit_statuses() {
+    golem_mcp().arg("--help").assert().success().stdout(
+        predicate::str::contains("5 timeout")
+            .and(predicate::str::contains("--config FILE --server NAME")),
+    );
+}
+
+// ---- exit 1: the tool answered isError ----------------------------------------------------
+
+#[test]
+fn an_is_error_result_prints_its_text_and_exits_1() {
+    golem_mcp()
+        .args(["call", "fail", r#"{"reason":"out of coffee"}"#])
+        .args(python_stdio())
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("out of coffee"))
+        .stderr(predicate::str::contains("answered with an error (isError)"));
+}
+
+// ---- exit 2: usage errors, before any server is started -----------------------------------
+
+/// A stdio "server" that leaves a mark if it is ever started.
+fn marker_server(dir: &TempDir) -> (PathBuf, [String; 4]) {
+    let marker = dir.0.join("started");
+    let command = [
+        "--".into(),
+        "sh".into(),
+        "-c".into(),
+        format!("touch '{}'", marker.display()),
+    ];
+    (marker, command)
+}
+
+fn assert_usage_error(args: &[&str], stdin: &str, expected: &str) {
+    let dir = TempDir::new();
+    let (marker, server) = marker_server(&dir);
+    golem_mcp()
+        .args(args)
+        .args(server)
+        .write_stdin(stdin)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(expected));
+    assert!(!marker.exists(), "the server was started for {args:?}");
+}
+
+#[test]
+fn invalid_arguments_are_usage_errors_found_before_starting_the_server() {
+    assert_usage_error(
+        &["call", "echo", "{message: hi}"],
+        "",
+        "ARGS_JSON is not valid JSON",
+    );
+    assert_usage_error(&["call", "echo", "[1, 2]"], "", "must be a JSON object");
+    assert_usage_error(
+        &["call", "echo", "-"],
+        "not json",
+        "ARGS_JSON from stdin is not valid JSON",
+    );
+    assert_usage_error(&["call", "echo", "-"], "", "ARGS_JSON from stdin is empty");
+}
+
+#[test]
+fn malformed_env_entries_and_misplaced_options_are_usage_errors() {
+    assert_usage_error(
+        &["info", "-e", "NOVALUE"],
+        "",
+        "-e \"NOVALUE\": expected KEY=VALUE",
+    );
+    assert_usage_error(&["info", "-e", "=x"], "", "expected KEY=VALUE");
+    assert_usage_error(
+        &["info", "-H", "X-Key: 1"],
+        "",
+        "-H applies to HTTP servers",
+    );
+    assert_usage_error(
+        &["info", "--url", "http://127.0.0.1:9/mcp"],
+        "",
+        "name the server twice",
+    );
+    assert_usage_error(&["info", "--server", "x"], "", "add --config FILE");
+    assert_usage_error(&["info", "--no-such-flag"], "", "unexpected argument");
+    assert_usage_error(&["info", "--timeout", "0"], "", "more than 0 seconds");
+}
+
+#[test]
+fn a_malformed_header_is_a_usage_error() {
+    for (header, expected) in [
+        (
+            "Authorization Bearer x",
+            "no ':' between the name and the value",
+        ),
+        ("Bad Name: x", "may hold only"),
+    ] {
+        golem_mcp()
+            .args(["info", "--url", "http://127.0.0.1:9/mcp", "-H", header])
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains(expected).and(predicate::str::contains("'Name: value'")),
+            );
+    }
+    golem_mcp()
+        .args(["info", "--url", "ftp://127.0.0.1/mcp"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the scheme must be http or https"));
+}
+
+#[test]
+fn naming_no_server_is_a_usage_error() {
+    golem_mcp()
+        .arg("list")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no server given; name the server with --url URL",
+        ));
+}
+
+#[test]
+fn config_problems_are_usage_errors_naming_entry_and_field() {
+    let dir = TempDir::new();
+    let config = dir.file(
+        "servers.json",
+        r#"{"mcpServers": {
+            "github": {"command": "gh-mcp", "env": {"GITHUB_TOKEN": "${GOLEM_TEST_UNSET_VARIABLE}"}},
+            "broken": {"command": "x", "args": "not an array"}
+        }}"#,
+    );
+    let config = config.to_string_lossy();
+    for (server, expected) in [
+        (
+            "missing",
+            "no server named \"missing\" in \"mcpServers\"; it defines: broken, github",
+        ),
+        (
+            "github",
+            "mcpServers.github.env.GITHUB_TOKEN: ${GOLEM_TEST_UNSET_VARIABLE} is not set",
+        ),
+        (
+            "broken",
+            "mcpServers.broken.args: expected an array of strings",
+        ),
+    ] {
+        golem_mcp()
+            .env_remove("GOLEM_TEST_UNSET_VARIABLE")
+            .args(["info", "--config", &config, "--server", server])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(expected));
+    }
+    golem_mcp()
+        .args(["info", "--config", &config])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--config needs --server NAME; "));
+    golem_mcp()
+        .args(["info", "--server", "x", "--config"])
+        .arg(dir.0.join("absent.json"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("cannot read it")
+                .and(predicate::str::contains("check the path")),
+        );
+    let not_json = dir.file("bad.json", "{\"mcpServers\": ");
+    golem_mcp()
+        .args(["info", "--server", "x", "--config"])
+        .arg(&not_json)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not valid JSON"));
+}
+
+#[test]
+fn a_tool_the_server_does_not_list_is_a_usage_error_naming_its_tools() {
+    // server-everything reports an unknown tool as an isError result (not
+    // the JSON-RPC error the specification shows): golem-mcp checks the
+    // tool list and reports a usage error.
+    golem_mcp()
+        .args(["call", "ecko"])
+        .args(everything_stdio())
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            predicate::str::contains("the server has no tool named \"ecko\"")
+                .and(predicate::str::contains("Tool ecko not found"))
+                .and(predicate::str::contains("it offers: echo, ")),
+        );
+}
+
+// ---- exit 3: a JSON-RPC error -------------------------------------------------------------
+
+#[test]
+fn a_json_rpc_error_exits_3_with_the_servers_message() {
+    // The Python peer answers an unknown tool with the JSON-RPC error -32602.
+    golem_mcp()
+        .args(["call", "no-such-tool"])
+        .args(python_stdio())
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(
+            predicate::str::contains("tools/call no-such-tool: the server answered with an error")
+                .and(predicate::str::contains(
+                    "Unknown tool: no-such-tool (JSON-RPC error -32602)",
+                )),
+        );
+}
+
+// ---- exit 4: transport, process or HTTP failure -------------------------------------------
+
+#[test]
+fn a_missing_executable_exits_4_at_once() {
+    let started = Instant::now();
+    golem_mcp()
+        .args(["info", "--", "/nonexistent/mcp-server"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains(
+            "spawn \"/nonexistent/mcp-server\": executable not found",
+        ));
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn an_http_server_that_is_not_there_exits_4_at_once() {
+    let url = format!("http://127.0.0.1:{}/mcp", free_port());
+    let started = Instant::now();
+    golem_mcp()
+        .args(["info", "--url", &url, "-H", "Authorization: Bearer secret"])
+        .assert()
+        .code(4)
+        .stderr(
+            predicate::str::contains("initialize: POST")
+                .and(predicate::str::contains("Connection refused"))
+                .and(predicate::str::contains("secret").not()),
+        );
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn headers_reach_the_server_and_an_http_error_status_exits_4() {
+    // A stand-in HTTP endpoint that records the request and answers 401.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().expect("golem-mcp connects");
+        stream
+            .set_read_timeout(Some(PATIENCE))
+            .expect("a read timeout");
+        let mut request = Vec::new();
+        let mut buffer = [0u8; 4096];
+        while !request.windows(4).any(|window| window == b"\r\n\r\n") {
+            let read = stream.read(&mut buffer).expect("the request arrives");
+            assert!(read > 0, "the request ended early");
+            request.extend_from_slice(&buffer[..read]);
+        }
+        let answer = "HTTP/1.1 401 Unauthorized\r\ncontent-type: text/plain\r\ncontent-length: 9\r\nconnection: close\r\n\r\nbad token";
+        stream.write_all(answer.as_bytes()).expect("answered");
+        String::from_utf8_lossy(&request).to_lowercase()
+    });
+    golem_mcp()
+        .args(["info", "--url", &url])
+        .args([
+            "-H",
+            "Authorization: Bearer t0ken",
+            "--header",
+            "X-Team:  golem ",
+        ])
+        .assert()
+        .code(4)
+        .stderr(
+            predicate::str::contains("initialize: HTTP 401 from ")
+                .and(predicate::str::contains("bad token")),
+        );
+    let request = server.join().expect("the stand-in server ran");
+    assert!(request.starts_with("post /mcp "), "{request}");
+    assert!(
+        request.contains("\r\nauthorization: bearer t0ken\r\n"),
+        "{request}"
+    );
+    assert!(request.contains("\r\nx-team: golem\r\n"), "{request}");
+}
+
+#[test]
+fn a_server_that_dies_exits_4_with_its_last_words() {
+    golem_mcp()
+        .args(["-e", "LAST_WORDS=cannot open the database", "info"])
+        .args(["--", "sh", "-c", "echo \"fatal: $LAST_WORDS\" >&2; exit 7"])
+        .assert()
+        .code(4)
+        .stderr(
+            predicate::str::contains("initialize: the server process exited (exit status: 7)")
+                .and(predicate::str::contains("fatal: cannot open the database")),
+        );
+}
+
+#[test]
+fn cwd_sets_the_servers_working_directory() {
+    let dir = TempDir::new();
+    golem_mcp()
+        .arg("info")
+        .arg("--cwd")
+        .arg(&dir.0)
+        .args(["--", "sh", "-c", "pwd >&2; exit 3"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains(dir.0.to_string_lossy().as_ref()));
+    golem_mcp()
+        .args(["info", "--cwd", "/nonexistent/dir", "--", "sh"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "does not exist or is not a directory",
+        ));
+}
+
+// ---- exit 5: timeout ----------------------------------------------------------------------
+
+/// Whether process `pid` is gone (a zombie waiting for init counts as gone).
+fn is_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn a_timeout_exits_5_and_leaves_no_server_behind() {
+    let dir = TempDir::new();
+    let pid_file = dir.0.join("server.pid");
+    let started = Instant::now();
+    golem_mcp()
+        .args(["call", "trigger-long-running-operation"])
+        .arg(r#"{"duration": 60, "steps": 60}"#)
+        .args(["--timeout", "3", "--", "sh", "-c"])
+        .arg(format!(
+            "echo $$ > '{}'; exec '{}' stdio",
+            pid_file.display(),
+            everything()
+        ))
+        .assert()
+        .code(5)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "timed out after 3 s while calling trigger-long-running-operation",
+        ));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let pid = std::fs::read_to_string(&pid_file).expect("the server wrote its pid");
+    let pid = pid.trim();
+    // The kernel delivers the SIGKILL sent at exit asynchronously.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !is_gone(pid) {
+        assert!(Instant::now() < deadline, "server {pid} still runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
