@@ -2,6 +2,7 @@
 //! checks what a spec-true client must send and answers in every way a real
 //! server may: JSON, event streams framed every legal way, 202, expired
 //! sessions, errors, streams that end early with and without event ids.
+#![cfg(feature = "http")]
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

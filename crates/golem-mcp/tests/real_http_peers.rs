@@ -4,6 +4,7 @@
 //! official Python SDK (`mcp` on PyPI, `peers/python/mcp_py_server.py`) with
 //! event-stream answers, JSON answers, and without sessions. A missing peer
 //! fails the test.
+#![cfg(feature = "http")]
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;

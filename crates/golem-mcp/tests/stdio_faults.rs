@@ -322,11 +322,15 @@ async fn a_crash_mid_call_fails_at_once_with_status_and_stderr() {
         message.contains("exit status: 3") && message.contains("out of cheese"),
         "{message}"
     );
-    // Every later operation fails the same way, at once.
+    // Every later operation fails the same way, at once, and closing the
+    // dead server's client is fine.
     let again = call_text(&connected.client, "echo", json!({}))
         .await
         .expect_err("still dead");
     assert_eq!(again.process_exit(), Some(exit));
+    bounded(connected.client.close())
+        .await
+        .expect("closes after the crash");
 }
 
 #[tokio::test]

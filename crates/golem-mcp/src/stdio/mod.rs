@@ -321,15 +321,19 @@ impl StdioTransport {
             Some(process) => process.wait_for(EXIT_AFTER_EOF).await,
             None => None,
         };
+        let stderr_captured = self.stderr_task.is_some();
         if let Some(task) = self.stderr_task.as_mut() {
             // Let the drain reach the end of what the server wrote, so the
-            // error carries its last words.
-            let _ = tokio::time::timeout(STDERR_CATCH_UP, task).await;
+            // error carries its last words. A finished task is forgotten: a
+            // join handle must not be awaited twice.
+            if tokio::time::timeout(STDERR_CATCH_UP, task).await.is_ok() {
+                self.stderr_task = None;
+            }
         }
         let exit = ProcessExit {
             status,
             stderr_tail: self.stderr.tail(),
-            stderr_captured: self.stderr_task.is_some(),
+            stderr_captured,
             skipped_stdout: self.skipped.iter().cloned().collect(),
         };
         tracing::debug!(command = %self.command, %exit, "mcp: stdio server gone");
