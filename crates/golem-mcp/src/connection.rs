@@ -54,14 +54,17 @@ pub(crate) struct Connection {
 const ANNOUNCE_ON_CLOSE: Duration = Duration::from_millis(500);
 
 /// Runs `future` unless the client starts closing first (`None` then).
+///
+/// The future is polled first: an operation whose I/O is ready never pays
+/// for watching the flag (this is the per-call hot path).
 async fn unless_closing<T>(
     closing: &mut watch::Receiver<bool>,
     future: impl Future<Output = T>,
 ) -> Option<T> {
     tokio::select! {
         biased;
-        _ = closing.wait_for(|closing| *closing) => None,
         value = future => Some(value),
+        _ = closing.wait_for(|closing| *closing) => None,
     }
 }
 
