@@ -15,13 +15,11 @@
 //! agent a real model.
 
 use std::io::{BufRead, Write};
-use std::sync::Arc;
 
 use golem::mcp::{Client, StdioConfig, StdioTransport};
-use golem::model::{ModelError, Request, Role, ToolCall};
-use golem::testmodel::{FunctionModel, text_response, tool_calls_response};
-use golem::{Agent, AgentConfig};
 use serde_json::{Value, json};
+
+mod common;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -37,48 +35,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..StdioConfig::new(me.to_string_lossy())
     })?;
     let client = Client::new(transport);
-    let server = client.initialize().await?;
-    println!(
-        "server: {} {} (protocol {})",
-        server.name, server.version, server.protocol_version
-    );
-
-    // The server's tools, as ordinary agent tools.
-    let tools = golem::mcp::as_tools::<()>(&client).await?;
-    println!("bridged tools: {}", tools.len());
-
-    // A stand-in for a real model: it calls `echo` first, then answers with
-    // the tool's result.
-    let model = FunctionModel::new(|request: &Request| match request.messages.last() {
-        Some(last) if last.role == Role::Tool => Ok(text_response(format!(
-            "The server answered: {}",
-            last.content
-        ))),
-        _ => {
-            let call = ToolCall::new("call_1", "echo", r#"{"text":"hello from golem"}"#)
-                .map_err(|error| ModelError::with_source("bad scripted call", error))?;
-            Ok(tool_calls_response([call]))
-        }
-    });
-    let agent = Agent::new(
-        Arc::new(model),
-        golem::decode::text,
-        AgentConfig {
-            tools,
-            ..AgentConfig::default()
-        },
-    )?;
-
-    let run = agent.run((), "Please echo a greeting.").await?;
-    for message in run.messages.iter().filter(|m| m.role == Role::Tool) {
-        println!(
-            "{} returned: {}",
-            message.tool_name.as_deref().unwrap_or("?"),
-            message.content
-        );
-    }
-    println!("answer: {}", run.output);
-    println!("model requests: {}", run.usage.requests);
+    client.initialize().await?;
+    common::run_echo_agent(&client, "hello from golem").await?;
 
     client.close().await?;
     Ok(())

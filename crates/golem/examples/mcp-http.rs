@@ -23,13 +23,12 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 use golem::mcp::{Client, HttpConfig, HttpTransport};
-use golem::model::{ModelError, Request, Role, ToolCall};
-use golem::testmodel::{FunctionModel, text_response, tool_calls_response};
-use golem::{Agent, AgentConfig};
 use serde_json::{Value, json};
 
 /// The session id the endpoint assigns at `initialize`.
 const SESSION: &str = "golem-example-session";
+
+mod common;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -45,47 +44,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The client: one POST per message.
     let client = Client::new(HttpTransport::new(HttpConfig::new(url))?);
-    let server = client.initialize().await?;
-    println!(
-        "server: {} {} (protocol {})",
-        server.name, server.version, server.protocol_version
-    );
-
-    let tools = golem::mcp::as_tools::<()>(&client).await?;
-    println!("bridged tools: {}", tools.len());
-
-    // A stand-in for a real model: it calls `echo`, then answers with the
-    // tool's result.
-    let model = FunctionModel::new(|request: &Request| match request.messages.last() {
-        Some(last) if last.role == Role::Tool => Ok(text_response(format!(
-            "The server answered: {}",
-            last.content
-        ))),
-        _ => {
-            let call = ToolCall::new("call_1", "echo", r#"{"text":"hello over http"}"#)
-                .map_err(|error| ModelError::with_source("bad scripted call", error))?;
-            Ok(tool_calls_response([call]))
-        }
-    });
-    let agent = Agent::new(
-        Arc::new(model),
-        golem::decode::text,
-        AgentConfig {
-            tools,
-            ..AgentConfig::default()
-        },
-    )?;
-
-    let run = agent.run((), "Please echo a greeting.").await?;
-    for message in run.messages.iter().filter(|m| m.role == Role::Tool) {
-        println!(
-            "{} returned: {}",
-            message.tool_name.as_deref().unwrap_or("?"),
-            message.content
-        );
-    }
-    println!("answer: {}", run.output);
-    println!("model requests: {}", run.usage.requests);
+    client.initialize().await?;
+    common::run_echo_agent(&client, "hello over http").await?;
 
     client.close().await?;
     println!("endpoint saw: {}", endpoint.seen().join(", "));

@@ -291,18 +291,25 @@ impl StdioTransport {
         if self.unsent_from >= self.unsent.len() {
             return Ok(());
         }
-        let Some(stdin) = self.stdin.as_mut() else {
+        let Some((mut pipes, unsent, unsent_from)) = self.split_for_writing() else {
             return Err(TransportError::Closed);
         };
-        let mut pipes = Pipes {
+        let result = pipes.write(unsent, &[], unsent_from).await;
+        self.after_write(result).await
+    }
+
+    /// The pipes for a write, and the queue of unsent bytes with its
+    /// progress, borrowed side by side; `None` once stdin is closed.
+    fn split_for_writing(&mut self) -> Option<(Pipes<'_>, &mut Vec<u8>, &mut usize)> {
+        let stdin = self.stdin.as_mut()?;
+        let pipes = Pipes {
             stdin,
             lines: &mut self.lines,
             stdout: &mut self.stdout,
             stdout_closed: &mut self.stdout_closed,
             max_message_bytes: self.max_message_bytes,
         };
-        let result = pipes.write(&self.unsent, &[], &mut self.unsent_from).await;
-        self.after_write(result).await
+        Some((pipes, &mut self.unsent, &mut self.unsent_from))
     }
 
     /// Turns a write's failure into the transport's error.
@@ -513,7 +520,7 @@ impl Transport for StdioTransport {
         }
         self.unsent.clear();
         self.unsent_from = 0;
-        let Some(stdin) = self.stdin.as_mut() else {
+        let Some((mut pipes, queue, _)) = self.split_for_writing() else {
             return Err(TransportError::Closed);
         };
         // Written straight from the caller's buffer, with no copy; if this
@@ -521,15 +528,8 @@ impl Transport for StdioTransport {
         let mut unsent = UnsentTail {
             message,
             written: 0,
-            queue: &mut self.unsent,
+            queue,
             settled: false,
-        };
-        let mut pipes = Pipes {
-            stdin,
-            lines: &mut self.lines,
-            stdout: &mut self.stdout,
-            stdout_closed: &mut self.stdout_closed,
-            max_message_bytes: self.max_message_bytes,
         };
         let result = pipes
             .write(unsent.message, b"\n", &mut unsent.written)
