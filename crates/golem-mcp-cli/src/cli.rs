@@ -332,12 +332,26 @@ pub fn parse_env(entries: &[String]) -> Result<Vec<(String, String)>, Failure> {
         .iter()
         .map(|entry| match entry.split_once('=') {
             Some((key, value)) if is_env_name(key) => Ok((key.to_owned(), value.to_owned())),
+            // The entry is not echoed: its value may be a secret.
             _ => Err(Failure::usage(format!(
-                "-e {entry:?}: expected KEY=VALUE with a name of letters, digits and '_', \
-                 e.g. -e API_KEY=secret"
+                "-e {}: expected KEY=VALUE with a name of letters, digits and '_', \
+                 e.g. -e API_KEY=secret",
+                shown_name(entry, '=')
             ))),
         })
         .collect()
+}
+
+/// How a malformed `-e`/`-H` entry is named in an error: by the part before
+/// `separator` (the name), never by its value, which may be a secret.
+fn shown_name(entry: &str, separator: char) -> String {
+    match entry.split_once(separator) {
+        Some((name, _)) => format!("{:?} (value not shown)", name.trim()),
+        None => format!(
+            "entry of {} characters (not shown: it may hold a secret)",
+            entry.chars().count()
+        ),
+    }
 }
 
 fn is_env_name(name: &str) -> bool {
@@ -351,10 +365,12 @@ pub fn parse_headers(entries: &[String]) -> Result<Vec<(String, String)>, Failur
     entries
         .iter()
         .map(|entry| {
+            // The entry is not echoed: its value may be a secret.
             let malformed = |why: &str| {
                 Failure::usage(format!(
-                    "-H {entry:?}: {why}; write it as 'Name: value', e.g. -H 'Authorization: \
-                     Bearer TOKEN'"
+                    "-H {}: {why}; write it as 'Name: value', e.g. -H 'Authorization: \
+                     Bearer TOKEN'",
+                    shown_name(entry, ':')
                 ))
             };
             let Some((name, value)) = entry.split_once(':') else {

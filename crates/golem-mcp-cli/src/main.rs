@@ -55,7 +55,7 @@ fn main() -> ExitCode {
     let exit = runtime.block_on(run::execute(plan));
     // A server whose session did not end in time has a shutdown task left;
     // dropping it here kills the server's whole process group.
-    runtime.shutdown_timeout(Duration::from_millis(500));
+    runtime.shutdown_timeout(Duration::from_millis(100));
     exit.into()
 }
 

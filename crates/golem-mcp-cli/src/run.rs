@@ -12,13 +12,11 @@ use crate::feedback::Feedback;
 use crate::render;
 use crate::trace::Traced;
 
-/// How long ending the session may take after the command's work is done;
-/// past it the server's process group is killed (when the runtime drops the
-/// transport's shutdown task).
+/// How long ending the session may take after the command's work is done,
+/// at most: `--timeout` bounds the whole command, so closing gets only what
+/// is left of it. Past that the server's process group is killed (when the
+/// runtime drops the transport's shutdown task).
 const CLOSE_LIMIT: Duration = Duration::from_secs(2);
-/// The same after `--timeout` fired: time for an HTTP `DELETE`, not for a
-/// slow server to wind down.
-const CLOSE_AFTER_TIMEOUT: Duration = Duration::from_millis(500);
 /// How many tool names an "unknown tool" message lists.
 const NAMES_SHOWN: usize = 20;
 
@@ -32,18 +30,19 @@ pub async fn execute(plan: Plan) -> Exit {
             return failure.report();
         }
     };
-    let outcome = tokio::time::timeout(
-        plan.timeout,
+    let deadline = tokio::time::Instant::now() + plan.timeout;
+    let outcome = tokio::time::timeout_at(
+        deadline,
         work(&client, &plan.action, plan.json, &mut feedback),
     )
     .await;
     feedback.finish();
-    let (exit, close_limit) = match outcome {
-        Ok(Ok(exit)) => (exit, Some(CLOSE_LIMIT)),
+    let (exit, close) = match outcome {
+        Ok(Ok(exit)) => (exit, true),
         // A server process that exited has no session to end; dropping the
         // client reaps it and kills what is left of its process group.
-        Ok(Err(failure)) if failure.server_exited => (failure.report(), None),
-        Ok(Err(failure)) => (failure.report(), Some(CLOSE_LIMIT)),
+        Ok(Err(failure)) if failure.server_exited => (failure.report(), false),
+        Ok(Err(failure)) => (failure.report(), true),
         Err(_elapsed) => {
             let failure = Failure::new(
                 Exit::Timeout,
@@ -53,12 +52,16 @@ pub async fn execute(plan: Plan) -> Exit {
                     feedback.current_stage()
                 ),
             );
-            (failure.report(), Some(CLOSE_AFTER_TIMEOUT))
+            // No time is left to close: dropping the client kills the
+            // server's process group.
+            (failure.report(), false)
         }
     };
-    let Some(close_limit) = close_limit else {
+    if !close {
         return exit;
-    };
+    }
+    let close_limit =
+        CLOSE_LIMIT.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
     match tokio::time::timeout(close_limit, client.close()).await {
         Ok(Ok(())) => {}
         Ok(Err(error)) => tracing::debug!(error = %describe(&error), "golem-mcp: closing failed"),

@@ -378,7 +378,7 @@ fn malformed_env_entries_and_misplaced_options_are_usage_errors() {
     assert_usage_error(
         &["info", "-e", "NOVALUE"],
         "",
-        "-e \"NOVALUE\": expected KEY=VALUE",
+        "-e entry of 7 characters (not shown: it may hold a secret): expected KEY=VALUE",
     );
     assert_usage_error(&["info", "-e", "=x"], "", "expected KEY=VALUE");
     assert_usage_error(
@@ -678,4 +678,24 @@ fn a_timeout_exits_5_and_leaves_no_server_behind() {
         assert!(Instant::now() < deadline, "server {pid} still runs");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn malformed_entries_never_show_their_values() {
+    assert_usage_error(
+        &["info", "-e", "1TOKEN=supersecret"],
+        "",
+        "\"1TOKEN\" (value not shown)",
+    );
+    golem_mcp()
+        .args([
+            "info",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "-H",
+            "Authorization Bearer supersecret",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("supersecret").not());
 }

@@ -157,6 +157,15 @@ fn bridge<Deps: Send + Sync + 'static>(
 
 /// Runs one call of a bridged tool and maps the outcome for the agent.
 async fn call(client: &Client, name: &str, arguments: &RawValue) -> Result<String, ToolError> {
+    // MCP tool arguments are a JSON object. Anything else is the model's
+    // mistake, which it can fix: a correction, not a failed run (a server
+    // would answer it with a JSON-RPC error, which is fatal).
+    if !arguments.get().trim_start().starts_with('{') {
+        let shown: String = arguments.get().chars().take(80).collect();
+        return Err(ToolError::retry(format!(
+            "the arguments of {name:?} must be a JSON object, like {{\"key\": \"value\"}}; got {shown}"
+        )));
+    }
     let result = client
         .call_tool(name, arguments)
         .await

@@ -374,8 +374,27 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
                 "it is empty; give the server's MCP endpoint, e.g. http://127.0.0.1:3000/mcp",
             ));
         }
+        // Checked here, so the error names the entry and field; values are
+        // never echoed (they may hold an expanded secret).
+        match reqwest::Url::parse(url.trim()) {
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
+            Ok(_) => return Err(self.invalid("url", "the scheme must be http or https")),
+            Err(error) => return Err(self.invalid("url", format!("it is not a URL ({error})"))),
+        }
+        let headers = self.string_map(fields, "headers")?;
+        for (name, value) in &headers {
+            if reqwest::header::HeaderName::from_bytes(name.trim().as_bytes()).is_err() {
+                return Err(self.invalid(&format!("headers.{name}"), "not a valid header name"));
+            }
+            if reqwest::header::HeaderValue::from_str(value.trim()).is_err() {
+                return Err(self.invalid(
+                    &format!("headers.{name}"),
+                    "the value has characters a header cannot carry (value not shown)",
+                ));
+            }
+        }
         let mut config = HttpConfig::new(url);
-        config.headers = self.string_map(fields, "headers")?;
+        config.headers = headers;
         Ok(ServerConfig::Http(config))
     }
 
@@ -816,5 +835,28 @@ mod tests {
         assert!(matches!(missing, ConfigError::Read { .. }), "{missing:?}");
         assert!(missing.to_string().contains("check the path"), "{missing}");
         std::fs::remove_dir_all(&dir).expect("cleaned up");
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn bad_urls_and_headers_name_the_entry_and_never_show_the_value() {
+        let json = r#"{"mcpServers": {
+            "badurl": {"url": "not a url ${TOKEN}"},
+            "ftp": {"url": "ftp://example.com/${TOKEN}"},
+            "badhdr": {"url": "http://127.0.0.1/mcp", "headers": {"X-Key": "a\nb${TOKEN}"}}
+        }}"#;
+        for (name, field) in [
+            ("badurl", "url"),
+            ("ftp", "url"),
+            ("badhdr", "headers.X-Key"),
+        ] {
+            let (named, problem) = invalid(json, name);
+            assert_eq!(named, format!("mcpServers.{name}.{field}"));
+            let error = servers(json).get(name).expect_err("invalid").to_string();
+            assert!(
+                !error.contains("s3cret") && !problem.contains("s3cret"),
+                "{error}"
+            );
+        }
     }
 }

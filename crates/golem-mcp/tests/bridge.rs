@@ -273,3 +273,27 @@ async fn the_bridge_is_a_snapshot() {
     );
     assert_eq!(second.iter().map(Tool::name).collect::<Vec<_>>(), ["new"]);
 }
+
+#[tokio::test]
+async fn arguments_that_are_not_an_object_are_a_correction_not_a_request() {
+    let (client, mut peer) = connected().await;
+    let tools = bridged(&client, &mut peer, TOOLS).await.expect("bridged");
+    for arguments in ["null", "[1]", "\"hi\"", "3"] {
+        let ctx = ToolContext::new(Arc::new(()), "call_1", 0);
+        let error = tools[0]
+            .call(ctx, raw(arguments))
+            .await
+            .expect_err("rejected before sending");
+        let reason = error
+            .as_retry()
+            .map(|retry| retry.reason().to_owned())
+            .expect("a retry");
+        assert!(
+            reason.contains("must be a JSON object") && reason.contains(arguments),
+            "{reason}"
+        );
+    }
+    // Nothing reached the server.
+    let sent = tokio::time::timeout(Duration::from_millis(100), peer.recv_raw()).await;
+    assert!(sent.is_err(), "a request was sent: {sent:?}");
+}

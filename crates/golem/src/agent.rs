@@ -109,7 +109,9 @@ pub struct RunOutput<Output> {
     /// any correction prompts, and the final answer. The instructions are
     /// not in it (they travel in [`Request::instructions`]).
     pub messages: Vec<Message>,
-    /// The usage of every model request of the run, summed.
+    /// The usage of every model request of the run, summed: tokens as the
+    /// model reported them; `requests` counted by the agent (one per model
+    /// call, whatever the model reports).
     pub usage: Usage,
 }
 
@@ -314,7 +316,12 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                 .request(&request)
                 .await
                 .map_err(|source| RunError::Model { turn, source })?;
-            usage += response.usage;
+            // Tokens as the model reports them; requests as counted here, so
+            // the figure is right whatever the model fills in.
+            usage += Usage {
+                requests: 1,
+                ..response.usage
+            };
 
             if response.tool_calls.is_empty() {
                 let decoded = (self.decoder)(&response);

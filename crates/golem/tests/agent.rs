@@ -91,10 +91,12 @@ async fn a_text_answer_ends_the_run_with_the_history_and_summed_usage() {
     let model = ScriptedModel::new([
         Response {
             tool_calls: vec![call("c1", "clock", "{}")],
+            // A model that leaves `requests` unset: the agent counts requests
+            // itself.
             usage: Usage {
                 input_tokens: 10,
                 output_tokens: 2,
-                requests: 1,
+                requests: 0,
             },
             ..Response::default()
         },
@@ -103,7 +105,7 @@ async fn a_text_answer_ends_the_run_with_the_history_and_summed_usage() {
             usage: Usage {
                 input_tokens: 15,
                 output_tokens: 4,
-                requests: 1,
+                requests: 0,
             },
             ..Response::default()
         },

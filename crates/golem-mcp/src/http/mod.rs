@@ -250,8 +250,12 @@ impl HttpTransport {
                 "it is empty; give the server's MCP endpoint, e.g. http://127.0.0.1:3000/mcp",
             ));
         }
-        let url = Url::parse(config.url.trim())
-            .map_err(|error| invalid("url", format!("{:?} is not a URL: {error}", config.url)))?;
+        let url = Url::parse(config.url.trim()).map_err(|error| {
+            invalid(
+                "url",
+                format!("it is not a URL ({error}); give e.g. http://127.0.0.1:3000/mcp"),
+            )
+        })?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(invalid(
                 "url",
