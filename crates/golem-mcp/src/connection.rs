@@ -174,10 +174,7 @@ impl Connection {
             return Ok(());
         };
         tracing::debug!(request_id, "mcp: announcing an abandoned request");
-        let params = CancelledParams {
-            request_id,
-            reason: "the client abandoned the request",
-        };
+        let params = CancelledParams::abandoned(request_id);
         self.notify(operation, "notifications/cancelled", Some(&params))
             .await
     }
@@ -281,10 +278,7 @@ impl Connection {
         if let Some(request_id) = self.unanswered.take() {
             // Best effort and bounded: the server is about to go away.
             self.out.clear();
-            let params = CancelledParams {
-                request_id,
-                reason: "the client abandoned the request",
-            };
+            let params = CancelledParams::abandoned(request_id);
             if jsonrpc::encode_notification(&mut self.out, "notifications/cancelled", Some(&params))
                 .is_ok()
             {

@@ -136,8 +136,18 @@ impl InitializeResult {
 #[derive(Serialize)]
 pub(crate) struct CancelledParams {
     #[serde(rename = "requestId")]
-    pub(crate) request_id: u64,
-    pub(crate) reason: &'static str,
+    request_id: u64,
+    reason: &'static str,
+}
+
+impl CancelledParams {
+    /// For request `request_id`, whose caller dropped its future.
+    pub(crate) fn abandoned(request_id: u64) -> Self {
+        CancelledParams {
+            request_id,
+            reason: "the client abandoned the request",
+        }
+    }
 }
 
 #[cfg(test)]

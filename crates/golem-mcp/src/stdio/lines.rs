@@ -70,11 +70,6 @@ impl LineBuffer {
         self.buf.len() - self.start
     }
 
-    /// Whether bytes of an unfinished line are buffered.
-    pub(crate) fn has_partial_line(&self) -> bool {
-        self.start < self.buf.len()
-    }
-
     /// Reads more input. Returns the number of bytes read, 0 at end of input.
     ///
     /// Cancel safe: the only await is the read itself, which either delivers

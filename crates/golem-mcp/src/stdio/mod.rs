@@ -584,7 +584,7 @@ impl Transport for StdioTransport {
             match filled {
                 Ok(0) => {
                     self.stdout_closed = true;
-                    if self.lines.has_partial_line() {
+                    if self.lines.partial_len() > 0 {
                         tracing::debug!("mcp: the server's stdout ended inside a line");
                     }
                     return Err(self.server_gone().await);
