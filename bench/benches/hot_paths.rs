@@ -24,9 +24,11 @@ use axum::response::Response;
 use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
 use golem_mcp::{
-    CallResult, Client, Content, HttpConfig, HttpTransport, Transport, TransportError,
+    CallResult, Client, Content, HttpConfig, HttpTransport, Inbound, Outgoing, Transport,
+    TransportError,
 };
 use serde_json::value::RawValue;
+use tokio::sync::{Mutex, mpsc};
 
 #[global_allocator]
 static ALLOC: divan::AllocProfiler = divan::AllocProfiler::system();
@@ -68,12 +70,12 @@ const INITIALIZE_RESULT: &str = r#"{"protocolVersion":"2025-11-25","capabilities
 /// prepared bytes, so answering costs the same whatever the result's size.
 struct Canned {
     initialize: Vec<u8>,
+    /// The reply with a blank id slot, copied and filled in per request.
     reply: Vec<u8>,
     /// Where the id's 20 characters start in `reply`.
     id_slot: usize,
-    /// What the next `read` returns: `None`, the initialize answer, or the
-    /// prepared reply.
-    pending: Option<bool>,
+    to_client: mpsc::UnboundedSender<Bytes>,
+    from_server: Mutex<mpsc::UnboundedReceiver<Bytes>>,
 }
 
 const ID_WIDTH: usize = 20;
@@ -90,11 +92,13 @@ impl Canned {
         reply.push(b'}');
         let initialize =
             format!(r#"{{"jsonrpc":"2.0","id":1,"result":{INITIALIZE_RESULT}}}"#).into_bytes();
+        let (to_client, from_server) = mpsc::unbounded_channel();
         Canned {
             initialize,
             reply,
             id_slot,
-            pending: None,
+            to_client,
+            from_server: Mutex::new(from_server),
         }
     }
 
@@ -109,33 +113,33 @@ impl Canned {
 }
 
 impl Transport for Canned {
-    async fn send(&mut self, message: &[u8]) -> Result<(), TransportError> {
-        // The client writes `{"jsonrpc":"2.0","id":N,...`; notifications
-        // have no id and get no answer.
-        let Some(rest) = message.strip_prefix(br#"{"jsonrpc":"2.0","id":"#) else {
+    async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
+        // Notifications and responses get no answer.
+        let Some(id) = message.request_id() else {
             return Ok(());
         };
-        let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
-        if rest[digits..].starts_with(br#","method":"initialize""#) {
-            self.pending = Some(true);
-            return Ok(());
-        }
-        let slot = &mut self.reply[self.id_slot..self.id_slot + ID_WIDTH];
-        slot.fill(b' ');
-        slot[ID_WIDTH - digits..].copy_from_slice(&rest[..digits]);
-        self.pending = Some(false);
-        Ok(())
+        let answer = if message.method() == Some("initialize") {
+            self.initialize.clone()
+        } else {
+            let mut reply = self.reply.clone();
+            let digits = id.to_string();
+            let slot = &mut reply[self.id_slot..self.id_slot + ID_WIDTH];
+            slot[ID_WIDTH - digits.len()..].copy_from_slice(digits.as_bytes());
+            reply
+        };
+        self.to_client
+            .send(Bytes::from(answer))
+            .map_err(|_| TransportError::ConnectionClosed)
     }
 
-    async fn read(&mut self) -> Result<&[u8], TransportError> {
-        match self.pending.take() {
-            Some(true) => Ok(&self.initialize),
-            Some(false) => Ok(&self.reply),
+    async fn recv(&self) -> Result<Inbound, TransportError> {
+        match self.from_server.lock().await.recv().await {
+            Some(message) => Ok(Inbound::Message(message)),
             None => Err(TransportError::ConnectionClosed),
         }
     }
 
-    async fn close(&mut self) -> Result<(), TransportError> {
+    async fn close(&self) -> Result<(), TransportError> {
         Ok(())
     }
 }
@@ -183,12 +187,7 @@ mod text {
     use super::*;
 
     fn result(content: Vec<Content>) -> CallResult {
-        CallResult {
-            content,
-            is_error: false,
-            structured_content: None,
-            meta: None,
-        }
+        CallResult::new(content)
     }
 
     /// One text item of `bytes`.

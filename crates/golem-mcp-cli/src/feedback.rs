@@ -127,10 +127,8 @@ mod tests {
 
     #[test]
     fn progress_reads_as_count_total_and_message() {
-        let report = |progress, total, message: Option<&str>| Progress {
-            progress,
-            total,
-            message: message.map(str::to_owned),
+        let report = |progress, total, message: Option<&str>| {
+            Progress::new(progress, total, message.map(str::to_owned))
         };
         assert_eq!(
             progress_message("calling slow", &report(2.0, Some(5.0), Some("step 2/5"))),
@@ -149,11 +147,7 @@ mod tests {
     fn without_a_terminal_nothing_is_drawn() {
         let mut feedback = Feedback::new(false);
         feedback.stage("calling");
-        feedback.progress(&Progress {
-            progress: 1.0,
-            total: Some(2.0),
-            message: None,
-        });
+        feedback.progress(&Progress::new(1.0, Some(2.0), None));
         assert!(feedback.bar.is_none());
     }
 }

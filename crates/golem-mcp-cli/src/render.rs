@@ -195,14 +195,12 @@ mod tests {
     use super::*;
 
     fn server(capabilities: Value, instructions: Option<&str>) -> ServerInfo {
-        ServerInfo {
-            name: "demo".into(),
-            version: "1.2".into(),
-            title: Some("Demo Server".into()),
-            protocol_version: "2025-11-25".into(),
-            capabilities,
-            instructions: instructions.map(str::to_owned),
-        }
+        let mut server = ServerInfo::new("demo", "1.2");
+        server.title = Some("Demo Server".into());
+        server.protocol_version = "2025-11-25".into();
+        server.capabilities = capabilities;
+        server.instructions = instructions.map(str::to_owned);
+        server
     }
 
     fn tool(json: &str) -> ToolInfo {

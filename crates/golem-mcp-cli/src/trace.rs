@@ -3,13 +3,14 @@
 use std::future::Future;
 use std::io::Write;
 
-use golem_mcp::{Transport, TransportError};
+use golem_mcp::{Inbound, Outgoing, Transport, TransportError};
 
 /// The longest part of a message the trace shows; the rest is counted.
 const SHOWN_BYTES: usize = 4096;
 
 /// A transport that writes each message it carries to stderr, `→` for
-/// messages to the server and `←` for messages from it.
+/// messages to the server, `←` for messages from it and `×` for a
+/// request whose answer the transport lost.
 #[derive(Debug)]
 pub struct Traced<T> {
     inner: T,
@@ -23,23 +24,25 @@ impl<T> Traced<T> {
 }
 
 impl<T: Transport> Transport for Traced<T> {
-    fn send(&mut self, message: &[u8]) -> impl Future<Output = Result<(), TransportError>> + Send {
-        trace("→", message);
+    fn send(&self, message: Outgoing) -> impl Future<Output = Result<(), TransportError>> + Send {
+        trace("→", message.body());
         self.inner.send(message)
     }
 
-    async fn read(&mut self) -> Result<&[u8], TransportError> {
-        let message = self.inner.read().await?;
-        trace("←", message);
-        Ok(message)
+    async fn recv(&self) -> Result<Inbound, TransportError> {
+        let received = self.inner.recv().await?;
+        match &received {
+            Inbound::Message(message) => trace("←", message),
+            Inbound::RequestFailed { id, error } => {
+                trace("×", format!("request {id}: {error}").as_bytes());
+            }
+            _ => {}
+        }
+        Ok(received)
     }
 
-    fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send {
+    fn close(&self) -> impl Future<Output = Result<(), TransportError>> + Send {
         self.inner.close()
-    }
-
-    fn protocol_version_negotiated(&mut self, version: &str) {
-        self.inner.protocol_version_negotiated(version);
     }
 }
 

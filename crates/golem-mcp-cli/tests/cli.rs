@@ -299,7 +299,7 @@ fn verbose_shows_the_servers_stderr_and_the_protocol_trace() {
             predicate::str::contains(
                 "golem-mcp: → {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"",
             )
-            .and(predicate::str::contains("\"progressToken\":1"))
+            .and(predicate::str::contains("\"_meta\":{\"progressToken\":"))
             .and(predicate::str::contains(
                 "golem-mcp: ← {\"method\":\"notifications/progress\"",
             ))

@@ -2,20 +2,21 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError};
 
 use serde_json::value::RawValue;
-use tokio::sync::{Mutex, MutexGuard, watch};
+use tokio::sync::{Mutex, oneshot};
+use tokio::task::JoinHandle;
 
-use crate::connection::{Connection, Notification};
-use crate::error::Error;
-use crate::jsonrpc::RequestId;
+use crate::connection::{Connection, Reply, encode_notification, settle};
+use crate::error::{Error, TransportError};
+use crate::inbound;
 use crate::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
 use crate::tools::{
-    CallMeta, CallResult, CallToolParams, ListToolsParams, Progress, ProgressParams, ToolInfo,
-    ToolsPage,
+    CallMeta, CallResult, CallToolParams, ListToolsParams, Progress, ToolInfo, ToolsPage,
 };
-use crate::transport::Transport;
+use crate::transport::{Outgoing, Transport};
 
 /// The most `tools/list` pages followed before giving up: a bound for
 /// servers whose cursors never repeat and never end.
@@ -31,23 +32,30 @@ pub struct ClientConfig {
 
 /// A client for one MCP server, over any [`Transport`].
 ///
-/// Cheap to clone (clones share the connection) and `Send + Sync`.
-/// Operations are serialized: one request is in flight at a time, and
-/// concurrent callers wait their turn in order. While a request waits, a
-/// server `ping` is answered, any other server request is refused with
-/// "method not found", notifications are dropped, and answers to other
-/// requests are dropped.
+/// Cheap to clone (clones share the connection) and `Send + Sync`. Any
+/// number of requests may be in flight at once, from any number of tasks:
+/// each is sent as soon as it is made and its reply is routed back to it by
+/// id. From [`initialize`](Client::initialize) until the client is closed,
+/// an inbound task reads the server, calls or no calls: a server `ping` is
+/// answered at once, any other server request is refused with "method not
+/// found", progress reports go to the call that asked for them, and other
+/// notifications are dropped. (ADR 0006 says why it is a task.)
 ///
 /// # Cancel safety
 ///
 /// Every async method may be dropped at any await point (a timeout, a
-/// `select!`); the next operation on the same client then works as usual
-/// (after a dropped [`close`](Client::close), the client is closed). A
-/// message half-written when its future was dropped is completed before the
-/// next one, a half-read message is kept, the abandoned request is announced
-/// to the server with `notifications/cancelled` when the next operation
-/// starts (or, best effort and bounded, at `close`), and its late answer is
-/// dropped.
+/// `select!`), and every other request on the client goes on untouched.
+/// A dropped request is announced to the server with
+/// `notifications/cancelled` right away, and its late answer is dropped. A
+/// dropped [`initialize`](Client::initialize) is not cancelled (the
+/// protocol forbids it): the next call waits for the same answer. After a
+/// dropped [`close`](Client::close), the client is closed.
+///
+/// # Lifetime
+///
+/// The inbound task runs on the Tokio runtime that `initialize` ran on.
+/// Closing the client, or dropping its last clone, ends it and releases the
+/// transport (a stdio server's whole process group is ended).
 ///
 /// # Example
 ///
@@ -66,8 +74,13 @@ pub struct ClientConfig {
 ///     println!("{}", tool.name);
 /// }
 /// let arguments = serde_json::value::RawValue::from_string(r#"{"message":"hi"}"#.into()).expect("valid JSON");
-/// let result = client.call_tool("echo", &arguments).await?;
-/// println!("{}", result.text());
+/// // Calls run concurrently on the one connection (from clones too).
+/// let other = client.clone();
+/// let (a, b) = tokio::join!(
+///     client.call_tool("echo", &arguments),
+///     other.call_tool("echo", &arguments),
+/// );
+/// println!("{} / {}", a?.text(), b?.text());
 /// client.close().await?;
 /// # Ok(())
 /// # }
@@ -78,34 +91,72 @@ pub struct Client {
 }
 
 struct Inner {
-    state: Mutex<State>,
-    /// Raised by `close` before it waits for the connection, so that an
-    /// operation waiting on the server gives way instead of making `close`
-    /// queue behind it.
-    closing: watch::Sender<bool>,
+    connection: Arc<Connection>,
+    /// Set once the handshake is complete: the hot path's only check.
+    ready: AtomicBool,
+    lifecycle: Mutex<Lifecycle>,
+    /// Starts the inbound task; taken by the first `initialize`.
+    start_inbound: StdMutex<Option<StartInbound>>,
+    /// The inbound task, aborted on close and on drop.
+    inbound: StdMutex<Option<AbortOnDrop>>,
     server: OnceLock<ServerInfo>,
     config: ClientConfig,
 }
 
-struct State {
-    connection: Connection,
-    phase: Phase,
-    /// The progress token of the next call that asks for progress.
-    next_progress_token: u64,
+type StartInbound = Box<dyn FnOnce() -> JoinHandle<()> + Send>;
+
+/// Aborts a task when dropped, so nothing outlives the client.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
+/// Where the handshake stands. Every stage keeps what it waits for, so a
+/// dropped `initialize` is resumed by the next one, never repeated.
+enum Lifecycle {
     New,
-    /// `initialize` was sent but its caller went away before the answer:
-    /// the next `initialize` resumes waiting for it instead of sending a
-    /// second one.
-    Initializing(RequestId),
+    /// `initialize` is being sent (on a task of its own, so that dropping
+    /// the caller cannot interrupt it) and its answer awaited.
+    Initializing {
+        sent: Option<AbortOnDropResult>,
+        reply: oneshot::Receiver<Reply>,
+    },
+    /// The answer was accepted; `notifications/initialized` is being sent.
+    Confirming {
+        sent: AbortOnDropResult,
+    },
     Ready,
     /// `close` started; if it was dropped half-way, the next `close` runs
     /// the transport's (restartable) close again.
     Closing,
     Closed,
+}
+
+/// A spawned send, aborted if the client goes away first.
+struct AbortOnDropResult(JoinHandle<Result<(), TransportError>>);
+
+impl Drop for AbortOnDropResult {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl AbortOnDropResult {
+    fn spawn(connection: &Arc<Connection>, message: Outgoing) -> Self {
+        let connection = connection.clone();
+        AbortOnDropResult(tokio::spawn(async move { connection.send(message).await }))
+    }
+
+    /// Waits for the send; cancel safe (the handle stays in place).
+    async fn wait(&mut self) -> Result<(), TransportError> {
+        match (&mut self.0).await {
+            Ok(result) => result,
+            Err(_) => Err(TransportError::Closed),
+        }
+    }
 }
 
 impl fmt::Debug for Client {
@@ -141,16 +192,20 @@ impl Client {
     }
 
     /// A client over `transport` with the given configuration.
-    pub fn with_config(transport: impl Transport, config: ClientConfig) -> Self {
-        let (closing, closing_watch) = watch::channel(false);
+    pub fn with_config<T: Transport>(transport: T, config: ClientConfig) -> Self {
+        let transport = Arc::new(transport);
+        let (connection, commands) = Connection::new(transport.clone());
+        let connection = Arc::new(connection);
+        let for_inbound = connection.clone();
+        let start_inbound: StartInbound =
+            Box::new(move || tokio::spawn(inbound::run(transport, for_inbound, commands)));
         Client {
             inner: Arc::new(Inner {
-                closing,
-                state: Mutex::new(State {
-                    connection: Connection::new(Box::new(transport), closing_watch),
-                    phase: Phase::New,
-                    next_progress_token: 1,
-                }),
+                connection,
+                ready: AtomicBool::new(false),
+                lifecycle: Mutex::new(Lifecycle::New),
+                start_inbound: StdMutex::new(Some(start_inbound)),
+                inbound: StdMutex::new(None),
                 server: OnceLock::new(),
                 config,
             }),
@@ -161,68 +216,94 @@ impl Client {
     /// client implements, accepts any revision it can speak (refusing others
     /// with [`Error::VersionMismatch`]), sends `notifications/initialized`,
     /// and records the server's identity, capabilities and instructions.
+    /// Starts the inbound task on the current Tokio runtime.
     ///
     /// Must succeed before any other operation. Calling it again once it has
     /// succeeded does nothing and returns the same server information.
     ///
-    /// Cancel safe: if dropped while waiting for the server's answer, the
-    /// next call waits for that same answer rather than sending a second
+    /// Cancel safe: `initialize` is never cancelled (the protocol forbids
+    /// it); if the future is dropped, the request still goes out whole and
+    /// the next call waits for that same answer rather than sending a second
     /// `initialize` (which servers refuse).
     pub async fn initialize(&self) -> Result<&ServerInfo, Error> {
         let operation = Operation("initialize", None);
-        let mut state = self.inner.state.lock().await;
-        let id = match state.phase {
-            Phase::Ready => return self.server_or_invalid(),
-            Phase::Closing | Phase::Closed => return Err(closed(operation)),
-            Phase::Initializing(id) => id,
-            Phase::New => {
-                let id = state.connection.allocate_id();
-                state.phase = Phase::Initializing(id);
-                let params = InitializeParams::new(&self.inner.config.client_info);
-                if let Err(error) = state
-                    .connection
-                    .send_request(&operation, id, "initialize", &params)
-                    .await
-                {
-                    state.phase = Phase::New;
-                    return Err(error);
+        let mut lifecycle = self.inner.lifecycle.lock().await;
+        loop {
+            match &mut *lifecycle {
+                Lifecycle::Ready => return self.server_or_invalid(),
+                Lifecycle::Closing | Lifecycle::Closed => return Err(closed(operation)),
+                Lifecycle::New => {
+                    self.start_inbound();
+                    let connection = &self.inner.connection;
+                    let params = InitializeParams::new(&self.inner.config.client_info);
+                    let (in_flight, message) =
+                        connection.start(&operation, "initialize", |_| params, false)?;
+                    *lifecycle = Lifecycle::Initializing {
+                        sent: Some(AbortOnDropResult::spawn(connection, message)),
+                        reply: in_flight.detach(),
+                    };
                 }
-                id
+                Lifecycle::Initializing { sent, reply } => {
+                    let answer = loop {
+                        let Some(sending) = sent.as_mut() else {
+                            break (&mut *reply).await;
+                        };
+                        let sent_result = tokio::select! {
+                            biased;
+                            answer = &mut *reply => Err(answer),
+                            result = sending.wait() => Ok(result),
+                        };
+                        match sent_result {
+                            Err(answer) => break answer,
+                            Ok(Ok(())) => *sent = None,
+                            Ok(Err(source)) => {
+                                *lifecycle = Lifecycle::New;
+                                return Err(Error::transport("initialize", source));
+                            }
+                        }
+                    };
+                    let accepted =
+                        settle::<InitializeResult>(&self.inner.connection, &operation, answer)
+                            .and_then(InitializeResult::accept);
+                    let server = match accepted {
+                        Ok(server) => server,
+                        Err(error) => {
+                            // After an error a later call starts again from
+                            // scratch (a dead transport then fails it at once).
+                            *lifecycle = Lifecycle::New;
+                            return Err(error);
+                        }
+                    };
+                    self.inner
+                        .connection
+                        .set_protocol_version(server.protocol_version);
+                    // A client is initialized once; should a resumed
+                    // handshake race a value in, the first one stays.
+                    let _ = self.inner.server.set(server.info);
+                    let confirm = encode_notification("notifications/initialized", None::<&()>)
+                        .map_err(|error| Error::encode("initialize", error))?;
+                    *lifecycle = Lifecycle::Confirming {
+                        sent: AbortOnDropResult::spawn(&self.inner.connection, confirm),
+                    };
+                }
+                Lifecycle::Confirming { sent } => {
+                    if let Err(source) = sent.wait().await {
+                        *lifecycle = Lifecycle::New;
+                        return Err(Error::transport("initialize", source));
+                    }
+                    *lifecycle = Lifecycle::Ready;
+                    self.inner.ready.store(true, Ordering::Release);
+                }
             }
-        };
-        let answer = state
-            .connection
-            .await_reply::<InitializeResult>(&operation, id, None)
-            .await;
-        let server = match answer.and_then(InitializeResult::accept) {
-            Ok(server) => server,
-            Err(error) => {
-                // Only a dropped future resumes the handshake; after an
-                // error a later call starts again from scratch (a dead
-                // transport then fails it at once).
-                state.phase = Phase::New;
-                return Err(error);
-            }
-        };
-        state
-            .connection
-            .protocol_version_negotiated(&server.protocol_version);
-        // A client is initialized once; should a resumed handshake race a
-        // value in, the first one stays.
-        let _ = self.inner.server.set(server);
-        // Ready before the notification is sent: if this future is dropped
-        // during the send, the transport still delivers it before the next
-        // message.
-        state.phase = Phase::Ready;
-        if let Err(error) = state
-            .connection
-            .notify(&operation, "notifications/initialized", None::<&()>)
-            .await
-        {
-            state.phase = Phase::New;
-            return Err(error);
         }
-        self.server_or_invalid()
+    }
+
+    /// Starts the inbound task, once.
+    fn start_inbound(&self) {
+        let start = lock(&self.inner.start_inbound).take();
+        if let Some(start) = start {
+            *lock(&self.inner.inbound) = Some(AbortOnDrop(start()));
+        }
     }
 
     /// What the server said about itself at `initialize`; `None` before a
@@ -244,7 +325,7 @@ impl Client {
     /// Cancel safe (see [`Client`]).
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let operation = Operation("tools/list", None);
-        let mut state = self.ready(operation).await?;
+        self.ready(operation)?;
         let mut tools = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
@@ -252,9 +333,10 @@ impl Client {
             let params = ListToolsParams {
                 cursor: cursor.as_deref(),
             };
-            let page: ToolsPage = state
+            let page: ToolsPage = self
+                .inner
                 .connection
-                .request(&operation, "tools/list", &params, None)
+                .request(&operation, "tools/list", |_| params, None)
                 .await?;
             tools.extend(page.tools);
             match page.next_cursor {
@@ -278,11 +360,12 @@ impl Client {
     ///
     /// A tool that fails reports it in the result
     /// ([`CallResult::is_error`]); an `Err` means the call itself failed: a
-    /// JSON-RPC error ([`Error::Protocol`], e.g. an unknown tool), or the
+    /// JSON-RPC error ([`Error::Protocol`]: servers answer an unknown tool
+    /// this way or with an `isError` result, depending on their SDK), or the
     /// transport.
     ///
     /// Cancel safe (see [`Client`]): dropping the future abandons the call,
-    /// and the server is told with `notifications/cancelled`.
+    /// and the server is told with `notifications/cancelled` at once.
     pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {
         self.call(name, arguments, None).await
     }
@@ -290,8 +373,10 @@ impl Client {
     /// Like [`call_tool`](Client::call_tool), but asks the server for
     /// progress reports (a `progressToken` in the request's `_meta`) and
     /// hands each `notifications/progress` for this call to `on_progress`,
-    /// in the order they arrive. Servers that do not report progress simply
-    /// never call it.
+    /// in the order they arrive, on the caller's task. Servers that do not
+    /// report progress simply never call it. Reports that arrive faster than
+    /// the caller's task takes them are dropped beyond a small queue: each
+    /// report supersedes the one before.
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn call_tool_with_progress(
@@ -331,8 +416,8 @@ impl Client {
         self.call(name, arguments, on_progress).await
     }
 
-    /// `tools/call`, with a progress token when there is an observer, and
-    /// the result read as `R`.
+    /// `tools/call`, with the request id as progress token when there is an
+    /// observer, and the result read as `R`.
     async fn call<R: serde::de::DeserializeOwned>(
         &self,
         name: &str,
@@ -340,43 +425,16 @@ impl Client {
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<R, Error> {
         let operation = Operation("tools/call", Some(name));
-        let mut state = self.ready(operation).await?;
-        let Some(on_progress) = on_progress else {
-            let params = CallToolParams {
-                name,
-                arguments,
-                meta: None,
-            };
-            return state
-                .connection
-                .request(&operation, "tools/call", &params, None)
-                .await;
-        };
-        let token = state.next_progress_token;
-        state.next_progress_token += 1;
-        let params = CallToolParams {
+        self.ready(operation)?;
+        let with_progress = on_progress.is_some();
+        let params = |id| CallToolParams {
             name,
             arguments,
-            meta: Some(CallMeta {
-                progress_token: token,
-            }),
+            meta: with_progress.then_some(CallMeta { progress_token: id }),
         };
-        let mut observer = |notification: Notification<'_>| {
-            if notification.method != "notifications/progress" {
-                return;
-            }
-            let Some(params) = notification.params else {
-                return;
-            };
-            match serde_json::from_str::<ProgressParams>(params.get()) {
-                Ok(report) if report.progress_token == token => on_progress(report.progress),
-                Ok(_) => {} // another call's progress
-                Err(error) => tracing::debug!(%error, "mcp: malformed progress notification"),
-            }
-        };
-        state
+        self.inner
             .connection
-            .request(&operation, "tools/call", &params, Some(&mut observer))
+            .request(&operation, "tools/call", params, on_progress)
             .await
     }
 
@@ -385,20 +443,19 @@ impl Client {
     /// Cancel safe (see [`Client`]).
     pub async fn ping(&self) -> Result<(), Error> {
         let operation = Operation("ping", None);
-        let mut state = self.ready(operation).await?;
-        let _: serde::de::IgnoredAny = state
+        self.ready(operation)?;
+        let _: serde::de::IgnoredAny = self
+            .inner
             .connection
-            .request(&operation, "ping", &EmptyParams {}, None)
+            .request(&operation, "ping", |_| EmptyParams {}, None)
             .await?;
         Ok(())
     }
 
     /// Closes the connection: a stdio server is ended and reaped, an HTTP
-    /// session is ended. Every later operation fails with [`Error::Closed`];
-    /// closing again does nothing. Clones share the connection, so this
-    /// closes it for all of them, and an operation of another clone that is
-    /// waiting on the server fails at once with [`Error::Closed`] rather than
-    /// making `close` wait for it.
+    /// session is ended. Every request in flight, from any clone, fails at
+    /// once with [`Error::Closed`], and so does every later operation;
+    /// closing again does nothing.
     ///
     /// Not needed for cleanup (dropping the last clone releases the
     /// transport too) but it waits for the server to be gone, within the
@@ -409,30 +466,30 @@ impl Client {
     /// other operation, and calling `close` again finishes the job.
     pub async fn close(&self) -> Result<(), Error> {
         let operation = Operation("close", None);
-        self.inner.closing.send_replace(true);
-        let mut state = self.inner.state.lock().await;
-        if state.phase == Phase::Closed {
+        self.inner.connection.close();
+        self.inner.ready.store(false, Ordering::Release);
+        // The inbound task goes first: nothing is read or answered any more.
+        drop(lock(&self.inner.inbound).take());
+        drop(lock(&self.inner.start_inbound).take());
+        let mut lifecycle = self.inner.lifecycle.lock().await;
+        if matches!(*lifecycle, Lifecycle::Closed) {
             return Ok(());
         }
-        state.phase = Phase::Closing;
-        let result = state.connection.close(&operation).await;
-        state.phase = Phase::Closed;
-        result
+        *lifecycle = Lifecycle::Closing;
+        let result = self.inner.connection.close_transport().await;
+        *lifecycle = Lifecycle::Closed;
+        result.map_err(|source| Error::transport(&operation.to_string(), source))
     }
 
-    /// Waits for the connection and checks the client may send requests.
-    async fn ready(&self, operation: Operation<'_>) -> Result<MutexGuard<'_, State>, Error> {
-        let state = self.inner.state.lock().await;
-        if *self.inner.closing.borrow() {
-            return Err(closed(operation));
+    /// Checks the client may send requests.
+    fn ready(&self, operation: Operation<'_>) -> Result<(), Error> {
+        if self.inner.ready.load(Ordering::Acquire) {
+            return Ok(());
         }
-        match state.phase {
-            Phase::Ready => Ok(state),
-            Phase::New | Phase::Initializing(_) => Err(Error::NotInitialized {
-                operation: operation.to_string(),
-            }),
-            Phase::Closing | Phase::Closed => Err(closed(operation)),
-        }
+        self.inner.connection.check_open(&operation)?;
+        Err(Error::NotInitialized {
+            operation: operation.to_string(),
+        })
     }
 }
 
@@ -443,4 +500,9 @@ fn closed(operation: Operation<'_>) -> Error {
     Error::Closed {
         operation: operation.to_string(),
     }
+}
+
+/// Locks a mutex that no code path can leave inconsistent.
+fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

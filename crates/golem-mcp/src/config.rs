@@ -368,30 +368,14 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
     #[cfg(feature = "http")]
     fn http(&self, fields: &Map<String, Value>) -> Result<ServerConfig, ConfigError> {
         let url = self.string(fields, "url")?.unwrap_or_default();
-        if url.trim().is_empty() {
-            return Err(self.invalid(
-                "url",
-                "it is empty; give the server's MCP endpoint, e.g. http://127.0.0.1:3000/mcp",
-            ));
-        }
-        // Checked here, so the error names the entry and field; values are
-        // never echoed (they may hold an expanded secret).
-        match reqwest::Url::parse(url.trim()) {
-            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
-            Ok(_) => return Err(self.invalid("url", "the scheme must be http or https")),
-            Err(error) => return Err(self.invalid("url", format!("it is not a URL ({error})"))),
-        }
+        // Checked here with the transport's own checks, so the error names
+        // the entry and field; values are never echoed (they may hold an
+        // expanded secret).
+        crate::http::check_url(&url).map_err(|problem| self.invalid("url", problem))?;
         let headers = self.string_map(fields, "headers")?;
         for (name, value) in &headers {
-            if reqwest::header::HeaderName::from_bytes(name.trim().as_bytes()).is_err() {
-                return Err(self.invalid(&format!("headers.{name}"), "not a valid header name"));
-            }
-            if reqwest::header::HeaderValue::from_str(value.trim()).is_err() {
-                return Err(self.invalid(
-                    &format!("headers.{name}"),
-                    "the value has characters a header cannot carry (value not shown)",
-                ));
-            }
+            crate::http::check_header(name, value)
+                .map_err(|problem| self.invalid(&format!("headers.{name}"), problem))?;
         }
         let mut config = HttpConfig::new(url);
         config.headers = headers;

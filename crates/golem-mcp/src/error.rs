@@ -8,6 +8,7 @@
 use std::fmt;
 use std::io;
 use std::process::ExitStatus;
+use std::sync::Arc;
 
 use crate::jsonrpc::ProtocolError;
 
@@ -220,7 +221,7 @@ pub enum TransportError {
     },
     /// The server answered with a non-2xx HTTP status.
     #[error("{0}")]
-    HttpStatus(HttpStatusError),
+    HttpStatus(Box<HttpStatusError>),
     /// An HTTP request failed before an answer (connection refused, reset,
     /// TLS failure, ...).
     #[error("{context}: {source}")]
@@ -255,8 +256,72 @@ pub enum TransportError {
     Other(Box<dyn std::error::Error + Send + Sync + 'static>),
 }
 
+impl TransportError {
+    /// A copy of this error for one more request that it fails: the
+    /// connection's end is reported to every request in flight, each with
+    /// an error of its own. Variants holding only data are cloned; the
+    /// others keep the original as their cause.
+    pub(crate) fn duplicate(self: &Arc<Self>) -> TransportError {
+        match &**self {
+            TransportError::Io { context, source } => TransportError::Io {
+                context,
+                source: io::Error::new(source.kind(), SharedCause(self.clone())),
+            },
+            TransportError::ProcessExited(exit) => TransportError::ProcessExited(exit.clone()),
+            TransportError::MessageTooLarge { limit } => {
+                TransportError::MessageTooLarge { limit: *limit }
+            }
+            TransportError::HttpStatus(status) => TransportError::HttpStatus(status.clone()),
+            TransportError::Http { context, .. } => TransportError::Http {
+                context,
+                source: Box::new(SharedCause(self.clone())),
+            },
+            TransportError::StreamEnded { detail } => TransportError::StreamEnded {
+                detail: detail.clone(),
+            },
+            TransportError::UnexpectedResponse { detail } => TransportError::UnexpectedResponse {
+                detail: detail.clone(),
+            },
+            TransportError::ConnectionClosed => TransportError::ConnectionClosed,
+            TransportError::Closed => TransportError::Closed,
+            TransportError::Other(_) => TransportError::Other(Box::new(SharedCause(self.clone()))),
+        }
+    }
+}
+
+/// The cause inside a [`TransportError`] shared by several requests: it
+/// shows as, and chains to, the original's cause.
+#[derive(Debug)]
+struct SharedCause(Arc<TransportError>);
+
+impl SharedCause {
+    fn cause(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.0 {
+            TransportError::Io { source, .. } => Some(source),
+            TransportError::Http { source, .. } | TransportError::Other(source) => Some(&**source),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SharedCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.cause() {
+            Some(cause) => fmt::Display::fmt(cause, f),
+            None => fmt::Display::fmt(&self.0, f),
+        }
+    }
+}
+
+impl std::error::Error for SharedCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause().and_then(std::error::Error::source)
+    }
+}
+
 /// A non-2xx answer from an HTTP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpStatusError {
     /// The HTTP status code.
     pub status: u16,
@@ -268,6 +333,12 @@ pub struct HttpStatusError {
     /// server no longer knows the session. See
     /// [`is_session_expired`](HttpStatusError::is_session_expired).
     pub session_expired: bool,
+    /// The answer's `WWW-Authenticate` header, when it had one (a `401` or
+    /// `403` says there how to authorize).
+    pub www_authenticate: Option<String>,
+    /// The answer's `Retry-After` header, when it had one (a `429` or `503`
+    /// says there when to try again).
+    pub retry_after: Option<String>,
 }
 
 impl HttpStatusError {
@@ -299,6 +370,7 @@ impl fmt::Display for HttpStatusError {
 
 /// How a stdio server process ended, with the last words it wrote to stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ProcessExit {
     /// The exit status; `None` when the process closed its stdout but had not
     /// exited yet when the transport gave up waiting for it.

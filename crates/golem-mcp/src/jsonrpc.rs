@@ -61,8 +61,7 @@ fn integral_code<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<i6
     }
 }
 
-/// The ids this client puts on its requests: consecutive integers.
-pub(crate) type RequestId = u64;
+pub(crate) use crate::transport::RequestId;
 
 /// Appends `{"jsonrpc":"2.0","id":ID,"method":METHOD,"params":PARAMS}` to
 /// `out`.
@@ -278,25 +277,103 @@ struct Head<'a> {
     method: Option<IgnoredAny>,
 }
 
-/// Whether a reply's id (raw JSON text) is the request id `expected`.
+/// The request id a reply's raw JSON id names, if it can be one of ours.
 ///
 /// JSON-RPC ids match by value and type: the numbers `1`, `1.0` and `1e0` are
-/// the same id, the string `"1"` is a different one.
-pub(crate) fn id_matches(raw_id: &str, expected: RequestId) -> bool {
-    let Some(first) = raw_id.bytes().next() else {
-        return false;
-    };
-    if !(first.is_ascii_digit() || first == b'-') {
-        return false; // a string, or some other type: never our numeric id
+/// the same id, the string `"1"` is a different one (and never ours: this
+/// client's ids are integers).
+pub(crate) fn our_id(raw_id: &str) -> Option<RequestId> {
+    let first = raw_id.bytes().next()?;
+    if !first.is_ascii_digit() {
+        return None; // a string, a negative number or some other type
     }
     if let Ok(integer) = raw_id.parse::<u64>() {
-        return integer == expected;
+        return Some(integer);
     }
     // Fractional or exponent notation. Our ids stay far below 2^53, where
     // every integer is exact as an f64.
-    match raw_id.parse::<f64>() {
-        Ok(number) => number.fract() == 0.0 && number == expected as f64,
-        Err(_) => false,
+    let number = raw_id.parse::<f64>().ok()?;
+    (number.fract() == 0.0 && number < 9.0e15).then_some(number as RequestId)
+}
+
+/// Whether a reply's id (raw JSON text) is the request id `expected`.
+#[cfg(test)]
+pub(crate) fn id_matches(raw_id: &str, expected: RequestId) -> bool {
+    our_id(raw_id) == Some(expected)
+}
+
+/// What the inbound side needs to route a message: for a response, its id.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Route<'a> {
+    /// A response (it has a `result` or an `error` and no `method`), with
+    /// its raw id (`None` when absent or `null`).
+    Response { raw_id: Option<&'a str> },
+    /// Anything else: a request, a notification, or something malformed;
+    /// [`Incoming::parse`] tells them apart.
+    Other,
+}
+
+/// Routes a message as cheaply as possible: the members are read in order
+/// and reading stops as soon as both the `id` and a `result` or `error`
+/// member have been seen, so the usual `{"jsonrpc":"2.0","id":7,"result":…}`
+/// costs a few bytes of parsing however large the result is. The result is
+/// parsed once, by the caller that awaits it, which also reports a response
+/// that turns out to be malformed further on.
+pub(crate) fn route(bytes: &[u8]) -> Route<'_> {
+    let mut head = RouteHead::default();
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    // Stopping early leaves the map unfinished, which the deserializer
+    // reports as an error: what was read before it is what counts.
+    let _ = serde::Deserializer::deserialize_map(&mut deserializer, RouteVisitor(&mut head));
+    match head {
+        RouteHead {
+            answer: true,
+            method: false,
+            id,
+        } => Route::Response {
+            raw_id: id.map(RawValue::get).filter(|raw| *raw != "null"),
+        },
+        _ => Route::Other,
+    }
+}
+
+#[derive(Default)]
+struct RouteHead<'a> {
+    id: Option<&'a RawValue>,
+    answer: bool,
+    method: bool,
+}
+
+struct RouteVisitor<'h, 'a>(&'h mut RouteHead<'a>);
+
+impl<'a> serde::de::Visitor<'a> for RouteVisitor<'_, 'a> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<M: serde::de::MapAccess<'a>>(self, mut map: M) -> Result<(), M::Error> {
+        while let Some(key) = map.next_key::<Cow<'a, str>>()? {
+            match key.as_ref() {
+                "id" => self.0.id = Some(map.next_value()?),
+                "result" | "error" => {
+                    self.0.answer = true;
+                    if self.0.id.is_some() && !self.0.method {
+                        return Ok(()); // enough to route it
+                    }
+                    map.next_value::<IgnoredAny>()?;
+                }
+                "method" => {
+                    self.0.method = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -317,6 +394,38 @@ mod tests {
         assert!(!id_matches("null", 1));
         assert!(!id_matches("", 1));
         assert!(!id_matches("[1]", 1));
+    }
+
+    #[test]
+    fn responses_are_routed_by_id_without_reading_the_result() {
+        assert_eq!(
+            route(br#"{"jsonrpc":"2.0","id":7,"result":{"big":"#),
+            Route::Response { raw_id: Some("7") },
+            "the result is not read, so even a truncated one routes"
+        );
+        assert_eq!(
+            route(br#"{"result":{"x":1},"jsonrpc":"2.0","id":"a"}"#),
+            Route::Response {
+                raw_id: Some(r#""a""#)
+            }
+        );
+        assert_eq!(
+            route(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#),
+            Route::Response { raw_id: None }
+        );
+        assert_eq!(
+            route(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Route::Other
+        );
+        assert_eq!(
+            route(br#"{"jsonrpc":"2.0","result":{},"method":"x","id":1}"#),
+            Route::Other
+        );
+        assert_eq!(route(b"not json"), Route::Other);
+        assert_eq!(our_id("12"), Some(12));
+        assert_eq!(our_id("1e1"), Some(10));
+        assert_eq!(our_id("\"12\""), None);
+        assert_eq!(our_id("-1"), None);
     }
 
     #[test]

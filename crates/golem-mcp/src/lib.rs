@@ -7,8 +7,9 @@
 //! - `HttpTransport` reaches a streamable-HTTP endpoint (feature `http`, on
 //!   by default; reqwest with rustls, no OpenSSL).
 //! - [`Client`] performs the handshake and the requests over any
-//!   [`Transport`], one request at a time, honouring cancellation (drop the
-//!   future) at every await point.
+//!   [`Transport`], many in flight at once, honouring cancellation (drop the
+//!   future) at every await point; an inbound task answers the server
+//!   meanwhile.
 //! - [`config`] reads the `mcpServers` files desktop MCP hosts use into
 //!   transport configurations.
 //! - [`Error`] says which operation failed and why; a server's JSON-RPC error
@@ -40,6 +41,7 @@ mod connection;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod inbound;
 mod jsonrpc;
 pub mod memory;
 mod protocol;
@@ -59,4 +61,4 @@ pub use stdio::{
     StdioTransport,
 };
 pub use tools::{CallResult, Content, Progress, ToolInfo};
-pub use transport::Transport;
+pub use transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};

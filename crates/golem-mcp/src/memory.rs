@@ -1,19 +1,25 @@
 //! An in-memory transport, for tests and examples: the other end is a
 //! [`MemoryPeer`] that a test scripts by hand.
 
-use tokio::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use tokio::sync::{Mutex, Notify, mpsc};
 
 use crate::error::TransportError;
-use crate::transport::Transport;
+use crate::transport::{Inbound, Outgoing, Transport};
 
 /// The client's end of an in-memory connection. Made by [`memory_pair`].
+///
+/// Unbounded in both directions: it is for tests and examples, where the
+/// peer is a script.
 #[derive(Debug)]
 pub struct MemoryTransport {
     to_peer: mpsc::UnboundedSender<Vec<u8>>,
-    from_peer: mpsc::UnboundedReceiver<Vec<u8>>,
-    /// The message returned by the last `read`, which the slice borrows.
-    current: Vec<u8>,
-    closed: bool,
+    from_peer: Mutex<mpsc::UnboundedReceiver<Vec<u8>>>,
+    closed: AtomicBool,
+    /// Wakes a pending `recv` when the transport is closed.
+    closing: Notify,
 }
 
 /// The server's end of an in-memory connection: a test reads what the
@@ -32,9 +38,9 @@ pub fn memory_pair() -> (MemoryTransport, MemoryPeer) {
     (
         MemoryTransport {
             to_peer,
-            from_peer,
-            current: Vec::new(),
-            closed: false,
+            from_peer: Mutex::new(from_peer),
+            closed: AtomicBool::new(false),
+            closing: Notify::new(),
         },
         MemoryPeer {
             to_client,
@@ -43,34 +49,41 @@ pub fn memory_pair() -> (MemoryTransport, MemoryPeer) {
     )
 }
 
+impl MemoryTransport {
+    fn check_open(&self) -> Result<(), TransportError> {
+        match self.closed.load(Ordering::Acquire) {
+            true => Err(TransportError::Closed),
+            false => Ok(()),
+        }
+    }
+}
+
 impl Transport for MemoryTransport {
     /// Cancel safe: an unbounded channel send completes without waiting.
-    async fn send(&mut self, message: &[u8]) -> Result<(), TransportError> {
-        if self.closed {
-            return Err(TransportError::Closed);
-        }
+    async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
+        self.check_open()?;
         self.to_peer
-            .send(message.to_vec())
+            .send(message.body().to_vec())
             .map_err(|_| TransportError::ConnectionClosed)
     }
 
     /// Cancel safe: a channel receive loses nothing when dropped.
-    async fn read(&mut self) -> Result<&[u8], TransportError> {
-        if self.closed {
-            return Err(TransportError::Closed);
-        }
-        match self.from_peer.recv().await {
-            Some(message) => {
-                self.current = message;
-                Ok(&self.current)
-            }
-            None => Err(TransportError::ConnectionClosed),
+    async fn recv(&self) -> Result<Inbound, TransportError> {
+        let closing = self.closing.notified();
+        self.check_open()?;
+        let mut from_peer = self.from_peer.lock().await;
+        tokio::select! {
+            received = from_peer.recv() => match received {
+                Some(message) => Ok(Inbound::Message(Bytes::from(message))),
+                None => Err(TransportError::ConnectionClosed),
+            },
+            () = closing => Err(TransportError::Closed),
         }
     }
 
-    async fn close(&mut self) -> Result<(), TransportError> {
-        self.closed = true;
-        self.from_peer.close();
+    async fn close(&self) -> Result<(), TransportError> {
+        self.closed.store(true, Ordering::Release);
+        self.closing.notify_waiters();
         Ok(())
     }
 }

@@ -2,10 +2,16 @@
 //!
 //! Everything that depends on *which revision* of MCP is spoken lives here:
 //! the versions offered and accepted, what `initialize` announces, and what
-//! its answer means. The stateless revision (2026-07-28) replaces
-//! `initialize` with a `server/discover` probe and per-request `_meta`; a
-//! client that speaks both eras changes this module and the client's
-//! handshake phase, not the transports or the request bookkeeping.
+//! its answer means. The negotiated revision reaches the transports as data
+//! on every message ([`Outgoing::protocol_version`](crate::transport::Outgoing::protocol_version)),
+//! not through a method they must remember to forward.
+//!
+//! The stateless revision (2026-07-28) replaces `initialize` with a
+//! `server/discover` probe and puts the revision and the client's identity
+//! in each request's `_meta`. Supporting it changes this module, the
+//! client's handshake (`Lifecycle` in `client.rs`) and the request encoding
+//! in `connection.rs` (the per-request metadata); the transports already
+//! carry whatever each message says.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,6 +53,7 @@ impl Default for ClientInfo {
 
 /// What the server said about itself at `initialize`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ServerInfo {
     /// The server's name (`serverInfo.name`).
     pub name: String,
@@ -109,24 +116,55 @@ struct Implementation {
     title: Option<String>,
 }
 
+impl ServerInfo {
+    /// Server information with a name and a version, the newest protocol
+    /// revision, no capabilities, title or instructions: for tests and for
+    /// tools that show a server they did not connect to. Set the other
+    /// (public) fields after it.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ServerInfo {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+            capabilities: Value::Object(serde_json::Map::new()),
+            instructions: None,
+        }
+    }
+}
+
+/// A handshake the client accepted.
+pub(crate) struct Accepted {
+    /// What the client records about the server.
+    pub(crate) info: ServerInfo,
+    /// The negotiated revision, as one of [`SUPPORTED_PROTOCOL_VERSIONS`].
+    pub(crate) protocol_version: &'static str,
+}
+
 impl InitializeResult {
     /// Checks the version the server chose and returns what the client
     /// records.
-    pub(crate) fn accept(self) -> Result<ServerInfo, Error> {
-        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&self.protocol_version.as_str()) {
+    pub(crate) fn accept(self) -> Result<Accepted, Error> {
+        let Some(version) = SUPPORTED_PROTOCOL_VERSIONS
+            .iter()
+            .find(|supported| **supported == self.protocol_version)
+        else {
             return Err(Error::VersionMismatch {
                 offered: LATEST_PROTOCOL_VERSION.to_owned(),
                 received: self.protocol_version,
                 supported: SUPPORTED_PROTOCOL_VERSIONS.join(", "),
             });
-        }
-        Ok(ServerInfo {
-            name: self.server_info.name,
-            version: self.server_info.version,
-            title: self.server_info.title,
-            protocol_version: self.protocol_version,
-            capabilities: self.capabilities,
-            instructions: self.instructions,
+        };
+        Ok(Accepted {
+            info: ServerInfo {
+                name: self.server_info.name,
+                version: self.server_info.version,
+                title: self.server_info.title,
+                protocol_version: self.protocol_version,
+                capabilities: self.capabilities,
+                instructions: self.instructions,
+            },
+            protocol_version: version,
         })
     }
 }
@@ -166,14 +204,17 @@ mod tests {
     #[test]
     fn accepts_every_supported_version() {
         for version in SUPPORTED_PROTOCOL_VERSIONS {
-            let server = result(version).accept().expect("supported");
-            assert_eq!(server.protocol_version, *version);
+            let accepted = result(version).accept().expect("supported");
+            assert_eq!(accepted.info.protocol_version, *version);
+            assert_eq!(accepted.protocol_version, *version);
         }
     }
 
     #[test]
     fn refuses_an_unknown_version_naming_both() {
-        let error = result("2099-01-01").accept().expect_err("unsupported");
+        let Err(error) = result("2099-01-01").accept() else {
+            panic!("2099-01-01 was accepted");
+        };
         let message = error.to_string();
         assert!(message.contains("2099-01-01"), "{message}");
         assert!(message.contains(LATEST_PROTOCOL_VERSION), "{message}");

@@ -8,6 +8,7 @@ use serde_json::value::RawValue;
 /// The schemas are the server's bytes, untouched: they are the model-facing
 /// contract, so they are never re-serialised or reordered.
 #[derive(Debug, Clone, Deserialize)]
+#[non_exhaustive]
 pub struct ToolInfo {
     /// The tool's name, unique on this server.
     pub name: String,
@@ -61,6 +62,7 @@ pub(crate) struct CallMeta {
 /// A progress report a server sent for a running call
 /// (`notifications/progress`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
 pub struct Progress {
     /// Progress so far; increases with every report.
     pub progress: f64,
@@ -70,6 +72,18 @@ pub struct Progress {
     /// A human-readable description of the current step, when given.
     #[serde(default)]
     pub message: Option<String>,
+}
+
+impl Progress {
+    /// A report of `progress` out of `total` (if known), with an optional
+    /// message: for tests and for programs that stand in for a server.
+    pub fn new(progress: f64, total: Option<f64>, message: Option<String>) -> Self {
+        Progress {
+            progress,
+            total,
+            message,
+        }
+    }
 }
 
 /// The parameters of `notifications/progress`, as far as they are read.
@@ -86,6 +100,7 @@ pub(crate) struct ProgressParams {
 /// Every content item is kept; [`text`](CallResult::text) renders them the
 /// way a model sees them.
 #[derive(Debug, Clone, Deserialize)]
+#[non_exhaustive]
 pub struct CallResult {
     /// The content items, in order.
     #[serde(default)]
@@ -107,20 +122,27 @@ fn null_as_false<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::
 }
 
 impl CallResult {
+    /// A successful result with these content items and nothing else (set
+    /// the public fields after it for more): for tests and for programs
+    /// that stand in for a server.
+    pub fn new(content: Vec<Content>) -> Self {
+        CallResult {
+            content,
+            is_error: false,
+            structured_content: None,
+            meta: None,
+        }
+    }
+
     /// The result as a model reads it: text items joined by newlines, and
     /// one placeholder line per non-text item saying what was left out.
     ///
     /// ```
     /// # use golem_mcp::{CallResult, Content};
-    /// let result = CallResult {
-    ///     content: vec![
-    ///         Content::Text { text: "hello".into() },
-    ///         Content::Image { data: "aGk=".into(), mime_type: "image/png".into() },
-    ///     ],
-    ///     is_error: false,
-    ///     structured_content: None,
-    ///     meta: None,
-    /// };
+    /// let result = CallResult::new(vec![
+    ///     Content::Text { text: "hello".into() },
+    ///     Content::Image { data: "aGk=".into(), mime_type: "image/png".into() },
+    /// ]);
     /// assert_eq!(result.text(), "hello\n[image: image/png, 2 bytes not shown]");
     /// ```
     pub fn text(&self) -> String {

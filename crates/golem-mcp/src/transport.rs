@@ -1,82 +1,230 @@
-//! The boundary between the client and the wire.
+//! The boundary between the client and the wire: owned messages out, owned
+//! messages in, sending and receiving at the same time.
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 
+use bytes::Bytes;
+
 use crate::error::TransportError;
 
-/// A bidirectional channel carrying JSON-RPC messages to and from one MCP
-/// server: send one message, read one message, close.
+/// The id of a request this client sent. Ids are consecutive and never
+/// reused on one client.
+pub type RequestId = u64;
+
+/// One JSON-RPC message to the server, already encoded, with what a
+/// transport needs to know about it so that no transport has to parse JSON.
 ///
-/// The [`Client`](crate::Client) drives a transport strictly one operation at
-/// a time (it holds `&mut self`), so implementations need no locking.
+/// The body is one complete JSON text without a trailing newline; framing
+/// (a newline, an HTTP POST) is the transport's business.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    body: Bytes,
+    kind: OutgoingKind,
+    protocol_version: Option<&'static str>,
+}
+
+/// What an [`Outgoing`] message is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutgoingKind {
+    /// A request: the server answers it with a response carrying `id`.
+    Request {
+        /// The request's id.
+        id: RequestId,
+        /// The request's method, e.g. `tools/call`.
+        method: Cow<'static, str>,
+    },
+    /// A notification: the server answers nothing.
+    Notification {
+        /// The notification's method, e.g. `notifications/cancelled`.
+        method: Cow<'static, str>,
+        /// For `notifications/cancelled`: the request it gives up on, so a
+        /// transport can drop whatever it holds open for that request.
+        cancels: Option<RequestId>,
+    },
+    /// This client's response to a request the server sent.
+    Response,
+}
+
+impl Outgoing {
+    /// A request with id `id` and method `method`, encoded as `body`.
+    pub fn request(id: RequestId, method: impl Into<Cow<'static, str>>, body: Bytes) -> Self {
+        Outgoing::new(
+            OutgoingKind::Request {
+                id,
+                method: method.into(),
+            },
+            body,
+        )
+    }
+
+    /// A notification with method `method`, encoded as `body`.
+    pub fn notification(method: impl Into<Cow<'static, str>>, body: Bytes) -> Self {
+        Outgoing::new(
+            OutgoingKind::Notification {
+                method: method.into(),
+                cancels: None,
+            },
+            body,
+        )
+    }
+
+    /// The `notifications/cancelled` for request `id`, encoded as `body`.
+    pub fn cancellation(id: RequestId, body: Bytes) -> Self {
+        Outgoing::new(
+            OutgoingKind::Notification {
+                method: Cow::Borrowed("notifications/cancelled"),
+                cancels: Some(id),
+            },
+            body,
+        )
+    }
+
+    /// A response to a server request, encoded as `body`.
+    pub fn response(body: Bytes) -> Self {
+        Outgoing::new(OutgoingKind::Response, body)
+    }
+
+    fn new(kind: OutgoingKind, body: Bytes) -> Self {
+        Outgoing {
+            body,
+            kind,
+            protocol_version: None,
+        }
+    }
+
+    /// The same message, marked with the protocol revision the session
+    /// negotiated (HTTP sends it as the `MCP-Protocol-Version` header).
+    pub fn with_protocol_version(mut self, version: &'static str) -> Self {
+        self.protocol_version = Some(version);
+        self
+    }
+
+    /// The encoded message: one JSON text, no trailing newline.
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// What the message is.
+    pub fn kind(&self) -> &OutgoingKind {
+        &self.kind
+    }
+
+    /// The request id, when the message is a request.
+    pub fn request_id(&self) -> Option<RequestId> {
+        match self.kind {
+            OutgoingKind::Request { id, .. } => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The method, for requests and notifications.
+    pub fn method(&self) -> Option<&str> {
+        match &self.kind {
+            OutgoingKind::Request { method, .. } | OutgoingKind::Notification { method, .. } => {
+                Some(method)
+            }
+            OutgoingKind::Response => None,
+        }
+    }
+
+    /// The protocol revision negotiated at `initialize`; `None` for
+    /// `initialize` itself and for messages sent before it.
+    pub fn protocol_version(&self) -> Option<&'static str> {
+        self.protocol_version
+    }
+}
+
+/// What a transport delivers to the client.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Inbound {
+    /// One message from the server, exactly as received (one JSON text).
+    Message(Bytes),
+    /// The transport cannot deliver the answer to request `id` (for HTTP: the
+    /// request's event stream broke beyond resumption, or its answer was too
+    /// large). That request fails with `error`; the others go on.
+    RequestFailed {
+        /// The request whose answer is lost.
+        id: RequestId,
+        /// Why.
+        error: TransportError,
+    },
+}
+
+/// A bidirectional channel carrying JSON-RPC messages to and from one MCP
+/// server.
+///
+/// The [`Client`](crate::Client) sends from many tasks at once (every call
+/// sends its own request) and receives from one task, its inbound side,
+/// which runs for as long as the client is open. All methods take `&self`:
+/// implementations synchronize internally.
 ///
 /// # Contract
 ///
-/// - [`send`](Transport::send) delivers exactly one JSON-RPC message: the
-///   bytes given, which are one complete JSON text without a trailing
-///   newline. Framing (newline, HTTP POST) is the transport's business.
-/// - [`read`](Transport::read) returns exactly one incoming message, in the
-///   order the server sent them. The slice borrows from the transport and is
-///   valid until the next call. A transport may skip input that is clearly
-///   not a message (a stdio server's stray log line), but must never split
-///   or merge messages.
-/// - Both must be **cancel safe**: the client's callers drop futures at any
-///   await point (timeouts, `select!`). If `send` is dropped after it was
-///   first polled, the message must still be delivered whole before the next
-///   message is (or the transport must fail). If `read` is dropped, no byte of
-///   input may be lost: a half-read message is completed by the next `read`.
-/// - After a fatal error (the peer is gone), every later call should fail
-///   promptly, preferably with the same cause.
-/// - [`close`](Transport::close) releases the connection (for a process:
-///   ends it). It is called at most once by the client; dropping a transport
-///   without closing it must still release everything, without blocking.
-pub trait Transport: Send + 'static {
-    /// Sends one message. See the trait's contract for cancel-safety.
-    fn send(&mut self, message: &[u8]) -> impl Future<Output = Result<(), TransportError>> + Send;
+/// - **One message per send, one per receive.** [`send`](Transport::send)
+///   delivers exactly one [`Outgoing`] message; [`recv`](Transport::recv)
+///   returns exactly one incoming message, never a part of one or two
+///   merged. A transport may skip input that is clearly not a message (a
+///   stdio server's stray log line).
+/// - **Ordering.** Messages from one stream of the server (stdio's stdout,
+///   one HTTP answer) are received in the order the server sent them.
+///   Messages sent by one task are delivered in the order it sent them;
+///   concurrent sends are delivered whole, in some order.
+/// - **Independence.** A send never waits for a receive, nor a receive for
+///   a send: a full pipe or a slow answer in one direction can never stall
+///   the other. A send may wait for the server to take the message (an HTTP
+///   POST waits for the answer's headers, so that a refused request fails
+///   the sender with the status) but not for the answer's body: answers
+///   arrive through `recv`.
+/// - **Cancel safety.** Both may be dropped at any await point. A dropped
+///   `send` has delivered the message whole or not at all, or will deliver
+///   it whole before the next message; it never leaves half a message on
+///   the wire. A dropped `recv` loses no input: a half-read message is
+///   completed by the next `recv`.
+/// - **Bounds.** A message larger than the transport's limit is refused
+///   with [`TransportError::MessageTooLarge`]; nothing buffers without
+///   bound: when the client does not receive, the transport stops reading.
+/// - **Errors.** An error from `send` fails that message only (its request,
+///   if it is one). An error from `recv` is fatal: the connection is gone,
+///   every request in flight fails with it, and later calls should fail
+///   promptly the same way. A failure that concerns one request only is
+///   delivered as [`Inbound::RequestFailed`].
+/// - **Close.** [`close`](Transport::close) releases the connection (for a
+///   process: ends it), makes a pending `recv` and `send` give way, and is
+///   called at most once by the client. Dropping a transport without
+///   closing it must still release everything, without blocking.
+pub trait Transport: Send + Sync + 'static {
+    /// Sends one message. See the trait's contract.
+    fn send(&self, message: Outgoing) -> impl Future<Output = Result<(), TransportError>> + Send;
 
-    /// Reads the next message. See the trait's contract for cancel-safety.
-    fn read(&mut self) -> impl Future<Output = Result<&[u8], TransportError>> + Send;
+    /// Receives the next message. See the trait's contract.
+    fn recv(&self) -> impl Future<Output = Result<Inbound, TransportError>> + Send;
 
     /// Closes the connection and releases its resources.
-    fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
-
-    /// Tells the transport which protocol version the handshake settled on,
-    /// for transports that must announce it (HTTP sends it as a header on
-    /// every later request). Called by the client once, right after a
-    /// successful `initialize`. The default does nothing.
-    fn protocol_version_negotiated(&mut self, version: &str) {
-        let _ = version;
-    }
+    fn close(&self) -> impl Future<Output = Result<(), TransportError>> + Send;
 }
 
 /// A boxed future, as the object-safe form of [`Transport`] returns them.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// [`Transport`] in object-safe form, so that [`Client`](crate::Client) is
-/// one type whatever the transport. One small allocation per operation is
-/// nothing next to a system call.
-pub(crate) trait DynTransport: Send {
-    fn send<'a>(&'a mut self, message: &'a [u8]) -> BoxFuture<'a, Result<(), TransportError>>;
-    fn read(&mut self) -> BoxFuture<'_, Result<&[u8], TransportError>>;
-    fn close(&mut self) -> BoxFuture<'_, Result<(), TransportError>>;
-    fn protocol_version_negotiated(&mut self, version: &str);
+/// [`Transport`]'s sending half in object-safe form, so that
+/// [`Client`](crate::Client) is one type whatever the transport. (The
+/// receiving half is driven by a task generic over the transport: no box per
+/// message there.)
+pub(crate) trait DynTransport: Send + Sync {
+    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>>;
+    fn close(&self) -> BoxFuture<'_, Result<(), TransportError>>;
 }
 
 impl<T: Transport> DynTransport for T {
-    fn send<'a>(&'a mut self, message: &'a [u8]) -> BoxFuture<'a, Result<(), TransportError>> {
+    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(Transport::send(self, message))
     }
 
-    fn read(&mut self) -> BoxFuture<'_, Result<&[u8], TransportError>> {
-        Box::pin(Transport::read(self))
-    }
-
-    fn close(&mut self) -> BoxFuture<'_, Result<(), TransportError>> {
+    fn close(&self) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(Transport::close(self))
-    }
-
-    fn protocol_version_negotiated(&mut self, version: &str) {
-        Transport::protocol_version_negotiated(self, version);
     }
 }

@@ -285,7 +285,7 @@ async fn an_error_answer_without_id_fails_the_waiting_request() {
 }
 
 #[tokio::test]
-async fn an_abandoned_call_is_announced_and_its_late_answer_dropped() {
+async fn an_abandoned_call_is_announced_at_once_and_its_late_answer_dropped() {
     let (client, mut peer) = connected().await;
     let abandoned = tokio::time::timeout(
         Duration::from_millis(50),
@@ -294,20 +294,21 @@ async fn an_abandoned_call_is_announced_and_its_late_answer_dropped() {
     .await;
     assert!(abandoned.is_err(), "the call must time out");
     let hung = expect_message(&mut peer).await;
-    let hung_id = hung["id"].clone();
-
-    let (called, (cancelled, next)) = tokio::join!(client.call_tool("echo", no_args()), async {
-        let cancelled = expect_message(&mut peer).await;
-        let next = expect_message(&mut peer).await;
-        // The late answer to the abandoned call arrives first.
-        peer.send(&json!({"jsonrpc": "2.0", "id": hung_id, "result": text_result("late")}));
-        peer.send(&json!({"jsonrpc": "2.0", "id": next["id"], "result": text_result("fresh")}));
-        (cancelled, next)
-    });
-    assert_eq!(called.expect("answered").text(), "fresh");
+    // No further operation is needed for the server to hear of it.
+    let cancelled = expect_message(&mut peer).await;
     assert_eq!(cancelled["method"], "notifications/cancelled");
     assert_eq!(cancelled["params"]["requestId"], hung["id"]);
+
+    let (called, next) = tokio::join!(client.call_tool("echo", no_args()), async {
+        let next = expect_message(&mut peer).await;
+        // The late answer to the abandoned call arrives first.
+        peer.send(&json!({"jsonrpc": "2.0", "id": hung["id"], "result": text_result("late")}));
+        peer.send(&json!({"jsonrpc": "2.0", "id": next["id"], "result": text_result("fresh")}));
+        next
+    });
+    assert_eq!(called.expect("answered").text(), "fresh");
     assert_eq!(next["params"]["name"], "echo");
+    assert_ne!(next["id"], hung["id"], "ids are never reused");
 }
 
 #[tokio::test]
@@ -332,32 +333,31 @@ async fn an_interrupted_initialize_is_resumed_not_repeated() {
 }
 
 #[tokio::test]
-async fn concurrent_callers_are_served_one_at_a_time() {
+async fn concurrent_calls_are_in_flight_together_and_answered_by_id() {
     let (client, mut peer) = connected().await;
-    let first = tokio::spawn({
-        let client = client.clone();
-        async move { client.call_tool("a", no_args()).await }
-    });
-    let second = tokio::spawn({
-        let client = client.clone();
-        async move { client.call_tool("b", no_args()).await }
-    });
-    let request = expect_message(&mut peer).await;
-    // While one call waits, the other must not have sent anything.
-    let early = tokio::time::timeout(Duration::from_millis(100), peer.recv()).await;
-    assert!(
-        early.is_err(),
-        "a second request went out while the first was in flight"
-    );
-    peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("one")}));
-    let request = expect_message(&mut peer).await;
-    peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("two")}));
-    let mut texts = vec![
-        first.await.expect("joined").expect("answered").text(),
-        second.await.expect("joined").expect("answered").text(),
-    ];
-    texts.sort();
-    assert_eq!(texts, ["one", "two"]);
+    let calls: Vec<_> = (0..8)
+        .map(|n| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                let arguments = RawValue::from_string(format!(r#"{{"n":{n}}}"#)).expect("JSON");
+                client.call_tool("echo", &arguments).await
+            })
+        })
+        .collect();
+    // All eight requests reach the server before any is answered.
+    let mut requests = Vec::new();
+    for _ in 0..8 {
+        requests.push(expect_message(&mut peer).await);
+    }
+    // Answered in reverse order, each with its own argument.
+    for request in requests.iter().rev() {
+        let n = &request["params"]["arguments"]["n"];
+        peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result(&format!("n={n}"))}));
+    }
+    for (n, call) in calls.into_iter().enumerate() {
+        let result = call.await.expect("joined").expect("answered");
+        assert_eq!(result.text(), format!("n={n}"));
+    }
 }
 
 #[tokio::test]

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use golem_mcp::{
-    Client, Error, ServerStderr, ShutdownTimeouts, StdioConfig, StdioTransport, Transport,
-    TransportError,
+    Client, Error, Inbound, Outgoing, ServerStderr, ShutdownTimeouts, StdioConfig, StdioTransport,
+    Transport, TransportError,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -404,18 +404,19 @@ async fn a_hung_call_can_be_abandoned_and_the_client_reused() {
 #[tokio::test]
 async fn a_half_read_line_is_completed_by_the_next_read() {
     let go = scratch_path("split-go");
-    let mut transport = StdioTransport::spawn(fake("")).expect("spawns");
+    let transport = StdioTransport::spawn(fake("")).expect("spawns");
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "split", "arguments": {"go_file": go}}});
-    bounded(transport.send(request.to_string().as_bytes()))
-        .await
-        .expect("sent");
+    let request = Outgoing::request(1, "tools/call", request.to_string().into());
+    bounded(transport.send(request)).await.expect("sent");
     // The first half arrives; the read is cancelled waiting for the rest.
-    let first = tokio::time::timeout(Duration::from_millis(200), transport.read()).await;
+    let first = tokio::time::timeout(Duration::from_millis(200), transport.recv()).await;
     assert!(first.is_err(), "only half a line was written");
     std::fs::write(&go, b"go").expect("signal the server");
-    let line = bounded(transport.read()).await.expect("the whole line");
-    let message: Value = serde_json::from_slice(line).expect("one intact JSON message");
+    let Inbound::Message(line) = bounded(transport.recv()).await.expect("the whole line") else {
+        panic!("expected a message");
+    };
+    let message: Value = serde_json::from_slice(&line).expect("one intact JSON message");
     assert_eq!(message["result"]["content"][0]["text"], "joined");
     let _ = std::fs::remove_file(&go);
     bounded(transport.close()).await.expect("closes");
@@ -609,11 +610,11 @@ fn dropping_outside_a_runtime_kills_the_group_at_once() {
         .expect("runtime");
     let pid_file = scratch_path("no-runtime.pid");
     let (transport, grandchild) = runtime.block_on(async {
-        let mut transport =
-            StdioTransport::spawn(wrapped_with_grandchild(&pid_file)).expect("spawns");
-        let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let transport = StdioTransport::spawn(wrapped_with_grandchild(&pid_file)).expect("spawns");
+        let ping = &br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#[..];
+        let ping = Outgoing::request(1, "ping", ping.into());
         bounded(transport.send(ping)).await.expect("sent");
-        bounded(transport.read()).await.expect("answered");
+        bounded(transport.recv()).await.expect("answered");
         (transport, read_pid(&pid_file))
     });
     let pid = transport.pid().expect("running");

@@ -1,26 +1,25 @@
 //! Newline framing over a byte stream, bounded and cancel safe.
 
-use std::ops::Range;
-
+use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// How much to read at a time, and the capacity kept between messages.
 const CHUNK: usize = 64 * 1024;
 
-/// Capacity above which the buffer is shrunk back once a large message has
-/// been consumed, so one 20 MiB result does not pin 20 MiB for the session.
+/// Capacity above which the buffer is replaced by a small one once a large
+/// message has been consumed, so one 20 MiB result does not pin 20 MiB for
+/// the session.
 const SHRINK_ABOVE: usize = 4 * 1024 * 1024;
 
 /// A buffer that splits a byte stream into newline-terminated lines.
 ///
 /// All state lives here, not in a future, which is what makes reading cancel
 /// safe: a read dropped half-way leaves the bytes it got in the buffer, and
-/// the next read continues the same line.
+/// the next read continues the same line. A line is handed out as [`Bytes`]
+/// split off the buffer, without a copy.
 #[derive(Debug, Default)]
 pub(crate) struct LineBuffer {
-    buf: Vec<u8>,
-    /// Start of the first byte not yet returned as part of a line.
-    start: usize,
+    buf: BytesMut,
     /// Bytes before this offset are known to hold no newline.
     scanned: usize,
 }
@@ -31,28 +30,25 @@ pub(crate) struct TooLong;
 
 impl LineBuffer {
     /// Takes the next complete line out of the buffer (without its `\n`, and
-    /// without a `\r` before it), or `None` if more input is needed. The range
-    /// indexes [`line`](Self::line) until the next [`fill`](Self::fill).
-    pub(crate) fn next_line(&mut self, max_len: usize) -> Result<Option<Range<usize>>, TooLong> {
-        let unscanned = &self.buf[self.scanned..];
-        match memchr::memchr(b'\n', unscanned) {
+    /// without a `\r` before it), or `None` if more input is needed.
+    pub(crate) fn next_line(&mut self, max_len: usize) -> Result<Option<Bytes>, TooLong> {
+        match memchr::memchr(b'\n', &self.buf[self.scanned..]) {
             Some(offset) => {
                 let newline = self.scanned + offset;
-                let mut end = newline;
-                if end > self.start && self.buf[end - 1] == b'\r' {
-                    end -= 1;
+                let mut line = self.buf.split_to(newline + 1);
+                self.scanned = 0;
+                line.truncate(newline);
+                if line.last() == Some(&b'\r') {
+                    line.truncate(newline - 1);
                 }
-                let line = self.start..end;
-                self.start = newline + 1;
-                self.scanned = self.start;
                 if line.len() > max_len {
                     return Err(TooLong);
                 }
-                Ok(Some(line))
+                Ok(Some(line.freeze()))
             }
             None => {
                 self.scanned = self.buf.len();
-                if self.buf.len() - self.start > max_len {
+                if self.buf.len() > max_len {
                     return Err(TooLong);
                 }
                 Ok(None)
@@ -60,14 +56,9 @@ impl LineBuffer {
         }
     }
 
-    /// The bytes of a line returned by [`next_line`](Self::next_line).
-    pub(crate) fn line(&self, range: Range<usize>) -> &[u8] {
-        &self.buf[range]
-    }
-
     /// How many bytes are buffered beyond the lines already taken.
     pub(crate) fn partial_len(&self) -> usize {
-        self.buf.len() - self.start
+        self.buf.len()
     }
 
     /// Reads more input. Returns the number of bytes read, 0 at end of input.
@@ -78,24 +69,15 @@ impl LineBuffer {
         &mut self,
         reader: &mut (impl AsyncRead + Unpin),
     ) -> std::io::Result<usize> {
-        self.compact();
+        if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < CHUNK {
+            let mut small = BytesMut::with_capacity(CHUNK);
+            small.extend_from_slice(&self.buf);
+            self.buf = small;
+        }
         if self.buf.capacity() - self.buf.len() < CHUNK / 4 {
             self.buf.reserve(CHUNK);
         }
         reader.read_buf(&mut self.buf).await
-    }
-
-    /// Drops consumed lines from the front of the buffer.
-    fn compact(&mut self) {
-        if self.start == 0 {
-            return;
-        }
-        self.buf.drain(..self.start);
-        self.scanned -= self.start;
-        self.start = 0;
-        if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < CHUNK {
-            self.buf.shrink_to(CHUNK);
-        }
     }
 }
 
@@ -109,8 +91,8 @@ mod tests {
         for chunk in chunks {
             let mut reader: &[u8] = chunk;
             while buffer.fill(&mut reader).await.expect("in-memory read") > 0 {}
-            while let Some(range) = buffer.next_line(max_len)? {
-                out.push(buffer.line(range).to_vec());
+            while let Some(line) = buffer.next_line(max_len)? {
+                out.push(line.to_vec());
             }
         }
         Ok(out)
@@ -141,8 +123,9 @@ mod tests {
         buffer.fill(&mut reader).await.expect("read");
         let first = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
         assert_eq!(first.len(), big.len());
+        drop(first);
         let second = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
-        assert_eq!(buffer.line(second), b"small");
+        assert_eq!(&second[..], b"small");
         let mut reader: &[u8] = b"";
         buffer.fill(&mut reader).await.expect("read");
         assert!(buffer.buf.capacity() <= SHRINK_ABOVE);

@@ -1,34 +1,34 @@
 //! The stdio transport: an MCP server as a child process speaking
 //! newline-delimited JSON-RPC on its stdin and stdout.
+//!
+//! `config.rs` says how to start the server; `writer.rs` is the write side;
+//! this module spawns the server and is the read side; `process.rs` owns the
+//! process group; `stderr.rs` drains stderr into a tail.
 
+mod config;
 mod lines;
 mod process;
 mod stderr;
+mod writer;
 
 use std::collections::VecDeque;
-use std::io::{self, IoSlice};
-use std::path::PathBuf;
-use std::process::Stdio;
+use std::io;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Mutex as StdMutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
-use tokio::process::{ChildStdin, ChildStdout};
+use tokio::process::ChildStdout;
+use tokio::sync::{Mutex, Notify, OnceCell, watch};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, ProcessExit, TransportError};
-use crate::transport::Transport;
-use process::ServerProcess;
-pub use process::ShutdownTimeouts;
-pub use stderr::{ServerStderr, StderrMode};
-
+use crate::transport::{Inbound, Outgoing, Transport};
+pub use config::{DEFAULT_MAX_MESSAGE_BYTES, StdioConfig};
 use lines::LineBuffer;
-
-/// The default maximum size of one message, 32 MiB.
-///
-/// Large enough for real servers that return base64 images or files inline
-/// (a 20 MiB screenshot is about 27 MiB in base64), small enough that a
-/// server streaming garbage without newlines is stopped long before it hurts.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+pub use process::ShutdownTimeouts;
+use process::{ServerProcess, Supervised};
+pub use stderr::{ServerStderr, StderrMode};
+use writer::{WriteStop, Writer};
 
 /// How long to keep reading stdout after the server process exited, for a
 /// grandchild that still holds the pipe open.
@@ -41,149 +41,52 @@ const STDERR_CATCH_UP: Duration = Duration::from_millis(200);
 const SKIPPED_KEPT: usize = 8;
 const SKIPPED_CHARS: usize = 200;
 
-/// How to start a stdio server.
-///
-/// ```
-/// use golem_mcp::StdioConfig;
-///
-/// let config = StdioConfig {
-///     args: vec!["-y".into(), "@modelcontextprotocol/server-everything".into()],
-///     env: vec![("LOG_LEVEL".into(), "debug".into())],
-///     ..StdioConfig::new("npx")
-/// };
-/// assert_eq!(config.command, "npx");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StdioConfig {
-    /// The program to run, looked up in `PATH` when it has no slash.
-    pub command: String,
-    /// Its arguments.
-    pub args: Vec<String>,
-    /// Its working directory; `None` inherits this process's.
-    pub dir: Option<PathBuf>,
-    /// Environment entries added after this process's environment, which the
-    /// server inherits whole; for a name given twice, the later entry wins.
-    /// Passing secrets to a server is the application's decision.
-    pub env: Vec<(String, String)>,
-    /// What to do with the server's stderr; by default its last 64 KiB are
-    /// kept for error messages.
-    pub stderr: StderrMode,
-    /// The longest message accepted from the server, in bytes
-    /// ([`DEFAULT_MAX_MESSAGE_BYTES`] by default).
-    pub max_message_bytes: usize,
-    /// How long closing waits at each step before escalating.
-    pub shutdown: ShutdownTimeouts,
-}
-
-impl StdioConfig {
-    /// A configuration that runs `command` with no arguments and every other
-    /// field at its default.
-    pub fn new(command: impl Into<String>) -> Self {
-        StdioConfig {
-            command: command.into(),
-            ..StdioConfig::default()
-        }
-    }
-
-    fn validate(&self) -> Result<(), Error> {
-        let invalid = |field: String, problem: &str| Error::InvalidConfig {
-            operation: "spawn",
-            field,
-            problem: problem.to_owned(),
-        };
-        if self.command.trim().is_empty() {
-            return Err(invalid(
-                "command".into(),
-                "it is empty; name the server program to run",
-            ));
-        }
-        if self.command.contains('\0') {
-            return Err(invalid("command".into(), "it contains a NUL byte"));
-        }
-        if let Some(index) = self.args.iter().position(|arg| arg.contains('\0')) {
-            return Err(invalid(format!("args[{index}]"), "it contains a NUL byte"));
-        }
-        for (index, (name, value)) in self.env.iter().enumerate() {
-            let field = format!("env[{index}] ({name:?})");
-            if name.is_empty() {
-                return Err(invalid(field, "the variable name is empty"));
-            }
-            if name.contains('=') {
-                return Err(invalid(
-                    field,
-                    "the variable name contains '='; give the name and the value separately",
-                ));
-            }
-            if name.contains('\0') || value.contains('\0') {
-                return Err(invalid(field, "it contains a NUL byte"));
-            }
-        }
-        if let Some(dir) = &self.dir
-            && !dir.is_dir()
-        {
-            return Err(invalid(
-                "dir".into(),
-                &format!("{} does not exist or is not a directory", dir.display()),
-            ));
-        }
-        if self.max_message_bytes == 0 {
-            return Err(invalid("max_message_bytes".into(), "it must be at least 1"));
-        }
-        Ok(())
-    }
-}
-
-impl Default for StdioConfig {
-    fn default() -> Self {
-        StdioConfig {
-            command: String::new(),
-            args: Vec::new(),
-            dir: None,
-            env: Vec::new(),
-            stderr: StderrMode::default(),
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            shutdown: ShutdownTimeouts::default(),
-        }
-    }
-}
-
 /// An MCP server running as a child process, spoken to over its stdin and
 /// stdout.
 ///
 /// The transport owns the process: [`close`](Transport::close) ends it
 /// (closing stdin, then SIGTERM, then SIGKILL to its whole process group, see
-/// [`ShutdownTimeouts`]), and so does dropping the transport: a drop inside a
-/// Tokio runtime runs the same sequence on a task, without blocking; outside
-/// a runtime, or if the runtime shuts down first, the group gets SIGKILL at
-/// once. The server runs in a process group of its own, so servers started
-/// through wrappers (`npx`, `uvx`, `sh -c`) leave no grandchild behind.
+/// [`ShutdownTimeouts`]), and so does dropping the transport: the same
+/// sequence runs on a task, without blocking; if the runtime shuts down
+/// first, the group gets SIGKILL at once. The server runs in a process group
+/// of its own, so servers started through wrappers (`npx`, `uvx`, `sh -c`)
+/// leave no grandchild behind, and the group is killed as soon as the
+/// server itself exits.
 ///
-/// Stdout lines that are not JSON objects (log lines printed by mistake, a
-/// common server bug) are skipped with a warning; the last few are kept and
-/// shown when the server dies. A message longer than
-/// [`StdioConfig::max_message_bytes`] fails the read and closes the
-/// transport.
+/// Writing and reading are independent: each has its own lock, so a server
+/// that stops reading its input while it writes (or the other way round)
+/// never stalls the other direction. Stdout lines that are not JSON objects
+/// (log lines printed by mistake, a common server bug) are skipped with a
+/// warning; the last few are kept and shown when the server dies. A message
+/// longer than [`StdioConfig::max_message_bytes`] fails the read and ends
+/// the server, since the rest of that line cannot be skipped reliably.
 #[derive(Debug)]
 pub struct StdioTransport {
     command: String,
-    stdin: Option<ChildStdin>,
-    /// The message being written, kept here so that a cancelled send is
-    /// completed by the next one instead of leaving half a line on the pipe.
-    unsent: Vec<u8>,
-    unsent_from: usize,
-    stdout: ChildStdout,
-    lines: LineBuffer,
-    /// `None` only after the drop handed it to a shutdown task.
-    process: Option<ServerProcess>,
+    writer: Mutex<Writer>,
+    reader: Mutex<Reader>,
+    process: Supervised,
     stderr: ServerStderr,
-    stderr_task: Option<JoinHandle<()>>,
-    skipped: VecDeque<String>,
+    stderr_task: Mutex<Option<JoinHandle<()>>>,
+    skipped: StdMutex<VecDeque<String>>,
     max_message_bytes: usize,
     shutdown: ShutdownTimeouts,
-    /// Set once stdout reached its end (seen by a read done while writing).
-    stdout_closed: bool,
+    /// How the server ended, worked out once for both sides.
+    exit: OnceCell<ProcessExit>,
     /// Set once the transport can no longer carry messages.
-    ended: Option<Ended>,
+    ended: StdMutex<Option<Ended>>,
+    /// Notified by `close`, so that a write stuck on a full pipe or a read
+    /// waiting for output gives way.
+    closing: Notify,
+}
+
+/// The read side: the server's stdout and what was read of it.
+#[derive(Debug)]
+struct Reader {
+    stdout: ChildStdout,
+    lines: LineBuffer,
+    exited: watch::Receiver<Option<Option<ExitStatus>>>,
+    stdout_closed: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -245,21 +148,26 @@ impl StdioTransport {
             _ => (ServerStderr::default(), None),
         };
         tracing::debug!(command = %config.command, pid = ?child.id(), "mcp: spawned stdio server");
+        let process = Supervised::start(ServerProcess::new(child), config.shutdown);
+        let exited = process.exited();
         Ok(StdioTransport {
             command: config.command,
-            stdin: Some(stdin),
-            unsent: Vec::new(),
-            unsent_from: 0,
-            stdout,
-            lines: LineBuffer::default(),
-            process: Some(ServerProcess::new(child)),
+            writer: Mutex::new(Writer::new(stdin)),
+            reader: Mutex::new(Reader {
+                stdout,
+                lines: LineBuffer::default(),
+                exited,
+                stdout_closed: false,
+            }),
+            process,
             stderr,
-            stderr_task,
-            skipped: VecDeque::new(),
+            stderr_task: Mutex::new(stderr_task),
+            skipped: StdMutex::new(VecDeque::new()),
             max_message_bytes: config.max_message_bytes,
             shutdown: config.shutdown,
-            stdout_closed: false,
-            ended: None,
+            exit: OnceCell::new(),
+            ended: StdMutex::new(None),
+            closing: Notify::new(),
         })
     }
 
@@ -269,13 +177,17 @@ impl StdioTransport {
         self.stderr.clone()
     }
 
-    /// The server's process id (also its process group id), while it runs.
+    /// The server's process id (also its process group id).
     pub fn pid(&self) -> Option<u32> {
-        self.process.as_ref().and_then(ServerProcess::pid)
+        self.process.pid()
+    }
+
+    fn ended(&self) -> MutexGuard<'_, Option<Ended>> {
+        self.ended.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn check_open(&self) -> Result<(), TransportError> {
-        match &self.ended {
+        match &*self.ended() {
             None => Ok(()),
             Some(Ended::Exited(exit)) => Err(TransportError::ProcessExited(exit.clone())),
             Some(Ended::TooLarge) => Err(TransportError::MessageTooLarge {
@@ -285,81 +197,69 @@ impl StdioTransport {
         }
     }
 
-    /// Writes the queued bytes. Cancel safe: progress is recorded after
-    /// every partial write.
-    async fn flush_unsent(&mut self) -> Result<(), TransportError> {
-        if self.unsent_from >= self.unsent.len() {
-            return Ok(());
-        }
-        let Some((mut pipes, unsent, unsent_from)) = self.split_for_writing() else {
-            return Err(TransportError::Closed);
-        };
-        let result = pipes.write(unsent, &[], unsent_from).await;
-        self.after_write(result).await
-    }
-
-    /// The pipes for a write, and the queue of unsent bytes with its
-    /// progress, borrowed side by side; `None` once stdin is closed.
-    fn split_for_writing(&mut self) -> Option<(Pipes<'_>, &mut Vec<u8>, &mut usize)> {
-        let stdin = self.stdin.as_mut()?;
-        let pipes = Pipes {
-            stdin,
-            lines: &mut self.lines,
-            stdout: &mut self.stdout,
-            stdout_closed: &mut self.stdout_closed,
-            max_message_bytes: self.max_message_bytes,
-        };
-        Some((pipes, &mut self.unsent, &mut self.unsent_from))
-    }
-
-    /// Turns a write's failure into the transport's error.
-    async fn after_write(&mut self, result: Result<(), WriteStop>) -> Result<(), TransportError> {
-        match result {
-            Ok(()) => Ok(()),
-            Err(WriteStop::Gone) => Err(self.server_gone().await),
-            Err(WriteStop::Failed(error)) => Err(error),
-        }
-    }
-
-    /// The server closed its end: collects its exit status and stderr tail,
-    /// and makes every later operation fail the same way.
-    async fn server_gone(&mut self) -> TransportError {
-        let status = match self.process.as_mut() {
-            Some(process) => process.wait_for(EXIT_AFTER_EOF).await,
-            None => None,
-        };
-        let stderr_captured = self.stderr_task.is_some();
-        if let Some(task) = self.stderr_task.as_mut() {
-            // Let the drain reach the end of what the server wrote, so the
-            // error carries its last words. A finished task is forgotten: a
-            // join handle must not be awaited twice.
-            if tokio::time::timeout(STDERR_CATCH_UP, task).await.is_ok() {
-                self.stderr_task = None;
-            }
-        }
-        let exit = ProcessExit {
-            status,
-            stderr_tail: self.stderr.tail(),
-            stderr_captured,
-            skipped_stdout: self.skipped.iter().cloned().collect(),
-        };
+    /// The server closed its end: collects its exit status and stderr tail
+    /// (once, for both sides), and makes every later operation fail the
+    /// same way.
+    async fn server_gone(&self) -> TransportError {
+        let exit = self
+            .exit
+            .get_or_init(|| async {
+                let status = self.process.wait_for(EXIT_AFTER_EOF).await;
+                let stderr_captured = {
+                    let mut task = self.stderr_task.lock().await;
+                    let captured = task.is_some();
+                    // Let the drain reach the end of what the server wrote,
+                    // so the error carries its last words. A finished task
+                    // is forgotten: a join handle must not be awaited twice.
+                    if let Some(drain) = task.as_mut()
+                        && tokio::time::timeout(STDERR_CATCH_UP, drain).await.is_ok()
+                    {
+                        *task = None;
+                    }
+                    captured
+                };
+                let skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
+                ProcessExit {
+                    status,
+                    stderr_tail: self.stderr.tail(),
+                    stderr_captured,
+                    skipped_stdout: skipped.iter().cloned().collect(),
+                }
+            })
+            .await
+            .clone();
         tracing::debug!(command = %self.command, %exit, "mcp: stdio server gone");
-        self.ended = Some(Ended::Exited(exit.clone()));
+        let mut ended = self.ended();
+        if ended.is_none() {
+            *ended = Some(Ended::Exited(exit.clone()));
+        }
         TransportError::ProcessExited(exit)
     }
 
     /// The server sent more than the limit: stop it, since the rest of the
-    /// oversized line cannot be skipped without reading it.
-    async fn refuse_oversized(&mut self) -> TransportError {
+    /// oversized line cannot be skipped without reading it. Returns once
+    /// the server is gone (within the shutdown timeouts).
+    async fn refuse_oversized(&self) -> TransportError {
         tracing::warn!(command = %self.command, limit = self.max_message_bytes, "mcp: message too large; closing the stdio transport");
-        self.ended = Some(Ended::TooLarge);
-        self.stdin = None;
-        if let Some(process) = self.process.as_mut() {
-            process.terminate(self.shutdown).await;
+        *self.ended() = Some(Ended::TooLarge);
+        self.closing.notify_waiters();
+        if let Ok(mut writer) = self.writer.try_lock() {
+            writer.close();
         }
+        self.process
+            .shutdown(ShutdownTimeouts {
+                after_eof: Duration::ZERO,
+                ..self.shutdown
+            })
+            .await;
         TransportError::MessageTooLarge {
             limit: self.max_message_bytes,
         }
+    }
+
+    fn remember_skipped(&self, line: &[u8]) {
+        let mut skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
+        remember_skipped(&mut skipped, &self.command, line);
     }
 }
 
@@ -401,190 +301,87 @@ fn remember_skipped(skipped: &mut VecDeque<String>, command: &str, line: &[u8]) 
     skipped.push_back(shown);
 }
 
-/// Why a write stopped before its end.
-enum WriteStop {
-    /// The server closed its stdin: it is gone.
-    Gone,
-    /// Any other failure.
-    Failed(TransportError),
-}
-
-/// The pipes a write needs, borrowed from the transport field by field.
-struct Pipes<'t> {
-    stdin: &'t mut ChildStdin,
-    lines: &'t mut LineBuffer,
-    stdout: &'t mut ChildStdout,
-    stdout_closed: &'t mut bool,
-    max_message_bytes: usize,
-}
-
-impl Pipes<'_> {
-    /// Writes `first` then `second`, from `*written` bytes into the two
-    /// (progress is recorded after every partial write: cancel safe).
-    ///
-    /// While the pipe to the server is full, the server's output is read
-    /// into the line buffer (up to the message limit), so a server that
-    /// answers before it reads on, say a large answer to an abandoned
-    /// request, cannot deadlock against us.
-    async fn write(
-        &mut self,
-        first: &[u8],
-        second: &[u8],
-        written: &mut usize,
-    ) -> Result<(), WriteStop> {
-        let total = first.len() + second.len();
-        while *written < total {
-            let slices = if *written < first.len() {
-                [IoSlice::new(&first[*written..]), IoSlice::new(second)]
-            } else {
-                [
-                    IoSlice::new(&second[*written - first.len()..]),
-                    IoSlice::new(&[]),
-                ]
-            };
-            let may_read =
-                !*self.stdout_closed && self.lines.partial_len() <= self.max_message_bytes;
-            let result = tokio::select! {
-                biased;
-                result = self.stdin.write_vectored(&slices) => result,
-                filled = self.lines.fill(&mut *self.stdout), if may_read => {
-                    match filled {
-                        Ok(0) => *self.stdout_closed = true,
-                        Ok(_) => {}
-                        Err(source) => {
-                            return Err(WriteStop::Failed(TransportError::Io {
-                                context: "read from the server's stdout",
-                                source,
-                            }));
-                        }
-                    }
-                    continue;
-                }
-            };
-            match result {
-                Ok(0) => return Err(WriteStop::Gone),
-                Ok(count) => *written += count,
-                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
-                    return Err(WriteStop::Gone);
-                }
-                Err(source) => {
-                    return Err(WriteStop::Failed(TransportError::Io {
-                        context: "write to the server's stdin",
-                        source,
-                    }));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A message being written from the caller's buffer. Dropped before it is
-/// settled (its `send` was cancelled), it queues the part not yet written,
-/// newline included, so the message still reaches the server whole.
-struct UnsentTail<'m, 'q> {
-    message: &'m [u8],
-    written: usize,
-    queue: &'q mut Vec<u8>,
-    settled: bool,
-}
-
-impl Drop for UnsentTail<'_, '_> {
-    fn drop(&mut self) {
-        if self.settled {
-            return;
-        }
-        if self.written < self.message.len() {
-            self.queue.extend_from_slice(&self.message[self.written..]);
-            self.queue.push(b'\n');
-        } else if self.written == self.message.len() {
-            self.queue.push(b'\n');
-        }
-    }
-}
-
 impl Transport for StdioTransport {
     /// Writes the message and a newline to the server's stdin, after what
-    /// is left of earlier messages.
+    /// is left of earlier messages. Concurrent sends take turns, first come
+    /// first served; none waits for a read.
     ///
-    /// Cancel safe: once polled, the message is delivered whole, in order,
-    /// by this call or the next `send` or `read` (what a dropped call had not
-    /// written yet is queued when it is dropped).
-    async fn send(&mut self, message: &[u8]) -> Result<(), TransportError> {
+    /// Cancel safe: once it has started writing, the message is delivered
+    /// whole, in order, by this call or the next `send` (what a dropped call
+    /// had not written yet stays queued).
+    async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         self.check_open()?;
-        if self.unsent_from < self.unsent.len() {
-            // Earlier bytes are still on their way: queue behind them.
-            self.unsent.extend_from_slice(message);
-            self.unsent.push(b'\n');
-            return self.flush_unsent().await;
+        let mut writer = self.writer.lock().await;
+        // A close that came while this send waited for its turn wins.
+        self.check_open()?;
+        match writer
+            .write_line(message.body().clone(), &self.closing)
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(WriteStop::Gone) => {
+                drop(writer);
+                Err(self.server_gone().await)
+            }
+            Err(WriteStop::Closed) => {
+                Err(self.check_open().err().unwrap_or(TransportError::Closed))
+            }
+            Err(WriteStop::Failed(source)) => Err(TransportError::Io {
+                context: "write to the server's stdin",
+                source,
+            }),
         }
-        self.unsent.clear();
-        self.unsent_from = 0;
-        let Some((mut pipes, queue, _)) = self.split_for_writing() else {
-            return Err(TransportError::Closed);
-        };
-        // Written straight from the caller's buffer, with no copy; if this
-        // future is dropped part-way, the guard queues the rest.
-        let mut unsent = UnsentTail {
-            message,
-            written: 0,
-            queue,
-            settled: false,
-        };
-        let result = pipes
-            .write(unsent.message, b"\n", &mut unsent.written)
-            .await;
-        // Written, or the server is gone: nothing is left to deliver.
-        unsent.settled = true;
-        drop(unsent);
-        self.after_write(result).await
     }
 
     /// Reads the next line that is a JSON object from the server's stdout.
     ///
     /// Cancel safe: input stays in the transport's buffer, so a line half
-    /// read when the future is dropped is completed by the next `read`.
-    async fn read(&mut self) -> Result<&[u8], TransportError> {
+    /// read when the future is dropped is completed by the next `recv`.
+    async fn recv(&self) -> Result<Inbound, TransportError> {
+        let closing = self.closing.notified();
+        tokio::pin!(closing);
+        closing.as_mut().enable();
         self.check_open()?;
-        // A message whose send was dropped half-way is finished first: the
-        // answer awaited may be the answer to it.
-        self.flush_unsent().await?;
-        let line = loop {
-            match self.lines.next_line(self.max_message_bytes) {
+        let mut reader = self.reader.lock().await;
+        let Reader {
+            stdout,
+            lines,
+            exited,
+            stdout_closed,
+        } = &mut *reader;
+        loop {
+            match lines.next_line(self.max_message_bytes) {
                 Err(lines::TooLong) => return Err(self.refuse_oversized().await),
-                Ok(Some(range)) => {
-                    let line = self.lines.line(range.clone());
-                    if looks_like_message(line) {
-                        break range;
-                    }
-                    remember_skipped(&mut self.skipped, &self.command, line);
+                Ok(Some(line)) if looks_like_message(&line) => return Ok(Inbound::Message(line)),
+                Ok(Some(line)) => {
+                    self.remember_skipped(&line);
                     continue;
                 }
                 Ok(None) => {}
             }
-            if self.stdout_closed {
+            if *stdout_closed {
                 return Err(self.server_gone().await);
             }
-            let filled = match self.process.as_mut() {
-                Some(process) if process.status().is_none() => {
-                    tokio::select! {
-                        biased;
-                        filled = self.lines.fill(&mut self.stdout) => filled,
-                        // The server exited: keep reading what it left in
-                        // the pipe; its status is now recorded.
-                        _ = process.wait() => continue,
-                    }
+            let filled = if exited.borrow().is_none() {
+                tokio::select! {
+                    biased;
+                    filled = lines.fill(stdout) => filled,
+                    // The server exited: keep reading what it left in the
+                    // pipe; its status is now recorded.
+                    _ = exited.wait_for(Option::is_some) => continue,
+                    () = closing.as_mut() => return Err(self.check_open().err().unwrap_or(TransportError::Closed)),
                 }
+            } else {
                 // The server has exited, but a grandchild may still hold
                 // stdout open: read what is there without waiting for it.
-                _ => tokio::time::timeout(DRAIN_AFTER_EXIT, self.lines.fill(&mut self.stdout))
+                tokio::time::timeout(DRAIN_AFTER_EXIT, lines.fill(stdout))
                     .await
-                    .unwrap_or(Ok(0)),
+                    .unwrap_or(Ok(0))
             };
             match filled {
                 Ok(0) => {
-                    self.stdout_closed = true;
-                    if self.lines.partial_len() > 0 {
+                    *stdout_closed = true;
+                    if lines.partial_len() > 0 {
                         tracing::debug!("mcp: the server's stdout ended inside a line");
                     }
                     return Err(self.server_gone().await);
@@ -597,48 +394,32 @@ impl Transport for StdioTransport {
                     });
                 }
             }
-        };
-        Ok(self.lines.line(line))
+        }
     }
 
     /// Ends the server (see [`ShutdownTimeouts`] for the bound) and reaps it.
+    /// A send or receive under way gives way with [`TransportError::Closed`].
     ///
-    /// Cancel safe in the sense that matters: if dropped half-way, the
-    /// process group is still killed when the transport is dropped.
-    async fn close(&mut self) -> Result<(), TransportError> {
-        if self.ended.is_none() {
-            self.ended = Some(Ended::Closed);
+    /// Cancel safe in the sense that matters: if dropped half-way, calling
+    /// it again finishes the job, and dropping the transport ends the
+    /// server's process group anyway.
+    async fn close(&self) -> Result<(), TransportError> {
+        {
+            let mut ended = self.ended();
+            if ended.is_none() {
+                *ended = Some(Ended::Closed);
+            }
         }
-        let stdin = self.stdin.take();
-        if let Some(process) = self.process.as_mut() {
-            let status = process.shutdown(stdin, self.shutdown).await;
-            tracing::debug!(command = %self.command, ?status, "mcp: stdio server closed");
-        }
-        if let Some(task) = self.stderr_task.take() {
+        self.closing.notify_waiters();
+        // End of input: the polite way to ask a stdio server to exit. The
+        // writer gives way at once (it was notified), so this lock is short.
+        let stdin = self.writer.lock().await.take_stdin();
+        drop(stdin);
+        let status = self.process.shutdown(self.shutdown).await;
+        tracing::debug!(command = %self.command, ?status, "mcp: stdio server closed");
+        if let Some(task) = self.stderr_task.lock().await.take() {
             let _ = tokio::time::timeout(STDERR_CATCH_UP, task).await;
         }
         Ok(())
-    }
-}
-
-impl Drop for StdioTransport {
-    fn drop(&mut self) {
-        let Some(process) = self.process.take() else {
-            return;
-        };
-        if process.is_finished() {
-            return;
-        }
-        let stdin = self.stdin.take();
-        let timeouts = self.shutdown;
-        // The polite sequence takes up to seconds: run it on a task rather
-        // than block whoever dropped us. Without a runtime, the process's own
-        // drop sends SIGKILL to the group.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let mut process = process;
-                process.shutdown(stdin, timeouts).await;
-            });
-        }
     }
 }

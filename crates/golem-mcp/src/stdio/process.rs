@@ -5,6 +5,7 @@ use std::process::ExitStatus;
 use std::time::Duration;
 
 use tokio::process::{Child, ChildStdin};
+use tokio::sync::{Mutex, oneshot, watch};
 
 /// How long closing a stdio server waits at each step before escalating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub(crate) struct ServerProcess {
     group: Option<libc::pid_t>,
     status: Option<ExitStatus>,
     /// Set once the whole group has been dealt with.
-    finished: bool,
+    pub(super) finished: bool,
 }
 
 impl ServerProcess {
@@ -57,16 +58,6 @@ impl ServerProcess {
     /// The leader's pid, which is also the group id.
     pub(crate) fn pid(&self) -> Option<u32> {
         self.group.and_then(|group| u32::try_from(group).ok())
-    }
-
-    /// Whether the shutdown sequence has completed.
-    pub(crate) fn is_finished(&self) -> bool {
-        self.finished
-    }
-
-    /// The leader's exit status, once observed.
-    pub(crate) fn status(&self) -> Option<ExitStatus> {
-        self.status
     }
 
     /// Waits for the leader to exit, then kills what is left of its group.
@@ -122,19 +113,6 @@ impl ServerProcess {
         status
     }
 
-    /// Ends the server without the EOF grace: for a server that is known to
-    /// be stuck (it is writing a message we refused to read).
-    pub(crate) async fn terminate(&mut self, timeouts: ShutdownTimeouts) -> Option<ExitStatus> {
-        self.shutdown(
-            None,
-            ShutdownTimeouts {
-                after_eof: Duration::ZERO,
-                ..timeouts
-            },
-        )
-        .await
-    }
-
     /// Sends `signal` to every process of the group. Errors are ignored: the
     /// only expected one is ESRCH, "the group is already gone".
     ///
@@ -152,6 +130,92 @@ impl ServerProcess {
             }
         }
     }
+}
+
+/// A server process watched by a task of its own, which reaps it the moment
+/// it exits (killing what is left of its group) and runs the shutdown
+/// sequence when asked or when this handle is dropped.
+///
+/// The task is what lets the reading side, the writing side and `close` all
+/// learn of the exit without sharing the child: they watch
+/// [`exited`](Self::exited).
+#[derive(Debug)]
+pub(crate) struct Supervised {
+    pid: Option<u32>,
+    /// Asks the task to end the server with these timeouts. Dropping it
+    /// (the transport was dropped) asks for the default sequence.
+    shutdown: Mutex<Option<oneshot::Sender<ShutdownTimeouts>>>,
+    /// `None` while the server runs; then its exit status (`None` inside if
+    /// it could not be reaped in time).
+    exited: watch::Receiver<Option<Option<ExitStatus>>>,
+}
+
+impl Supervised {
+    /// Starts watching `process` on a task. Must be called within a Tokio
+    /// runtime. If the runtime shuts down first, the task's end drops the
+    /// process, which SIGKILLs the group.
+    pub(crate) fn start(process: ServerProcess, on_drop: ShutdownTimeouts) -> Self {
+        let pid = process.pid();
+        let (shutdown, requested) = oneshot::channel();
+        let (report, exited) = watch::channel(None);
+        tokio::spawn(supervise(process, requested, on_drop, report));
+        Supervised {
+            pid,
+            shutdown: Mutex::new(Some(shutdown)),
+            exited,
+        }
+    }
+
+    /// The leader's pid, which is also the group id.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// A receiver that sees the exit.
+    pub(crate) fn exited(&self) -> watch::Receiver<Option<Option<ExitStatus>>> {
+        self.exited.clone()
+    }
+
+    /// Waits at most `limit` for the exit; the status, if it came.
+    pub(crate) async fn wait_for(&self, limit: Duration) -> Option<ExitStatus> {
+        let mut exited = self.exited();
+        match tokio::time::timeout(limit, exited.wait_for(Option::is_some)).await {
+            Ok(Ok(status)) => status.flatten(),
+            _ => None,
+        }
+    }
+
+    /// Ends the server (see [`ServerProcess::shutdown`]; the caller has
+    /// closed stdin already) and waits until it is done. Cancel safe and
+    /// restartable: a second call waits for the same end.
+    pub(crate) async fn shutdown(&self, timeouts: ShutdownTimeouts) -> Option<ExitStatus> {
+        if let Some(shutdown) = self.shutdown.lock().await.take() {
+            let _ = shutdown.send(timeouts);
+        }
+        let mut exited = self.exited();
+        match exited.wait_for(Option::is_some).await {
+            Ok(status) => status.flatten(),
+            // The task is gone (the runtime is shutting down): the process
+            // was dropped with it, which killed the group.
+            Err(_) => None,
+        }
+    }
+}
+
+async fn supervise(
+    mut process: ServerProcess,
+    requested: oneshot::Receiver<ShutdownTimeouts>,
+    on_drop: ShutdownTimeouts,
+    report: watch::Sender<Option<Option<ExitStatus>>>,
+) {
+    let status = tokio::select! {
+        exited = process.wait() => {
+            process.finished = true;
+            exited.ok()
+        }
+        timeouts = requested => process.shutdown(None, timeouts.unwrap_or(on_drop)).await,
+    };
+    report.send_replace(Some(status));
 }
 
 /// How long to wait for the leader after SIGKILL before leaving it to the

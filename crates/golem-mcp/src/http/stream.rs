@@ -1,0 +1,165 @@
+//! The inbound streams: each event-stream answer is read by a task of its
+//! own, with its own parser, `Last-Event-ID` and resumption, and delivers
+//! its messages in order.
+
+use std::sync::Arc;
+
+use reqwest::header::ACCEPT;
+use reqwest::{Method, Response};
+
+use super::sse::{SseError, SseParser};
+use super::{LAST_EVENT_ID_HEADER, Shared, http_error, post::status_error};
+use crate::error::TransportError;
+use crate::jsonrpc::{self, Route};
+use crate::transport::{Inbound, RequestId};
+
+/// Starts reading the event stream that answers request `id`. The task is
+/// registered under `id` so that the request's cancellation, or closing the
+/// transport, stops it.
+pub(super) fn spawn(shared: &Arc<Shared>, id: RequestId, response: Response) {
+    let mut streams = shared.streams();
+    if shared.check_open().is_err() {
+        return; // closing: nobody will read it
+    }
+    let task = tokio::spawn(read(shared.clone(), id, response));
+    streams.insert(id, task.abort_handle());
+}
+
+/// Reads the stream to the answer, resuming it when it ends early, and
+/// reports a stream that cannot deliver the answer as
+/// [`Inbound::RequestFailed`].
+async fn read(shared: Arc<Shared>, id: RequestId, response: Response) {
+    let outcome = Stream {
+        shared: &shared,
+        id,
+        parser: SseParser::new(shared.max_message_bytes),
+        answered: false,
+        attempts: 0,
+    }
+    .run(response)
+    .await;
+    shared.streams().remove(&id);
+    if let Err(error) = outcome {
+        shared.deliver(Inbound::RequestFailed { id, error }).await;
+    }
+}
+
+struct Stream<'s> {
+    shared: &'s Shared,
+    /// The request whose answer this stream carries.
+    id: RequestId,
+    parser: SseParser,
+    answered: bool,
+    /// Reconnections in a row that delivered nothing.
+    attempts: u32,
+}
+
+impl Stream<'_> {
+    async fn run(mut self, mut response: Response) -> Result<(), TransportError> {
+        loop {
+            let broken = loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => {
+                        let fed = self.parser.feed(&chunk);
+                        if !self.deliver_events().await {
+                            return Ok(());
+                        }
+                        fed.map_err(|error| match error {
+                            SseError::TooLarge { limit } => {
+                                TransportError::MessageTooLarge { limit }
+                            }
+                            other => TransportError::UnexpectedResponse {
+                                detail: other.to_string(),
+                            },
+                        })?;
+                        if self.answered {
+                            return Ok(());
+                        }
+                    }
+                    Ok(None) => break None,
+                    Err(error) => break Some(error),
+                }
+            };
+            self.parser.finish();
+            if !self.deliver_events().await || self.answered {
+                return Ok(());
+            }
+            response = self.resume(broken).await?;
+        }
+    }
+
+    /// Delivers every complete event; `false` once nobody receives.
+    async fn deliver_events(&mut self) -> bool {
+        while let Some(event) = self.parser.next_event() {
+            if event.data.is_empty() || event.event.as_deref().is_some_and(|kind| kind != "message")
+            {
+                continue; // a priming event (id only), or not a JSON-RPC message
+            }
+            let message = bytes::Bytes::from(event.data.into_bytes());
+            if let Route::Response { raw_id } = jsonrpc::route(&message) {
+                // An error answer without an id is about a message the
+                // server could not read: on this stream, this request.
+                self.answered |= raw_id.is_none_or(|raw| jsonrpc::our_id(raw) == Some(self.id));
+            }
+            self.attempts = 0;
+            if !self.shared.deliver(Inbound::Message(message)).await {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Reconnects with `Last-Event-ID` after the server's `retry` delay, or
+    /// explains why the answer is lost.
+    async fn resume(&mut self, broken: Option<reqwest::Error>) -> Result<Response, TransportError> {
+        loop {
+            let Some(last_event_id) = self.parser.last_event_id().map(str::to_owned) else {
+                return Err(TransportError::StreamEnded {
+                    detail: match broken {
+                        None => "the server's event stream ended before the response, and gave no event id to resume from".to_owned(),
+                        Some(error) => format!("the server's event stream broke before the response ({}), and gave no event id to resume from", error.without_url()),
+                    },
+                });
+            };
+            let policy = self.shared.resume;
+            if self.attempts >= policy.max_attempts {
+                return Err(TransportError::StreamEnded {
+                    detail: format!(
+                        "the server's event stream ended before the response, {} resumption attempt(s) did not deliver it",
+                        self.attempts
+                    ),
+                });
+            }
+            let delay = self
+                .parser
+                .retry()
+                .unwrap_or(policy.default_retry)
+                .min(policy.max_retry);
+            self.attempts += 1;
+            tracing::debug!(
+                request_id = self.id,
+                ?delay,
+                attempt = self.attempts,
+                "mcp: event stream ended early; resuming"
+            );
+            tokio::time::sleep(delay).await;
+            let request = self
+                .shared
+                .request(Method::GET, true, None)
+                .header(ACCEPT, "text/event-stream")
+                .header(LAST_EVENT_ID_HEADER, last_event_id);
+            match request.send().await {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let expired = response.status() == reqwest::StatusCode::NOT_FOUND
+                        && self.shared.session().id.is_some();
+                    return Err(status_error(response, expired).await);
+                }
+                Err(error) if self.attempts < policy.max_attempts => {
+                    tracing::debug!(error = %error.without_url(), "mcp: resuming the event stream failed; retrying");
+                }
+                Err(error) => return Err(http_error("GET (resume the event stream)", error)),
+            }
+        }
+    }
+}

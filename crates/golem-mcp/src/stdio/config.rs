@@ -1,0 +1,119 @@
+//! How to start a stdio server, and the checks made before starting it.
+
+use std::path::PathBuf;
+
+use super::{ShutdownTimeouts, StderrMode};
+use crate::error::Error;
+
+/// The default maximum size of one message, 32 MiB.
+///
+/// Large enough for real servers that return base64 images or files inline
+/// (a 20 MiB screenshot is about 27 MiB in base64), small enough that a
+/// server streaming garbage without newlines is stopped long before it hurts.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
+/// How to start a stdio server.
+///
+/// ```
+/// use golem_mcp::StdioConfig;
+///
+/// let config = StdioConfig {
+///     args: vec!["-y".into(), "@modelcontextprotocol/server-everything".into()],
+///     env: vec![("LOG_LEVEL".into(), "debug".into())],
+///     ..StdioConfig::new("npx")
+/// };
+/// assert_eq!(config.command, "npx");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StdioConfig {
+    /// The program to run, looked up in `PATH` when it has no slash.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its working directory; `None` inherits this process's.
+    pub dir: Option<PathBuf>,
+    /// Environment entries added after this process's environment, which the
+    /// server inherits whole; for a name given twice, the later entry wins.
+    /// Passing secrets to a server is the application's decision.
+    pub env: Vec<(String, String)>,
+    /// What to do with the server's stderr; by default its last 64 KiB are
+    /// kept for error messages.
+    pub stderr: StderrMode,
+    /// The longest message accepted from the server, in bytes
+    /// ([`DEFAULT_MAX_MESSAGE_BYTES`] by default).
+    pub max_message_bytes: usize,
+    /// How long closing waits at each step before escalating.
+    pub shutdown: ShutdownTimeouts,
+}
+
+impl StdioConfig {
+    /// A configuration that runs `command` with no arguments and every other
+    /// field at its default.
+    pub fn new(command: impl Into<String>) -> Self {
+        StdioConfig {
+            command: command.into(),
+            ..StdioConfig::default()
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let invalid = |field: String, problem: &str| Error::InvalidConfig {
+            operation: "spawn",
+            field,
+            problem: problem.to_owned(),
+        };
+        if self.command.trim().is_empty() {
+            return Err(invalid(
+                "command".into(),
+                "it is empty; name the server program to run",
+            ));
+        }
+        if self.command.contains('\0') {
+            return Err(invalid("command".into(), "it contains a NUL byte"));
+        }
+        if let Some(index) = self.args.iter().position(|arg| arg.contains('\0')) {
+            return Err(invalid(format!("args[{index}]"), "it contains a NUL byte"));
+        }
+        for (index, (name, value)) in self.env.iter().enumerate() {
+            let field = format!("env[{index}] ({name:?})");
+            if name.is_empty() {
+                return Err(invalid(field, "the variable name is empty"));
+            }
+            if name.contains('=') {
+                return Err(invalid(
+                    field,
+                    "the variable name contains '='; give the name and the value separately",
+                ));
+            }
+            if name.contains('\0') || value.contains('\0') {
+                return Err(invalid(field, "it contains a NUL byte"));
+            }
+        }
+        if let Some(dir) = &self.dir
+            && !dir.is_dir()
+        {
+            return Err(invalid(
+                "dir".into(),
+                &format!("{} does not exist or is not a directory", dir.display()),
+            ));
+        }
+        if self.max_message_bytes == 0 {
+            return Err(invalid("max_message_bytes".into(), "it must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        StdioConfig {
+            command: String::new(),
+            args: Vec::new(),
+            dir: None,
+            env: Vec::new(),
+            stderr: StderrMode::default(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            shutdown: ShutdownTimeouts::default(),
+        }
+    }
+}

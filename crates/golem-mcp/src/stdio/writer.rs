@@ -1,0 +1,140 @@
+//! The write side of the stdio transport: messages to the server's stdin,
+//! one whole line each, from any number of tasks.
+
+use std::collections::VecDeque;
+use std::io::{self, IoSlice};
+
+use bytes::{Buf, Bytes};
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::Notify;
+
+/// How many queued pieces one vectored write takes at most.
+const MAX_SLICES: usize = 16;
+
+/// The server's stdin and the bytes still to be written to it.
+///
+/// A message is queued whole (its body and a newline, no copy) before the
+/// first byte is written, and written from the queue, which records every
+/// partial write. A send dropped half-way therefore leaves the rest of its
+/// line queued, and the next send writes it first: the server never sees
+/// half a line followed by another message.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    /// `None` once closed: the server sees end of input.
+    stdin: Option<ChildStdin>,
+    queue: VecDeque<Bytes>,
+}
+
+/// Why a write stopped.
+#[derive(Debug)]
+pub(crate) enum WriteStop {
+    /// The server closed its stdin (it exited): find out how it ended.
+    Gone,
+    /// The transport is closing.
+    Closed,
+    /// Any other failure.
+    Failed(io::Error),
+}
+
+impl Writer {
+    pub(crate) fn new(stdin: ChildStdin) -> Self {
+        Writer {
+            stdin: Some(stdin),
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Closes stdin (after which every write fails with
+    /// [`WriteStop::Closed`]).
+    pub(crate) fn close(&mut self) {
+        self.stdin = None;
+        self.queue.clear();
+    }
+
+    /// Queues `body` and a newline and writes everything queued. Gives way
+    /// with [`WriteStop::Closed`] when `closing` is notified.
+    ///
+    /// Cancel safe: progress is recorded in the queue after every write.
+    pub(crate) async fn write_line(
+        &mut self,
+        body: Bytes,
+        closing: &Notify,
+    ) -> Result<(), WriteStop> {
+        if self.stdin.is_none() {
+            return Err(WriteStop::Closed);
+        }
+        self.queue.push_back(body);
+        self.queue.push_back(Bytes::from_static(b"\n"));
+        self.flush(closing).await
+    }
+
+    async fn flush(&mut self, closing: &Notify) -> Result<(), WriteStop> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(WriteStop::Closed);
+        };
+        while !self.queue.is_empty() {
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let mut used = 0;
+            for (slice, piece) in slices.iter_mut().zip(&self.queue) {
+                *slice = IoSlice::new(piece);
+                used += 1;
+            }
+            let written = tokio::select! {
+                biased;
+                written = stdin.write_vectored(&slices[..used]) => written,
+                () = closing.notified() => return Err(WriteStop::Closed),
+            };
+            match written {
+                Ok(0) => return Err(WriteStop::Gone),
+                Ok(count) => advance(&mut self.queue, count),
+                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
+                    return Err(WriteStop::Gone);
+                }
+                Err(error) => return Err(WriteStop::Failed(error)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes stdin out, so the server sees end of input when it is dropped.
+    pub(crate) fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.queue.clear();
+        self.stdin.take()
+    }
+}
+
+/// Drops `count` written bytes from the front of the queue.
+fn advance(queue: &mut VecDeque<Bytes>, mut count: usize) {
+    while count > 0 {
+        let Some(front) = queue.front_mut() else {
+            return;
+        };
+        if count < front.len() {
+            front.advance(count);
+            return;
+        }
+        count -= front.len();
+        queue.pop_front();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_writes_advance_across_pieces() {
+        let mut queue: VecDeque<Bytes> = [&b"abc"[..], b"\n", b"de"]
+            .into_iter()
+            .map(Bytes::from_static)
+            .collect();
+        advance(&mut queue, 2);
+        assert_eq!(queue.front().map(|b| &b[..]), Some(&b"c"[..]));
+        advance(&mut queue, 2);
+        assert_eq!(queue.len(), 1);
+        assert_eq!(&queue[0][..], b"de");
+        advance(&mut queue, 2);
+        assert!(queue.is_empty());
+    }
+}
