@@ -295,10 +295,20 @@ impl Server {
     }
 }
 
-/// Blocks until `path` exists (the test's signal to go on), for at most 30 s.
+/// Blocks until `path` exists (the test's signal to go on). After 30 s, or
+/// without a path, the fake gives up: it says so on stderr and exits with
+/// 70, so a test that forgot its signal fails instead of going on.
 fn wait_for_file(path: &str) {
+    if path.is_empty() {
+        eprintln!("fake: no go_file was given to wait for");
+        std::process::exit(70);
+    }
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !Path::new(path).exists() && Instant::now() < deadline {
+    while !Path::new(path).exists() {
+        if Instant::now() >= deadline {
+            eprintln!("fake: gave up waiting for {path} after 30 s");
+            std::process::exit(70);
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
