@@ -239,6 +239,8 @@ impl Server {
                         + "\n";
                 let (first, second) = line.as_bytes().split_at(line.len() / 2);
                 self.write_raw(first);
+                // The test's signal that half a line is on the pipe.
+                eprintln!("fake: half a line written");
                 wait_for_file(args["go_file"].as_str().unwrap_or_default());
                 self.write_raw(second);
             }

@@ -410,8 +410,17 @@ async fn a_half_read_line_is_completed_by_the_next_read() {
     bounded(transport.send(request.to_string().as_bytes()))
         .await
         .expect("sent");
-    // The first half arrives; the read is cancelled waiting for the rest.
-    let first = tokio::time::timeout(Duration::from_millis(200), transport.read()).await;
+    // Wait for the fake to say half a line is on the pipe, so that the read
+    // below really starts on half a line.
+    let stderr = transport.stderr();
+    bounded(async {
+        while !stderr.tail().contains("fake: half a line written") {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    // The read takes the first half and is cancelled waiting for the rest.
+    let first = tokio::time::timeout(Duration::from_millis(100), transport.read()).await;
     assert!(first.is_err(), "only half a line was written");
     std::fs::write(&go, b"go").expect("signal the server");
     let line = bounded(transport.read()).await.expect("the whole line");
