@@ -635,7 +635,13 @@ fn cwd_sets_the_servers_working_directory() {
 // ---- exit 5: timeout ----------------------------------------------------------------------
 
 /// Whether process `pid` is gone (a zombie waiting for init counts as gone).
+/// Reads /proc, so first checks there is one: without it every process would
+/// look gone and the check would pass vacuously.
 fn is_gone(pid: &str) -> bool {
+    assert!(
+        std::path::Path::new("/proc/self/stat").exists(),
+        "/proc/self/stat is missing: this check reads /proc (Linux)"
+    );
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
         Ok(stat) => stat

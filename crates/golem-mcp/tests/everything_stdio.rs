@@ -3,7 +3,7 @@
 //! by `scripts/install-peers.sh` (the README's test command runs it); a
 //! missing peer fails the test.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use golem_mcp::{Client, Content, StdioConfig, StdioTransport};
@@ -97,15 +97,20 @@ async fn lists_and_calls_the_reference_server_over_stdio() {
     assert!(result.is_error, "{result:?}");
 
     client.close().await.expect("closes");
+    // `close` returns once the server is reaped: no process and no zombie.
+    assert!(reaped(pid), "the server {pid} was reaped by close");
+}
+
+/// Whether our child `pid` has been reaped: neither running nor a zombie (a
+/// child's pid cannot be reused before we reap it). Reads /proc, so first
+/// checks there is one: without it every process would look gone and the
+/// check would pass vacuously.
+fn reaped(pid: u32) -> bool {
     assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists() || {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            stat.rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
-        },
-        "the server was reaped"
+        Path::new("/proc/self/stat").exists(),
+        "/proc/self/stat is missing: this check reads /proc (Linux)"
     );
+    !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 #[tokio::test]

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use golem_mcp::{Client, HttpConfig, HttpTransport};
+use golem_mcp::{
+    Client, HttpConfig, HttpTransport, Inbound, LATEST_PROTOCOL_VERSION, Outgoing, Transport,
+};
 use serde_json::value::RawValue;
 
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -193,12 +195,44 @@ async fn exercise_python_peer(client: &Client, progress_expected: bool) {
     assert_eq!(result.text(), "done after 2 steps");
     if progress_expected {
         assert_eq!(steps, [1.0, 2.0]);
+    } else {
+        assert!(
+            steps.is_empty(),
+            "no progress can arrive with JSON answers: {steps:?}"
+        );
     }
+}
+
+/// The session id the server hands out at `initialize`. Read from a bare
+/// transport, since a client owns its transport and does not show it.
+async fn session_id_after_initialize(peer: &Peer) -> Option<String> {
+    let transport = HttpTransport::new(HttpConfig::new(peer.url.clone())).expect("valid");
+    let initialize = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{LATEST_PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"golem-mcp-test","version":"0"}}}}}}"#
+    );
+    let initialize = Outgoing::request(1, "initialize", initialize.into());
+    bounded(transport.send(initialize))
+        .await
+        .expect("initialize sent");
+    let Inbound::Message(reply) = bounded(transport.recv()).await.expect("answered") else {
+        panic!("the answer was lost");
+    };
+    let reply: serde_json::Value = serde_json::from_slice(&reply).expect("a JSON answer");
+    assert_eq!(reply["id"], 1, "{reply}");
+    assert!(reply["result"]["protocolVersion"].is_string(), "{reply}");
+    let session = transport.session_id();
+    bounded(transport.close()).await.expect("closes");
+    session
 }
 
 #[tokio::test]
 async fn python_sdk_server_with_event_stream_answers() {
     let peer = python_http(&[]);
+    let session = session_id_after_initialize(&peer).await;
+    assert!(
+        session.is_some_and(|id| !id.is_empty()),
+        "a stateful server hands out a session id"
+    );
     let client = connect(&peer).await;
     exercise_python_peer(&client, true).await;
     bounded(client.close()).await.expect("closes");
@@ -216,6 +250,8 @@ async fn python_sdk_server_with_json_answers() {
 #[tokio::test]
 async fn python_sdk_server_without_sessions() {
     let peer = python_http(&["--stateless", "--json"]);
+    let session = session_id_after_initialize(&peer).await;
+    assert_eq!(session, None, "a stateless server hands out no session id");
     let client = connect(&peer).await;
     exercise_python_peer(&client, false).await;
     bounded(client.close())

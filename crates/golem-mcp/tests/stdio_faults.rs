@@ -70,8 +70,19 @@ fn scratch_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("golem-mcp-test-{}-{n}-{name}", std::process::id()))
 }
 
+/// Fails unless this system has a `/proc` to read: the process checks below
+/// read `/proc/<pid>/stat`, and without it every process would look gone and
+/// those assertions would pass vacuously.
+fn require_proc() {
+    assert!(
+        Path::new("/proc/self/stat").exists(),
+        "/proc/self/stat is missing: the process checks of these tests read /proc (Linux)"
+    );
+}
+
 /// Whether a process exists and is not a zombie.
 fn process_alive(pid: u32) -> bool {
+    require_proc();
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state follows the parenthesised command name.
         Ok(stat) => {
@@ -83,9 +94,11 @@ fn process_alive(pid: u32) -> bool {
 
 /// Whether our child `pid` has been reaped: no zombie left behind. (Only
 /// meaningful for our own children, whose pids cannot be reused before we
-/// reap them.)
+/// reap them.) A single look: callers use it right after an operation that
+/// promises to have reaped the child before returning.
 fn reaped(pid: u32) -> bool {
-    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+    require_proc();
+    !Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// Polls until `pid` is gone, within the bound (for ends that happen on a
@@ -409,8 +422,17 @@ async fn a_half_read_line_is_completed_by_the_next_read() {
         "params": {"name": "split", "arguments": {"go_file": go}}});
     let request = Outgoing::request(1, "tools/call", request.to_string().into());
     bounded(transport.send(request)).await.expect("sent");
-    // The first half arrives; the read is cancelled waiting for the rest.
-    let first = tokio::time::timeout(Duration::from_millis(200), transport.recv()).await;
+    // Wait for the fake to say half a line is on the pipe, so that the read
+    // below really starts on half a line.
+    let stderr = transport.stderr();
+    bounded(async {
+        while !stderr.tail().contains("fake: half a line written") {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    // The read takes the first half and is cancelled waiting for the rest.
+    let first = tokio::time::timeout(Duration::from_millis(100), transport.recv()).await;
     assert!(first.is_err(), "only half a line was written");
     std::fs::write(&go, b"go").expect("signal the server");
     let Inbound::Message(line) = bounded(transport.recv()).await.expect("the whole line") else {

@@ -1,29 +1,131 @@
-//! The examples run and print what they promise. The README's test command
-//! builds them first (`cargo build --workspace --examples`: `cargo test`
-//! alone compiles examples but does not put them at their plain names); this
-//! finds their binaries next to its own.
+//! The examples run and print what they promise. Each test builds the
+//! examples first (`cargo build -p golem --example ...`, with the cargo that
+//! runs the tests and in the same profile) and runs the binaries cargo
+//! reports, so a stale binary from an earlier build is never run.
 
-use std::path::PathBuf;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 
-/// `target/<profile>/examples/<name>`, from this test's
-/// `target/<profile>/deps/examples-<hash>`.
+/// How long building the examples may take: linking two binaries whose
+/// dependencies the test build has already compiled takes seconds, but a
+/// cold cache on a busy machine takes minutes.
+const BUILD_PATIENCE: Duration = Duration::from_secs(600);
+
+/// The examples these tests run, built together by one cargo command.
+const EXAMPLES: [&str; 2] = ["mcp-client", "mcp-http"];
+
+/// The freshly built binary of example `name`.
 fn example(name: &str) -> PathBuf {
-    let me = std::env::current_exe().expect("the test binary's path");
+    static BUILT: OnceLock<Result<HashMap<String, PathBuf>, String>> = OnceLock::new();
+    match BUILT.get_or_init(build_examples) {
+        Ok(binaries) => binaries
+            .get(name)
+            .unwrap_or_else(|| panic!("cargo built no example named {name}: {binaries:?}"))
+            .clone(),
+        Err(error) => panic!("{error}"),
+    }
+}
+
+/// Builds [`EXAMPLES`] in this test's profile and returns their binaries,
+/// as cargo reports them.
+fn build_examples() -> Result<HashMap<String, PathBuf>, String> {
+    // This test is `target/<profile dir>/deps/examples-<hash>`.
+    let me = std::env::current_exe().map_err(|error| format!("this test's path: {error}"))?;
     let profile_dir = me
         .parent()
-        .and_then(|deps| deps.parent())
-        .expect("the test binary is in target/<profile>/deps");
-    let path = profile_dir.join("examples").join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: build the examples first with `cargo build --workspace --examples` (the \
-         README's test command, scripts/test.sh, does)",
-        path.display()
-    );
-    path
+        .and_then(Path::parent)
+        .ok_or("the test binary is not in target/<profile>/deps")?;
+    let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
+        Some("debug") => "dev",
+        Some(other) => other,
+        None => return Err(format!("no profile in {}", profile_dir.display())),
+    };
+    // Set by cargo when it runs the tests; the one that built them otherwise.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let mut command = std::process::Command::new(&cargo);
+    command
+        .args(["build", "-p", "golem", "--profile", profile])
+        .arg("--message-format=json-render-diagnostics")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for name in EXAMPLES {
+        command.args(["--example", name]);
+    }
+    let described = format!("{command:?}");
+    let mut child = command
+        .spawn()
+        .map_err(|error| format!("{described} did not start: {error}"))?;
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().ok_or("no stdout pipe")?));
+    let stderr = drain(Box::new(child.stderr.take().ok_or("no stderr pipe")?));
+    let deadline = Instant::now() + BUILD_PATIENCE;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{described} took more than {BUILD_PATIENCE:?}"));
+            }
+            Err(error) => return Err(format!("waiting for {described}: {error}")),
+        }
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        return Err(format!("{described} failed ({status}):\n{stderr}"));
+    }
+    let mut binaries = HashMap::new();
+    for line in stdout.lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let is_example = message["target"]["kind"]
+            .as_array()
+            .is_some_and(|kinds| kinds.iter().any(|kind| kind == "example"));
+        if message["reason"] != "compiler-artifact" || !is_example {
+            continue;
+        }
+        let (Some(name), Some(executable)) = (
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) else {
+            continue;
+        };
+        let executable = PathBuf::from(executable);
+        // The same target directory and profile as this test, or the
+        // binaries are not the ones this build of the tests goes with.
+        let built_in = executable
+            .parent()
+            .and_then(Path::parent)
+            .and_then(|dir| dir.canonicalize().ok());
+        if built_in.as_deref() != profile_dir.canonicalize().ok().as_deref() {
+            return Err(format!(
+                "cargo built {} outside this test's {} (another target directory?)",
+                executable.display(),
+                profile_dir.display()
+            ));
+        }
+        binaries.insert(name.to_owned(), executable);
+    }
+    Ok(binaries)
 }
 
 /// Runs an example and returns its standard output, checking it succeeded.
