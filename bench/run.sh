@@ -5,11 +5,13 @@
 #
 #   bench/run.sh                 # three interleaved rounds, writes BENCHMARKS.md
 #   ROUNDS=5 OUT=/tmp/b.md bench/run.sh
-#   PIN_CPU= bench/run.sh        # let the scheduler place client and server
+#   PIN_CPU=0 bench/run.sh       # client and server on CPU 0 (see below)
 #
 # Builds the programs in release mode, then runs each case with the three
 # clients in turn (golem rmcp floor golem rmcp floor ...), ROUNDS rounds, and
-# reports medians. Everything stays on 127.0.0.1; every run is bounded by
+# reports medians. The concurrent cases (-c8: eight tasks sharing one
+# client) run golem and rmcp only: the floor is sequential by design.
+# Everything stays on 127.0.0.1; every run is bounded by
 # RUN_TIMEOUT seconds; the HTTP server is killed on exit, however the script
 # ends. Exit status: 0 when every target is met, 3 when one is missed (the
 # file is written either way), anything else when the measurement failed.
@@ -19,12 +21,14 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROUNDS=${ROUNDS:-3}
 OUT=${OUT:-BENCHMARKS.md}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
-# Client and server share one CPU (a stdio server inherits the client's
-# affinity). Calls are sequential, so nothing runs in parallel anyway, and
-# on a small VM a wake-up across CPUs costs 100 µs or more: unpinned, the
-# figures depend on where the scheduler happens to put the two processes.
-PIN_CPU=${PIN_CPU-0}
-CLIENTS=(golem rmcp floor)
+# Unpinned by default: users do not pin an agent and its MCP servers to a
+# CPU, so the headline figures are the scheduler's. PIN_CPU=N runs each
+# client and its server on CPU N (a stdio server inherits the client's
+# affinity; the HTTP server is started pinned): on a small VM a wake-up
+# across CPUs costs 100 µs or more, so pinned runs spread less and show what
+# a sequential call costs in CPU, but they also squeeze the concurrent cases
+# onto one CPU.
+PIN_CPU=${PIN_CPU-}
 
 for tool in cargo python3 timeout; do
     command -v "$tool" >/dev/null || { echo "bench/run.sh: needs $tool" >&2; exit 1; }
@@ -74,16 +78,28 @@ if [[ -z $url ]]; then
 fi
 echo "   $url"
 
-cases=(stdio-64B stdio-1MiB http-64B)
-# Sets client_args for case $1.
+cases=(stdio-64B stdio-64B-c8 stdio-1MiB http-64B http-64B-c8 stdio-sleep100-c8 http-sleep100-c8)
+# Sets client_args and clients for case $1.
 case_args() {
+    clients=(golem rmcp floor)
     case $1 in
         stdio-64B) client_args=(--calls 2000 --bytes 64 -- "$server") ;;
         # The client's own peak RSS (VmHWM) is added to its line: the peak
         # /usr/bin/time -v reports includes the reaped server's.
         stdio-1MiB) client_args=(--calls 20 --bytes 1048576 --peak-rss -- "$server") ;;
         http-64B) client_args=(--calls 1000 --bytes 64 --url "$url") ;;
+        # Eight tasks share one client; each call's text is its own and the
+        # reply must be exactly it.
+        stdio-64B-c8) client_args=(--calls 2000 --bytes 64 --concurrency 8 -- "$server") ;;
+        http-64B-c8) client_args=(--calls 1000 --bytes 64 --concurrency 8 --url "$url") ;;
+        # Eight calls at once of a tool that waits 100 ms: done in about
+        # 100 ms if the client overlaps them, 800 ms if it queues them.
+        stdio-sleep100-c8) client_args=(--calls 8 --bytes 64 --concurrency 8 --sleep-ms 100 -- "$server") ;;
+        http-sleep100-c8) client_args=(--calls 8 --bytes 64 --concurrency 8 --sleep-ms 100 --url "$url") ;;
+        *) echo "bench/run.sh: no case $1" >&2; exit 1 ;;
     esac
+    [[ $1 == *-c8 ]] && clients=(golem rmcp)
+    return 0
 }
 
 # Other work on the machine skews the figures: measure how busy it is for
@@ -103,7 +119,7 @@ for round in $(seq "$ROUNDS"); do
     echo "== round $round of $ROUNDS"
     for name in "${cases[@]}"; do
         case_args "$name"
-        for client in "${CLIENTS[@]}"; do
+        for client in "${clients[@]}"; do
             if ! line=$(timeout "$RUN_TIMEOUT" "${pin[@]}" "$bin/$client-bench" "${client_args[@]}"); then
                 echo "bench/run.sh: $client-bench failed in case $name (round $round)" >&2
                 exit 1
@@ -116,7 +132,7 @@ done
 
 command_line="bench/run.sh"
 [[ $ROUNDS != 3 ]] && command_line="ROUNDS=$ROUNDS $command_line"
-[[ $PIN_CPU != 0 ]] && command_line="PIN_CPU=$PIN_CPU $command_line"
+[[ -n $PIN_CPU ]] && command_line="PIN_CPU=$PIN_CPU $command_line"
 echo "== writing $OUT"
 python3 bench/report.py --results "$results" --out "$OUT" --rounds "$ROUNDS" \
     --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU"

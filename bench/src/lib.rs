@@ -1,34 +1,49 @@
 //! What the benchmark clients share: the command line every one of them
 //! accepts, the payload, the figures and the one JSON line they print.
 //!
-//! Every client (`golem-bench`, `rmcp-bench`, `floor-bench`) takes exactly
+//! Every client (`golem-bench`, `rmcp-bench`, `floor-bench`) takes
 //!
 //! ```text
-//! CLIENT --calls N --bytes B (--url URL | -- SERVER_CMD [ARGS...])
+//! CLIENT --calls N --bytes B [--concurrency C] [--sleep-ms M] [--peak-rss]
+//!        (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
 //!
 //! connects (stdio: spawns `SERVER_CMD`; http: streamable HTTP at `URL`),
-//! runs `initialize` and `tools/list`, then N sequential `tools/call` of the
-//! tool `echo` with `{"text": "<B bytes of 'x'>"}`, checks that every reply's
-//! text has the length sent, closes, and prints one line:
+//! runs `initialize` and `tools/list`, then N `tools/call` of the tool `echo`
+//! with `{"text": "<B bytes>"}` (or of `sleep` with `{"ms": M, "text": ...}`),
+//! checks every reply, closes, and prints one line:
 //!
 //! ```text
-//! {"client":"golem","transport":"stdio","calls":N,"bytes":B,"connect_ms":F,"total_ms":F,"calls_per_s":F,"p50_us":F,"p99_us":F}
+//! {"client":"golem","transport":"stdio","calls":N,"bytes":B,"concurrency":C,"connect_ms":F,"total_ms":F,"calls_per_s":F,"p50_us":F,"p99_us":F}
 //! ```
+//!
+//! (ending with `"sleep_ms":M` when sleeping, and `"peak_rss_kib":K` when
+//! asked for with `--peak-rss`).
+//!
+//! With C = 1 (the default) the calls are sequential, every text is B bytes
+//! of `x` and each reply's length is checked. With C > 1, C tasks share one
+//! client and split the N calls between them; each call's text is its own
+//! (see [`Args::plan`]) and the reply must be exactly that text, so a reply
+//! handed to the wrong caller fails the run. `floor-bench` is sequential
+//! only and calls only `echo`.
 //!
 //! Keeping this in one place is what makes the clients comparable: they
 //! differ only in the MCP client under test, never in how they are timed.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
+use std::future::Future;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// The usage line, shown with command-line errors.
-pub const USAGE: &str =
-    "usage: CLIENT --calls N --bytes B [--peak-rss] (--url URL | -- SERVER_CMD [ARGS...])";
+pub const USAGE: &str = "usage: CLIENT --calls N --bytes B [--concurrency C] [--sleep-ms M] \
+     [--peak-rss] (--url URL | -- SERVER_CMD [ARGS...])";
 
-/// The name of the tool every client calls.
+/// The echo tool, which every client calls unless `--sleep-ms` is given.
 pub const TOOL: &str = "echo";
+
+/// The tool `--sleep-ms` calls: it waits, then returns its text.
+pub const SLEEP_TOOL: &str = "sleep";
 
 /// Where the server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,8 +77,12 @@ impl Target {
 pub struct Args {
     /// How many `tools/call` to make.
     pub calls: usize,
-    /// How many bytes of `x` each call sends (and expects back).
+    /// How many bytes of text each call sends (and expects back).
     pub bytes: usize,
+    /// How many tasks share the client (1: sequential calls).
+    pub concurrency: usize,
+    /// Call the sleep tool, waiting this many milliseconds, instead of echo.
+    pub sleep_ms: Option<u64>,
     /// Where the server is.
     pub target: Target,
     /// Whether to add `"peak_rss_kib"` (the client's own peak resident set,
@@ -87,10 +106,14 @@ impl Args {
         let mut url = None;
         let mut server = None;
         let mut peak_rss = false;
+        let mut concurrency = 1;
+        let mut sleep_ms = None;
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--calls" => calls = Some(number(&mut args, "--calls")?),
                 "--bytes" => bytes = Some(number(&mut args, "--bytes")?),
+                "--concurrency" => concurrency = number(&mut args, "--concurrency")?,
+                "--sleep-ms" => sleep_ms = Some(number(&mut args, "--sleep-ms")?),
                 "--url" => url = Some(args.next().ok_or("--url needs a value")?),
                 "--peak-rss" => peak_rss = true,
                 "--" => {
@@ -102,6 +125,9 @@ impl Args {
         }
         let calls = calls.ok_or("--calls N is required")?;
         let bytes = bytes.ok_or("--bytes B is required")?;
+        if concurrency == 0 {
+            return Err("--concurrency wants at least 1".into());
+        }
         let target = match (url, server) {
             (Some(url), None) => Target::Http { url },
             (None, Some((command, args))) => Target::Stdio { command, args },
@@ -113,26 +139,116 @@ impl Args {
         Ok(Args {
             calls,
             bytes,
+            concurrency,
+            sleep_ms,
             target,
             peak_rss,
         })
     }
+
+    /// The tool the calls go to.
+    pub fn tool(&self) -> &'static str {
+        if self.sleep_ms.is_some() {
+            SLEEP_TOOL
+        } else {
+            TOOL
+        }
+    }
+
+    /// The calls of each task, built before the clock starts so that no
+    /// client is timed building its payloads. `convert` turns the JSON text
+    /// of a call's arguments into what the client sends.
+    ///
+    /// With one task the arguments are the same for every call (built once
+    /// and shared, as an agent would resend one value, and so that a 1 MiB
+    /// run holds one payload, not N) and each reply's length is checked.
+    /// With C tasks the N calls are split as evenly as possible, and call
+    /// `I` of task `T` sends a text of its own, `tT.I.` padded with `x` to B
+    /// bytes, which the reply must equal.
+    pub fn plan<A>(
+        &self,
+        convert: impl Fn(String) -> Result<A, String>,
+    ) -> Result<Vec<Vec<Call<A>>>, String>
+    where
+        A: Clone,
+    {
+        if self.concurrency == 1 {
+            let text = "x".repeat(self.bytes);
+            let arguments = convert(tool_arguments(&text, self.sleep_ms))?;
+            let calls = (0..self.calls)
+                .map(|index| Call {
+                    task: None,
+                    index,
+                    arguments: arguments.clone(),
+                    expect: Expect::Length(self.bytes),
+                })
+                .collect();
+            return Ok(vec![calls]);
+        }
+        (0..self.concurrency)
+            .map(|task| {
+                let share = self.calls / self.concurrency
+                    + usize::from(task < self.calls % self.concurrency);
+                (0..share)
+                    .map(|index| {
+                        let text = unique_text(task, index, self.bytes)?;
+                        Ok(Call {
+                            task: Some(task),
+                            index,
+                            arguments: convert(tool_arguments(&text, self.sleep_ms))?,
+                            expect: Expect::Text(text),
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    }
 }
 
-fn number(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize, String> {
+fn number<T: std::str::FromStr>(
+    args: &mut impl Iterator<Item = String>,
+    flag: &str,
+) -> Result<T, String> {
     let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
     value
         .parse()
         .map_err(|_| format!("{flag} wants a non-negative integer, not {value:?}"))
 }
 
-/// The arguments of every call: `{"text":"xxx…"}` with `bytes` x's.
+/// The arguments of a sequential echo call: `{"text":"xxx…"}` with `bytes`
+/// x's.
 pub fn arguments_json(bytes: usize) -> String {
-    let mut json = String::with_capacity(bytes + 12);
-    json.push_str(r#"{"text":""#);
-    json.extend(std::iter::repeat_n('x', bytes));
+    tool_arguments(&"x".repeat(bytes), None)
+}
+
+/// The arguments of one call: `{"text":TEXT}` for echo,
+/// `{"ms":M,"text":TEXT}` for sleep. `text` needs no escaping: the texts
+/// here are made of ASCII letters, digits and dots.
+fn tool_arguments(text: &str, sleep_ms: Option<u64>) -> String {
+    let mut json = String::with_capacity(text.len() + 32);
+    json.push('{');
+    if let Some(ms) = sleep_ms {
+        let _ = write!(json, r#""ms":{ms},"#);
+    }
+    json.push_str(r#""text":""#);
+    json.push_str(text);
     json.push_str(r#""}"#);
     json
+}
+
+/// The text of call `index` of task `task`: `tTASK.INDEX.` padded with `x`
+/// to `bytes` bytes, so that no two calls of a run send the same text.
+fn unique_text(task: usize, index: usize, bytes: usize) -> Result<String, String> {
+    let mut text = format!("t{task}.{index}.");
+    if text.len() > bytes {
+        return Err(format!(
+            "--bytes {bytes} is too small to tag each call with its own text \
+             (task {task} call {index} needs {})",
+            text.len()
+        ));
+    }
+    text.extend(std::iter::repeat_n('x', bytes - text.len()));
+    Ok(text)
 }
 
 /// Checks the length of one reply's text.
@@ -146,6 +262,109 @@ pub fn check_length(call: usize, got: usize, sent: usize) -> Result<(), String> 
     }
 }
 
+/// One call of a task, with what it sends and what it expects back.
+#[derive(Debug, Clone)]
+pub struct Call<A> {
+    /// The task making it, when there are several.
+    pub task: Option<usize>,
+    /// Its place among its task's calls.
+    pub index: usize,
+    /// Its arguments, in the form the client sends.
+    pub arguments: A,
+    /// What the reply's text must be.
+    pub expect: Expect,
+}
+
+/// What a reply's text must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// This many bytes (sequential runs, where every call sends the same
+    /// text, so only its length says anything).
+    Length(usize),
+    /// Exactly this text, the call's own.
+    Text(String),
+}
+
+impl<A> Call<A> {
+    /// Checks the reply's text, given as the text of its content items in
+    /// order (walked twice, only to quote them when they are wrong).
+    pub fn check<'a, I>(&self, texts: I) -> Result<(), String>
+    where
+        I: Iterator<Item = &'a str> + Clone,
+    {
+        match &self.expect {
+            Expect::Length(sent) => check_length(self.index, texts.map(str::len).sum(), *sent),
+            Expect::Text(sent) => {
+                let mut rest = sent.as_str();
+                let mut same = true;
+                for text in texts.clone() {
+                    match rest.strip_prefix(text) {
+                        Some(after) => rest = after,
+                        None => {
+                            same = false;
+                            break;
+                        }
+                    }
+                }
+                if same && rest.is_empty() {
+                    return Ok(());
+                }
+                Err(format!(
+                    "{self}: the reply is not this call's: sent {}, got {} \
+                     (a reply handed to the wrong caller?)",
+                    excerpt(sent),
+                    excerpt(&texts.collect::<String>())
+                ))
+            }
+        }
+    }
+}
+
+impl<A> fmt::Display for Call<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.task {
+            Some(task) => write!(f, "task {task} call {}", self.index),
+            None => write!(f, "call {}", self.index),
+        }
+    }
+}
+
+/// The start of `text`, quoted, for error messages.
+fn excerpt(text: &str) -> String {
+    const MAX: usize = 40;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{:?}… ({} bytes)", &text[..end], text.len()),
+        None => format!("{text:?}"),
+    }
+}
+
+/// Runs the tasks and returns every call's latency, or the first failure.
+///
+/// One task is awaited in place, as the sequential runs always were. More
+/// are spawned on the runtime (so they share its threads, or its one thread,
+/// like any other tasks of the program); when one fails, the others are
+/// aborted.
+pub async fn run_tasks<F>(mut tasks: Vec<F>) -> Result<Vec<Duration>, String>
+where
+    F: Future<Output = Result<Vec<Duration>, String>> + Send + 'static,
+{
+    if tasks.len() == 1
+        && let Some(task) = tasks.pop()
+    {
+        return task.await;
+    }
+    let mut running = tokio::task::JoinSet::new();
+    for task in tasks {
+        running.spawn(task);
+    }
+    let mut latencies = Vec::new();
+    while let Some(joined) = running.join_next().await {
+        let task = joined.map_err(|error| format!("a task did not finish: {error}"))?;
+        latencies.extend(task?);
+    }
+    Ok(latencies)
+}
+
 /// The figures of one run.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -157,11 +376,16 @@ pub struct Report {
     pub calls: usize,
     /// The bytes per call.
     pub bytes: usize,
+    /// How many tasks shared the client.
+    pub concurrency: usize,
+    /// How long each call asked the sleep tool to wait, if it did.
+    pub sleep_ms: Option<u64>,
     /// Spawn or connect, `initialize` and `tools/list`.
     pub connect: Duration,
     /// The N calls only.
     pub total: Duration,
-    /// Each call's time, in call order.
+    /// Each call's time (in call order when sequential), measured by the
+    /// task that made it.
     pub latencies: Vec<Duration>,
 }
 
@@ -177,17 +401,21 @@ impl Report {
             0.0
         };
         let mut line = format!(
-            r#"{{"client":"{}","transport":"{}","calls":{},"bytes":{},"connect_ms":{:.3},"total_ms":{:.3},"calls_per_s":{:.1},"p50_us":{:.1},"p99_us":{:.1}"#,
+            r#"{{"client":"{}","transport":"{}","calls":{},"bytes":{},"concurrency":{},"connect_ms":{:.3},"total_ms":{:.3},"calls_per_s":{:.1},"p50_us":{:.1},"p99_us":{:.1}"#,
             self.client,
             self.transport,
             self.calls,
             self.bytes,
+            self.concurrency,
             millis(self.connect),
             millis(self.total),
             calls_per_s,
             micros(percentile(&sorted, 50.0)),
             micros(percentile(&sorted, 99.0)),
         );
+        if let Some(ms) = self.sleep_ms {
+            let _ = write!(line, r#","sleep_ms":{ms}"#);
+        }
         if let Some(kib) = peak_rss_kib {
             let _ = write!(line, r#","peak_rss_kib":{kib}"#);
         }
@@ -247,6 +475,11 @@ impl Stopwatch {
         self.latencies.push(started.elapsed());
     }
 
+    /// Records calls that tasks timed themselves.
+    pub fn record(&mut self, latencies: impl IntoIterator<Item = Duration>) {
+        self.latencies.extend(latencies);
+    }
+
     /// Ends the calls: `total_ms` is the wall-clock time from
     /// [`connected`](Self::connected) to here, so whatever a client does
     /// between calls (dropping a result, waking a task) counts.
@@ -263,6 +496,8 @@ impl Stopwatch {
             transport: args.target.transport(),
             calls: args.calls,
             bytes: args.bytes,
+            concurrency: args.concurrency,
+            sleep_ms: args.sleep_ms,
             connect: self.connect,
             total: self.total,
             latencies: self.latencies,
@@ -349,6 +584,8 @@ mod tests {
                     command: "server".into(),
                     args: vec!["--http".into(), "1".into()],
                 },
+                concurrency: 1,
+                sleep_ms: None,
                 peak_rss: false,
             })
         );
@@ -360,8 +597,16 @@ mod tests {
                 target: Target::Http {
                     url: "http://127.0.0.1:1/mcp".into()
                 },
+                concurrency: 1,
+                sleep_ms: None,
                 peak_rss: true,
             })
+        );
+        let args = parse("--calls 8 --bytes 64 --concurrency 8 --sleep-ms 100 -- s");
+        assert_eq!(
+            args.as_ref()
+                .map(|args| (args.concurrency, args.sleep_ms, args.tool())),
+            Ok((8, Some(100), SLEEP_TOOL))
         );
     }
 
@@ -373,6 +618,102 @@ mod tests {
         assert!(error("--calls 1 --bytes 1").contains("--url"));
         assert!(error("--calls 1 --bytes 1 --url u -- s").contains("not both"));
         assert!(error("--calls 1 --bytes 1 --fast -- s").contains("--fast"));
+        assert!(error("--calls 1 --bytes 1 --concurrency 0 -- s").contains("at least 1"));
+        assert!(error("--calls 1 --bytes 1 --sleep-ms -5 -- s").contains("\"-5\""));
+    }
+
+    fn plan(line: &str) -> Result<Vec<Vec<Call<String>>>, String> {
+        parse(line)?.plan(Ok)
+    }
+
+    #[test]
+    fn one_task_sends_the_same_text_every_call() {
+        let tasks = plan("--calls 3 --bytes 4 -- s").unwrap_or_default();
+        assert_eq!(tasks.len(), 1);
+        assert!(
+            tasks[0]
+                .iter()
+                .all(|call| call.arguments == r#"{"text":"xxxx"}"#
+                    && call.expect == Expect::Length(4)
+                    && call.task.is_none())
+        );
+        let tasks = plan("--calls 1 --bytes 2 --sleep-ms 7 -- s").unwrap_or_default();
+        assert_eq!(tasks[0][0].arguments, r#"{"ms":7,"text":"xx"}"#);
+    }
+
+    #[test]
+    fn concurrent_calls_split_the_calls_and_each_sends_its_own_text() {
+        let tasks =
+            plan("--calls 7 --bytes 8 --concurrency 3 --sleep-ms 5 -- s").unwrap_or_default();
+        let shares: Vec<usize> = tasks.iter().map(Vec::len).collect();
+        assert_eq!(shares, [3, 2, 2]);
+        let call = &tasks[1][1];
+        assert_eq!(call.to_string(), "task 1 call 1");
+        assert_eq!(call.arguments, r#"{"ms":5,"text":"t1.1.xxx"}"#);
+        assert_eq!(call.expect, Expect::Text("t1.1.xxx".into()));
+        let mut texts: Vec<&Expect> = tasks.iter().flatten().map(|call| &call.expect).collect();
+        texts.sort_by_key(|expect| format!("{expect:?}"));
+        texts.dedup();
+        assert_eq!(texts.len(), 7);
+        let error = plan("--calls 2 --bytes 4 --concurrency 2 -- s")
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("--bytes 4 is too small"), "{error}");
+    }
+
+    #[test]
+    fn a_reply_must_be_the_calls_own_text() {
+        let tasks = plan("--calls 2 --bytes 6 --concurrency 2 -- s").unwrap_or_default();
+        let call = &tasks[1][0];
+        assert_eq!(call.check(["t1.0.x"].into_iter()), Ok(()));
+        assert_eq!(call.check(["t1.", "0.x"].into_iter()), Ok(()));
+        let error = call.check(["t0.0.x"].into_iter()).err().unwrap_or_default();
+        assert!(
+            error.starts_with("task 1 call 0: the reply is not this call's"),
+            "{error}"
+        );
+        assert!(error.contains(r#"got "t0.0.x""#), "{error}");
+        assert!(call.check(["t1.0.x", "x"].into_iter()).is_err());
+        assert!(call.check(["t1.0."].into_iter()).is_err());
+        let sequential = &plan("--calls 1 --bytes 3 -- s").unwrap_or_default()[0][0];
+        assert_eq!(sequential.check(["abc"].into_iter()), Ok(()));
+        let error = sequential
+            .check(["ab"].into_iter())
+            .err()
+            .unwrap_or_default();
+        assert_eq!(error, "call 0: the reply's text has 2 bytes, 3 were sent");
+    }
+
+    fn run<F>(tasks: Vec<F>) -> Option<Result<Vec<Duration>, String>>
+    where
+        F: Future<Output = Result<Vec<Duration>, String>> + Send + 'static,
+    {
+        let runtime = runtime().ok()?;
+        Some(runtime.block_on(run_tasks(tasks)))
+    }
+
+    #[test]
+    fn tasks_run_together_and_the_first_failure_wins() {
+        let sleeper = |ms| async move {
+            let started = Instant::now();
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(vec![started.elapsed()])
+        };
+        let started = Instant::now();
+        let latencies = run((0..8).map(|_| sleeper(50)).collect()).and_then(Result::ok);
+        assert_eq!(latencies.map(|latencies| latencies.len()), Some(8));
+        assert!(started.elapsed() < Duration::from_millis(8 * 50));
+        let failing = |fail: bool| async move {
+            if fail {
+                Err("task failed".to_owned())
+            } else {
+                Ok(vec![Duration::ZERO])
+            }
+        };
+        assert_eq!(
+            run(vec![failing(false), failing(true)]),
+            Some(Err("task failed".to_owned()))
+        );
     }
 
     #[test]
@@ -397,15 +738,26 @@ mod tests {
             transport: "stdio",
             calls: 2,
             bytes: 64,
+            concurrency: 1,
+            sleep_ms: None,
             connect: Duration::from_millis(5),
             total: Duration::from_millis(1),
             latencies: vec![Duration::from_micros(400), Duration::from_micros(600)],
         };
         assert_eq!(
             report.json_line(None),
-            r#"{"client":"golem","transport":"stdio","calls":2,"bytes":64,"connect_ms":5.000,"total_ms":1.000,"calls_per_s":2000.0,"p50_us":400.0,"p99_us":600.0}"#
+            r#"{"client":"golem","transport":"stdio","calls":2,"bytes":64,"concurrency":1,"connect_ms":5.000,"total_ms":1.000,"calls_per_s":2000.0,"p50_us":400.0,"p99_us":600.0}"#
         );
         assert!(report.json_line(Some(9)).ends_with(r#","peak_rss_kib":9}"#));
+        let slept = Report {
+            sleep_ms: Some(100),
+            ..report.clone()
+        };
+        assert!(
+            slept
+                .json_line(Some(9))
+                .ends_with(r#","sleep_ms":100,"peak_rss_kib":9}"#)
+        );
         let parsed: serde_json::Value =
             serde_json::from_str(&report.json_line(Some(9))).unwrap_or_default();
         assert_eq!(parsed["calls_per_s"], 2000.0);

@@ -9,6 +9,10 @@
 //! floor-bench --calls N --bytes B (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
 //!
+//! Sequential `echo` calls only: one request in flight at a time is what
+//! keeps it this simple, so it refuses `--concurrency` above 1 and
+//! `--sleep-ms`.
+//!
 //! It knows only what this benchmark needs: the server's replies carry our
 //! integer ids, and the echoed text has no escapes (it is all `x`). Over
 //! HTTP it speaks HTTP/1.1 to `http://HOST:PORT/PATH` on one keep-alive
@@ -37,6 +41,12 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(problem) => return golem_bench::usage_error(PROGRAM, &problem),
     };
+    if args.concurrency != 1 || args.sleep_ms.is_some() {
+        return golem_bench::usage_error(
+            PROGRAM,
+            "the floor makes sequential echo calls only: no --concurrency, no --sleep-ms",
+        );
+    }
     let result = run(&args);
     golem_bench::finish(PROGRAM, &args, result)
 }

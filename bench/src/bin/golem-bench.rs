@@ -1,15 +1,19 @@
 //! `golem-bench`: the benchmark client on golem-mcp.
 //!
 //! ```text
-//! golem-bench --calls N --bytes B (--url URL | -- SERVER_CMD [ARGS...])
+//! golem-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
 //!
 //! See the `golem_bench` library for the interface every client shares.
+//! Only the client's public API is used (`Client::new`, `initialize`,
+//! `list_tools`, `call_tool`, `close`, and `Clone` to share one client
+//! between the C tasks), so the program measures whatever client is built.
 
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use golem_bench::{Args, Report, Stopwatch, Target};
+use golem_bench::{Args, Call, Report, Stopwatch, Target};
 use golem_mcp::{Client, Content, HttpConfig, HttpTransport, StdioConfig, StdioTransport};
 use serde_json::value::RawValue;
 
@@ -25,10 +29,13 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: &Args) -> Result<Report, String> {
-    // Built once, as an agent holds the model's raw arguments: the client
-    // sends them verbatim.
-    let arguments = RawValue::from_string(golem_bench::arguments_json(args.bytes))
-        .map_err(|error| format!("the payload is not JSON: {error}"))?;
+    // Built before the clock starts, as an agent holds the model's raw
+    // arguments: the client sends them verbatim.
+    let tasks = args.plan(|json| {
+        RawValue::from_string(json)
+            .map(Arc::from)
+            .map_err(|error| format!("the payload is not JSON: {error}"))
+    })?;
 
     let mut watch = Stopwatch::start(args.calls);
     let client = match &args.target {
@@ -54,38 +61,50 @@ async fn run(args: &Args) -> Result<Report, String> {
         .list_tools()
         .await
         .map_err(|error| error.to_string())?;
-    if !tools.iter().any(|tool| tool.name == golem_bench::TOOL) {
-        return Err(format!("the server offers no {:?} tool", golem_bench::TOOL));
+    if !tools.iter().any(|tool| tool.name == args.tool()) {
+        return Err(format!("the server offers no {:?} tool", args.tool()));
     }
     watch.connected();
 
-    for call in 0..args.calls {
-        let started = Instant::now();
-        let result = client
-            .call_tool(golem_bench::TOOL, &arguments)
-            .await
-            .map_err(|error| format!("call {call}: {error}"))?;
-        watch.call(started);
-        if result.is_error {
-            return Err(format!("call {call}: the tool failed: {}", result.text()));
-        }
-        golem_bench::check_length(call, text_length(&result.content), args.bytes)?;
-    }
+    let tasks = tasks
+        .into_iter()
+        .map(|calls| make_calls(client.clone(), args.tool(), calls))
+        .collect();
+    watch.record(golem_bench::run_tasks(tasks).await?);
     watch.calls_done();
 
     client.close().await.map_err(|error| error.to_string())?;
     Ok(watch.finish("golem", args))
 }
 
-/// The bytes of text in a result, read from the content items rather than
-/// `text()`, which would copy them: every client checks its own result the
+/// One task's calls, one after the other, on its clone of the client.
+async fn make_calls(
+    client: Client,
+    tool: &'static str,
+    calls: Vec<Call<Arc<RawValue>>>,
+) -> Result<Vec<Duration>, String> {
+    let mut latencies = Vec::with_capacity(calls.len());
+    for call in &calls {
+        let started = Instant::now();
+        let result = client
+            .call_tool(tool, &call.arguments)
+            .await
+            .map_err(|error| format!("{call}: {error}"))?;
+        latencies.push(started.elapsed());
+        if result.is_error {
+            return Err(format!("{call}: the tool failed: {}", result.text()));
+        }
+        call.check(texts(&result.content))?;
+    }
+    Ok(latencies)
+}
+
+/// The text of each content item, read in place rather than through
+/// `text()`, which would copy it: every client checks its own result the
 /// same way, without rendering.
-fn text_length(content: &[Content]) -> usize {
-    content
-        .iter()
-        .map(|item| match item {
-            Content::Text { text } => text.len(),
-            _ => 0,
-        })
-        .sum()
+fn texts(content: &[Content]) -> impl Iterator<Item = &str> + Clone {
+    content.iter().filter_map(|item| match item {
+        Content::Text { text } => Some(text.as_str()),
+        _ => None,
+    })
 }

@@ -3,15 +3,19 @@
 //! running service's `list_all_tools` and `call_tool`, then `cancel`.
 //!
 //! ```text
-//! rmcp-bench --calls N --bytes B (--url URL | -- SERVER_CMD [ARGS...])
+//! rmcp-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
+//!
+//! With C tasks, each calls through its own clone of the service's `Peer`,
+//! which is rmcp's way to share one connection.
 
 use std::process::ExitCode;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use golem_bench::{Args, Report, Stopwatch, Target};
+use golem_bench::{Args, Call, Report, Stopwatch, Target};
 use rmcp::model::{CallToolRequestParams, ContentBlock, JsonObject};
-use rmcp::service::RunningService;
+use rmcp::service::{Peer, RunningService};
 use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 
@@ -27,11 +31,14 @@ fn main() -> ExitCode {
 }
 
 async fn run(args: &Args) -> Result<Report, String> {
-    // rmcp takes arguments as a parsed JSON object: parse the payload once
-    // and clone it per call (cheaper than the parse an agent holding the
-    // model's raw arguments would need per call).
-    let arguments: JsonObject = serde_json::from_str(&golem_bench::arguments_json(args.bytes))
-        .map_err(|error| format!("the payload is not a JSON object: {error}"))?;
+    // rmcp takes arguments as a parsed JSON object: parse each payload
+    // before the clock starts and clone it per call (cheaper than the parse
+    // an agent holding the model's raw arguments would need per call).
+    let tasks = args.plan(|json| {
+        serde_json::from_str::<JsonObject>(&json)
+            .map(Arc::new)
+            .map_err(|error| format!("the payload is not a JSON object: {error}"))
+    })?;
 
     let mut watch = Stopwatch::start(args.calls);
     let service: RunningService<RoleClient, ()> = match &args.target {
@@ -56,34 +63,16 @@ async fn run(args: &Args) -> Result<Report, String> {
         .list_all_tools()
         .await
         .map_err(|error| format!("tools/list: {error}"))?;
-    if !tools.iter().any(|tool| tool.name == golem_bench::TOOL) {
-        return Err(format!("the server offers no {:?} tool", golem_bench::TOOL));
+    if !tools.iter().any(|tool| tool.name == args.tool()) {
+        return Err(format!("the server offers no {:?} tool", args.tool()));
     }
     watch.connected();
 
-    for call in 0..args.calls {
-        let started = Instant::now();
-        let result = service
-            .call_tool(
-                CallToolRequestParams::new(golem_bench::TOOL).with_arguments(arguments.clone()),
-            )
-            .await
-            .map_err(|error| format!("call {call}: {error}"))?;
-        watch.call(started);
-        if result.is_error == Some(true) {
-            return Err(format!(
-                "call {call}: the tool failed: {:?}",
-                result.content
-            ));
-        }
-        let length = result
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_text)
-            .map(|text| text.text.len())
-            .sum();
-        golem_bench::check_length(call, length, args.bytes)?;
-    }
+    let tasks = tasks
+        .into_iter()
+        .map(|calls| make_calls(service.peer().clone(), args.tool(), calls))
+        .collect();
+    watch.record(golem_bench::run_tasks(tasks).await?);
     watch.calls_done();
 
     // Closes the transport: for a child process, stdin is closed and the
@@ -93,4 +82,32 @@ async fn run(args: &Args) -> Result<Report, String> {
         .await
         .map_err(|error| format!("close: {error}"))?;
     Ok(watch.finish("rmcp", args))
+}
+
+/// One task's calls, one after the other, through its clone of the peer.
+async fn make_calls(
+    peer: Peer<RoleClient>,
+    tool: &'static str,
+    calls: Vec<Call<Arc<JsonObject>>>,
+) -> Result<Vec<Duration>, String> {
+    let mut latencies = Vec::with_capacity(calls.len());
+    for call in &calls {
+        let started = Instant::now();
+        let result = peer
+            .call_tool(CallToolRequestParams::new(tool).with_arguments((*call.arguments).clone()))
+            .await
+            .map_err(|error| format!("{call}: {error}"))?;
+        latencies.push(started.elapsed());
+        if result.is_error == Some(true) {
+            return Err(format!("{call}: the tool failed: {:?}", result.content));
+        }
+        call.check(
+            result
+                .content
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .map(|text| text.text.as_str()),
+        )?;
+    }
+    Ok(latencies)
 }
