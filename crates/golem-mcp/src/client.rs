@@ -375,8 +375,8 @@ impl Client {
     /// hands each `notifications/progress` for this call to `on_progress`,
     /// in the order they arrive, on the caller's task. Servers that do not
     /// report progress simply never call it. Reports that arrive faster than
-    /// the caller's task takes them are dropped beyond a small queue: each
-    /// report supersedes the one before.
+    /// the caller's task takes them are dropped once a queue of 64 is full (a
+    /// later report supersedes them).
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn call_tool_with_progress(
