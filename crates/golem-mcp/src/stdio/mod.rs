@@ -312,12 +312,13 @@ impl Transport for StdioTransport {
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         self.check_open()?;
         let mut writer = self.writer.lock().await;
-        // A close that came while this send waited for its turn wins.
+        // Watch for a close before checking for one, so none is missed; a
+        // close that came while this send waited for its turn wins.
+        let closing = self.closing.notified();
+        tokio::pin!(closing);
+        closing.as_mut().enable();
         self.check_open()?;
-        match writer
-            .write_line(message.body().clone(), &self.closing)
-            .await
-        {
+        match writer.write_line(message.body().clone(), closing).await {
             Ok(()) => Ok(()),
             Err(WriteStop::Gone) => {
                 drop(writer);

@@ -3,11 +3,12 @@
 
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
+use std::pin::Pin;
 
 use bytes::{Buf, Bytes};
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
-use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 
 /// How many queued pieces one vectored write takes at most.
 const MAX_SLICES: usize = 16;
@@ -53,13 +54,15 @@ impl Writer {
     }
 
     /// Queues `body` and a newline and writes everything queued. Gives way
-    /// with [`WriteStop::Closed`] when `closing` is notified.
+    /// with [`WriteStop::Closed`] when `closing` fires (the caller enables
+    /// it before checking that the transport is open, so no close is
+    /// missed).
     ///
     /// Cancel safe: progress is recorded in the queue after every write.
     pub(crate) async fn write_line(
         &mut self,
         body: Bytes,
-        closing: &Notify,
+        closing: Pin<&mut Notified<'_>>,
     ) -> Result<(), WriteStop> {
         if self.stdin.is_none() {
             return Err(WriteStop::Closed);
@@ -69,7 +72,7 @@ impl Writer {
         self.flush(closing).await
     }
 
-    async fn flush(&mut self, closing: &Notify) -> Result<(), WriteStop> {
+    async fn flush(&mut self, mut closing: Pin<&mut Notified<'_>>) -> Result<(), WriteStop> {
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(WriteStop::Closed);
         };
@@ -83,7 +86,7 @@ impl Writer {
             let written = tokio::select! {
                 biased;
                 written = stdin.write_vectored(&slices[..used]) => written,
-                () = closing.notified() => return Err(WriteStop::Closed),
+                () = closing.as_mut() => return Err(WriteStop::Closed),
             };
             match written {
                 Ok(0) => return Err(WriteStop::Gone),
