@@ -21,8 +21,8 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 echo "== cargo test"
-# The example tests run the examples' binaries, which only `cargo build`
-# puts at target/debug/examples/<name>.
+# The example tests build the examples themselves (so they never run a stale
+# binary); building them here first keeps that step a no-op.
 cargo build --workspace --examples --locked
 # --all-targets includes bench/'s micro-benchmarks: each runs once.
 cargo test --workspace --all-targets --locked

@@ -75,7 +75,9 @@ impl LineBuffer {
             self.buf = small;
         }
         if self.buf.capacity() - self.buf.len() < CHUNK / 4 {
-            self.buf.reserve(CHUNK);
+            // Doubling while a long line grows: a 1 MiB line costs a few
+            // reallocations, not one copy per chunk.
+            self.buf.reserve(CHUNK.max(self.buf.len()));
         }
         reader.read_buf(&mut self.buf).await
     }
