@@ -24,8 +24,8 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 /// sequential flag of their own; set those with the [`Tool`] builder methods.
 ///
 /// Executing a bridged tool sends the model's raw arguments, byte for byte,
-/// to `tools/call` on a clone of `client` (clones share the connection, so
-/// the calls of every bridged tool are serialized there, see
+/// to `tools/call` on a clone of `client` (clones share the connection,
+/// on which the calls of every bridged tool run concurrently, see
 /// [`Client`]):
 ///
 /// - the result's [`text`](crate::CallResult::text) (text items joined by
