@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use golem::mcp::{Client, StdioConfig, StdioTransport};
 use golem::model::{Model, ModelRetry, Request, Role, ToolCall};
@@ -268,5 +268,83 @@ async fn eight_calls_of_one_turn_through_one_client_get_their_own_results() {
             .map(|(id, text)| (Some(id.as_str()), text.as_str()))
             .collect::<Vec<_>>()
     );
+    client.close().await.expect("closes");
+}
+
+/// How many calls the concurrency test makes in one turn, and how long each
+/// takes on the server.
+const CONCURRENT_CALLS: usize = 8;
+const CALL_DURATION: Duration = Duration::from_millis(100);
+
+#[tokio::test]
+async fn eight_slow_calls_of_one_turn_run_concurrently_on_the_real_server() {
+    let (client, tools) = connect().await;
+    // Each call holds the server for 100 ms (one step, no progress token):
+    // serialized, the turn takes 800 ms; concurrent, about 100 ms.
+    let arguments = format!(
+        r#"{{"duration":{},"steps":1}}"#,
+        CALL_DURATION.as_secs_f64()
+    );
+    let calls: Vec<ToolCall> = (0..CONCURRENT_CALLS)
+        .map(|i| {
+            call(
+                &format!("slow_{i}"),
+                "trigger-long-running-operation",
+                &arguments,
+            )
+        })
+        .collect();
+    let model = ScriptedModel::new([tool_calls_response(calls), text_response("all done")]);
+    let agent = agent(model.clone(), tools, AgentConfig::default());
+
+    // The model is scripted and answers at once: the run's time is the tool
+    // stage's, plus microseconds.
+    let started = Instant::now();
+    let run = tokio::time::timeout(PATIENCE, agent.run((), "Run eight operations."))
+        .await
+        .expect("in time")
+        .expect("run succeeds");
+    let took = started.elapsed();
+    eprintln!("{CONCURRENT_CALLS} calls of {CALL_DURATION:?} each took {took:?} in all");
+
+    assert_eq!(run.output, "all done");
+    assert_eq!(run.usage.requests, 2);
+    assert_eq!(model.remaining(), 0, "the model was asked exactly twice");
+    let results: Vec<(Option<&str>, Option<&str>, &str)> = run
+        .messages
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .map(|message| {
+            (
+                message.tool_call_id.as_deref(),
+                message.tool_name.as_deref(),
+                message.content.as_str(),
+            )
+        })
+        .collect();
+    let ids: Vec<String> = (0..CONCURRENT_CALLS).map(|i| format!("slow_{i}")).collect();
+    let expected: Vec<(Option<&str>, Option<&str>, &str)> = ids
+        .iter()
+        .map(|id| {
+            (
+                Some(id.as_str()),
+                Some("trigger-long-running-operation"),
+                "Long running operation completed. Duration: 0.1 seconds, Steps: 1.",
+            )
+        })
+        .collect();
+    assert_eq!(results, expected, "one message per call, in call order");
+    // Serialized calls take at least 800 ms; concurrent ones about 100 ms.
+    // The bound leaves room for a loaded machine (a Node server on two
+    // shared cores) and stays well below serial execution.
+    assert!(
+        took < Duration::from_millis(450),
+        "the {CONCURRENT_CALLS} calls did not overlap: the turn took {took:?} \
+         (serialized: at least {:?})",
+        CALL_DURATION * CONCURRENT_CALLS as u32
+    );
+    // Each call really held the server for its duration: a turn faster than
+    // one call would mean the tool did not run as asked.
+    assert!(took >= CALL_DURATION, "the turn took only {took:?}");
     client.close().await.expect("closes");
 }

@@ -60,7 +60,9 @@ pub struct HttpTransport {
 /// What the transport's sends, streams and close share.
 struct Shared {
     url: Url,
-    client: reqwest::Client,
+    /// Taken by `close`, once the `DELETE` is under way: the pool's idle
+    /// connections (and their tasks) go with the last handle on it.
+    client: StdMutex<Option<reqwest::Client>>,
     headers: HeaderMap,
     max_message_bytes: usize,
     resume: ResumePolicy,
@@ -113,7 +115,7 @@ impl HttpTransport {
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 url: endpoint.url,
-                client: endpoint.client,
+                client: StdMutex::new(Some(endpoint.client)),
                 headers: endpoint.headers,
                 max_message_bytes: config.max_message_bytes,
                 resume: config.resume,
@@ -158,16 +160,21 @@ impl Shared {
         }
     }
 
+    fn client(&self) -> MutexGuard<'_, Option<reqwest::Client>> {
+        self.client.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// A request to the endpoint with the extra headers, the session id (if
-    /// `with_session`) and the protocol version (if known).
+    /// `with_session`) and the protocol version (if known). Fails once the
+    /// transport is closed.
     fn request(
         &self,
         method: Method,
         with_session: bool,
         protocol_version: Option<&str>,
-    ) -> reqwest::RequestBuilder {
-        let mut request = self
-            .client
+    ) -> Result<reqwest::RequestBuilder, TransportError> {
+        let client = self.client().clone().ok_or(TransportError::Closed)?;
+        let mut request = client
             .request(method, self.url.clone())
             .headers(self.headers.clone());
         if with_session && let Some(session_id) = &self.session().id {
@@ -176,7 +183,7 @@ impl Shared {
         if let Some(version) = protocol_version.or(self.protocol_version.get().copied()) {
             request = request.header(PROTOCOL_VERSION_HEADER, version);
         }
-        request
+        Ok(request)
     }
 
     /// Hands a received item to the client, waiting for room (backpressure
@@ -243,8 +250,11 @@ impl Transport for HttpTransport {
 
     /// Ends the session with `DELETE` (a `405` or `404` answer is fine: the
     /// server does not let clients end sessions, or already forgot this
-    /// one), stops every stream, and makes pending sends and receives give
-    /// way. Bounded by [`HttpConfig::close_timeout`].
+    /// one), stops every stream, makes pending sends and receives give
+    /// way, and lets go of the HTTP client, so that its pooled keep-alive
+    /// connections close once the `DELETE` is done (the pool of a client
+    /// given in [`HttpConfig::client`] is shared with its other users and
+    /// stays theirs). Bounded by [`HttpConfig::close_timeout`].
     async fn close(&self) -> Result<(), TransportError> {
         let shared = &self.shared;
         shared.closed.store(true, Ordering::Release);
@@ -252,10 +262,16 @@ impl Transport for HttpTransport {
         for (_, stream) in shared.streams().drain() {
             stream.abort();
         }
+        // The DELETE below holds a handle of its own until it is done.
+        let request = shared.request(Method::DELETE, true, None);
+        drop(shared.client().take());
+        let Ok(request) = request else {
+            return Ok(()); // closed before
+        };
         if shared.session().id.is_none() {
             return Ok(());
         }
-        let request = shared.request(Method::DELETE, true, None).send();
+        let request = request.send();
         shared.session().id = None;
         match tokio::time::timeout(shared.close_timeout, request).await {
             Ok(Ok(response)) => {
@@ -300,7 +316,10 @@ impl Drop for HttpTransport {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let request = shared.request(Method::DELETE, true, None).send();
+        let Ok(request) = shared.request(Method::DELETE, true, None) else {
+            return;
+        };
+        let request = request.send();
         let timeout = shared.close_timeout;
         runtime.spawn(async move {
             let _ = tokio::time::timeout(timeout, request).await;

@@ -61,7 +61,7 @@ async fn post(
         false => None,
     };
     let response = shared
-        .request(Method::POST, with_session, message.protocol_version())
+        .request(Method::POST, with_session, message.protocol_version())?
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "application/json, text/event-stream")
         .body(message.body().clone())
