@@ -178,6 +178,25 @@ impl Fake {
         }
     }
 
+    /// Answers held call `n` (an event stream or a JSON answer whose
+    /// headers are held back) with `message` as it is, and ends the answer.
+    fn answer_with(&self, n: u64, message: &Value) {
+        let held = {
+            let mut held = self.held.lock().expect("lock");
+            let index = held.iter().position(|held| held.n == n);
+            held.remove(index.expect("the call is held"))
+        };
+        match held.pending {
+            Pending::Stream(chunks) => {
+                let _ = chunks.send(Ok(event(message)));
+            }
+            Pending::Json(answer) => {
+                let _ = answer.send(message.clone());
+            }
+            Pending::JsonRest(_) => unreachable!("half a body went out already"),
+        }
+    }
+
     /// Waits until `check` says yes; unbounded (the test bounds it).
     async fn wait_for<T>(&self, mut check: impl FnMut(&Fake) -> Option<T>) -> T {
         loop {
@@ -870,6 +889,38 @@ async fn dropping_one_call_cancels_it_at_once_and_the_others_complete() {
         1,
         "only the dropped call is cancelled"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_without_an_id_fails_the_call_whose_answer_carried_it() {
+    let (fake, _server, client) = setup().await;
+    // A server that cannot read a request answers with an error whose id is
+    // null. Over HTTP the answer says which request that is (the one whose
+    // POST it answers), with any number of other calls in flight.
+    let mut calls = vec![
+        start_held(&client, 0, "sse"),
+        start_held(&client, 1, "json"),
+        start_held(&client, 2, "sse"),
+    ];
+    until_held(&fake, 3).await;
+    let unreadable = json!({"jsonrpc": "2.0", "id": null,
+        "error": {"code": -32600, "message": "Invalid Request"}});
+    fake.answer_with(0, &unreadable);
+    fake.answer_with(1, &unreadable);
+    let last = calls.pop().expect("call 2");
+    for (n, call) in calls.into_iter().enumerate() {
+        let error = outcome_of(call)
+            .await
+            .expect_err("the server could not read it");
+        assert_eq!(
+            error.protocol_error().map(|error| error.code),
+            Some(-32600),
+            "call {n}: {error:?}"
+        );
+    }
+    assert!(!last.is_finished(), "call 2 is not answered yet");
+    fake.answer(2, &text_of(2));
+    assert_eq!(text_from(last).await, text_of(2));
 }
 
 // ---- refusals ---------------------------------------------------------------------------
