@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use tokio::sync::{Mutex, Notify, mpsc};
@@ -325,6 +326,20 @@ impl Drop for HttpTransport {
             let _ = tokio::time::timeout(timeout, request).await;
         });
     }
+}
+
+/// `message`, a response without an id that came as the answer to request
+/// `id`, with `id` as its id: the client routes responses by id alone, and
+/// guesses the request of an id-less one only when it is the sole one in
+/// flight.
+fn addressed_to(message: &Bytes, id: RequestId) -> Bytes {
+    let Ok(mut object) =
+        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(message)
+    else {
+        return message.clone();
+    };
+    object.insert("id".to_owned(), id.into());
+    serde_json::to_vec(&object).map_or_else(|_| message.clone(), Bytes::from)
 }
 
 /// An HTTP client error, without the URL (which may carry credentials in

@@ -8,8 +8,9 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use reqwest::{Method, Response, StatusCode};
 
-use super::{SESSION_HEADER, Shared, http_error, redact, stream};
+use super::{SESSION_HEADER, Shared, addressed_to, http_error, redact, stream};
 use crate::error::{HttpStatusError, TransportError};
+use crate::jsonrpc::{self, Route};
 use crate::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
 
 /// How much of an error response's body is kept for the error message.
@@ -186,6 +187,11 @@ async fn answer(
             detail: "the server answered the request with an empty body".to_owned(),
         });
     }
+    // An error without an id answers this request too (see `stream.rs`).
+    let body = match jsonrpc::route(&body) {
+        Route::Response { raw_id: None } => addressed_to(&body, id),
+        _ => body,
+    };
     shared.deliver(Inbound::Message(body)).await;
     Ok(())
 }

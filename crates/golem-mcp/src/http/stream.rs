@@ -8,7 +8,7 @@ use reqwest::header::ACCEPT;
 use reqwest::{Method, Response};
 
 use super::sse::{SseError, SseParser};
-use super::{LAST_EVENT_ID_HEADER, Shared, http_error, post::status_error};
+use super::{LAST_EVENT_ID_HEADER, Shared, addressed_to, http_error, post::status_error};
 use crate::error::TransportError;
 use crate::jsonrpc::{self, Route};
 use crate::transport::{Inbound, RequestId};
@@ -95,11 +95,19 @@ impl Stream<'_> {
             {
                 continue; // a priming event (id only), or not a JSON-RPC message
             }
-            let message = bytes::Bytes::from(event.data.into_bytes());
-            if let Route::Response { raw_id } = jsonrpc::route(&message) {
+            let mut message = bytes::Bytes::from(event.data.into_bytes());
+            match jsonrpc::route(&message) {
                 // An error answer without an id is about a message the
                 // server could not read: on this stream, this request.
-                self.answered |= raw_id.is_none_or(|raw| jsonrpc::our_id(raw) == Some(self.id));
+                // Addressed to it, it reaches it with others in flight.
+                Route::Response { raw_id: None } => {
+                    self.answered = true;
+                    message = addressed_to(&message, self.id);
+                }
+                Route::Response { raw_id: Some(raw) } => {
+                    self.answered |= jsonrpc::our_id(raw) == Some(self.id);
+                }
+                Route::Other => {}
             }
             self.attempts = 0;
             if !self.shared.deliver(Inbound::Message(message)).await {
