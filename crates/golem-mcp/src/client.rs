@@ -16,7 +16,7 @@ use crate::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo
 use crate::tools::{
     CallMeta, CallResult, CallToolParams, ListToolsParams, Progress, ToolInfo, ToolsPage,
 };
-use crate::transport::{Outgoing, Transport};
+use crate::transport::{Outgoing, RequestId, Transport};
 
 /// The most `tools/list` pages followed before giving up: a bound for
 /// servers whose cursors never repeat and never end.
@@ -95,6 +95,9 @@ struct Inner {
     /// Set once the handshake is complete: the hot path's only check.
     ready: AtomicBool,
     lifecycle: Mutex<Lifecycle>,
+    /// Whether `close` has closed the transport (a `close` dropped half-way
+    /// leaves it `false`, and the next one closes it again).
+    transport_closed: Mutex<bool>,
     /// Starts the inbound task; taken by the first `initialize`.
     start_inbound: StdMutex<Option<StartInbound>>,
     /// The inbound task, aborted on close and on drop.
@@ -115,12 +118,15 @@ impl Drop for AbortOnDrop {
 }
 
 /// Where the handshake stands. Every stage keeps what it waits for, so a
-/// dropped `initialize` is resumed by the next one, never repeated.
+/// dropped `initialize` is resumed by the next one, never repeated. (A
+/// handshake that failed starts again from `New`; closing is the
+/// connection's state, not a stage.)
 enum Lifecycle {
     New,
-    /// `initialize` is being sent (on a task of its own, so that dropping
-    /// the caller cannot interrupt it) and its answer awaited.
+    /// `initialize` (request `id`) is being sent (on a task of its own, so
+    /// that dropping the caller cannot interrupt it) and its answer awaited.
     Initializing {
+        id: RequestId,
         sent: Option<AbortOnDropResult>,
         reply: oneshot::Receiver<Reply>,
     },
@@ -129,10 +135,6 @@ enum Lifecycle {
         sent: AbortOnDropResult,
     },
     Ready,
-    /// `close` started; if it was dropped half-way, the next `close` runs
-    /// the transport's (restartable) close again.
-    Closing,
-    Closed,
 }
 
 /// A spawned send, aborted if the client goes away first.
@@ -154,7 +156,7 @@ impl AbortOnDropResult {
     async fn wait(&mut self) -> Result<(), TransportError> {
         match (&mut self.0).await {
             Ok(result) => result,
-            Err(_) => Err(TransportError::Closed),
+            Err(error) => Err(TransportError::Other(Box::new(error))),
         }
     }
 }
@@ -204,6 +206,7 @@ impl Client {
                 connection,
                 ready: AtomicBool::new(false),
                 lifecycle: Mutex::new(Lifecycle::New),
+                transport_closed: Mutex::new(false),
                 start_inbound: StdMutex::new(Some(start_inbound)),
                 inbound: StdMutex::new(None),
                 server: OnceLock::new(),
@@ -229,9 +232,13 @@ impl Client {
         let operation = Operation("initialize", None);
         let mut lifecycle = self.inner.lifecycle.lock().await;
         loop {
+            if matches!(*lifecycle, Lifecycle::Ready) {
+                return self.server_or_invalid();
+            }
+            // Closed, or the transport failed: say so at once.
+            self.inner.connection.check_open(&operation)?;
             match &mut *lifecycle {
                 Lifecycle::Ready => return self.server_or_invalid(),
-                Lifecycle::Closing | Lifecycle::Closed => return Err(closed(operation)),
                 Lifecycle::New => {
                     self.start_inbound();
                     let connection = &self.inner.connection;
@@ -239,11 +246,12 @@ impl Client {
                     let (in_flight, message) =
                         connection.start(&operation, "initialize", |_| params, false)?;
                     *lifecycle = Lifecycle::Initializing {
+                        id: in_flight.id(),
                         sent: Some(AbortOnDropResult::spawn(connection, message)),
                         reply: in_flight.detach(),
                     };
                 }
-                Lifecycle::Initializing { sent, reply } => {
+                Lifecycle::Initializing { id, sent, reply } => {
                     let answer = loop {
                         let Some(sending) = sent.as_mut() else {
                             break (&mut *reply).await;
@@ -257,8 +265,10 @@ impl Client {
                             Err(answer) => break answer,
                             Ok(Ok(())) => *sent = None,
                             Ok(Err(source)) => {
+                                // No answer will come: forget the request.
+                                self.inner.connection.forget(*id);
                                 *lifecycle = Lifecycle::New;
-                                return Err(Error::transport("initialize", source));
+                                return Err(self.failure(operation, source));
                             }
                         }
                     };
@@ -289,12 +299,21 @@ impl Client {
                 Lifecycle::Confirming { sent } => {
                     if let Err(source) = sent.wait().await {
                         *lifecycle = Lifecycle::New;
-                        return Err(Error::transport("initialize", source));
+                        return Err(self.failure(operation, source));
                     }
                     *lifecycle = Lifecycle::Ready;
                     self.inner.ready.store(true, Ordering::Release);
                 }
             }
+        }
+    }
+
+    /// The error for a failed send: the connection's end when it has ended
+    /// (a close makes sends give way), else the send's own error.
+    fn failure(&self, operation: Operation<'_>, source: TransportError) -> Error {
+        match self.inner.connection.check_open(&operation) {
+            Err(ended) => ended,
+            Ok(()) => Error::transport(&operation.to_string(), source),
         }
     }
 
@@ -471,13 +490,14 @@ impl Client {
         // The inbound task goes first: nothing is read or answered any more.
         drop(lock(&self.inner.inbound).take());
         drop(lock(&self.inner.start_inbound).take());
-        let mut lifecycle = self.inner.lifecycle.lock().await;
-        if matches!(*lifecycle, Lifecycle::Closed) {
+        // Not the handshake's lock: a handshake stuck on a send must not hold
+        // up the close that makes that send give way.
+        let mut closed = self.inner.transport_closed.lock().await;
+        if *closed {
             return Ok(());
         }
-        *lifecycle = Lifecycle::Closing;
         let result = self.inner.connection.close_transport().await;
-        *lifecycle = Lifecycle::Closed;
+        *closed = true;
         result.map_err(|source| Error::transport(&operation.to_string(), source))
     }
 
@@ -495,12 +515,6 @@ impl Client {
 
 #[derive(serde::Serialize)]
 struct EmptyParams {}
-
-fn closed(operation: Operation<'_>) -> Error {
-    Error::Closed {
-        operation: operation.to_string(),
-    }
-}
 
 /// Locks a mutex that no code path can leave inconsistent.
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

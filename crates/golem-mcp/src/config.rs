@@ -327,9 +327,9 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
 
     fn stdio(&self, fields: &Map<String, Value>) -> Result<StdioConfig, ConfigError> {
         let command = self.string(fields, "command")?.unwrap_or_default();
-        if command.trim().is_empty() {
-            return Err(self.invalid("command", "it is empty; name the program to run"));
-        }
+        // The transport's own checks, so the error names the entry.
+        crate::stdio::check_command(&command)
+            .map_err(|problem| self.invalid("command", problem))?;
         let mut config = StdioConfig::new(command);
         match fields.get("args") {
             None | Some(Value::Null) => {}
@@ -356,6 +356,10 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
             }
         }
         config.env = self.string_map(fields, "env")?;
+        for (name, value) in &config.env {
+            crate::stdio::check_env_entry(name, value)
+                .map_err(|problem| self.invalid(&format!("env.{name}"), problem))?;
+        }
         if let Some(dir) = self.string(fields, "cwd")? {
             if dir.is_empty() {
                 return Err(self.invalid("cwd", "it is empty; give a directory or leave it out"));

@@ -119,11 +119,14 @@ impl Connection {
         let _ = self.protocol_version.set(version);
     }
 
-    /// Marks `message` with the negotiated revision, if there is one yet.
+    /// Marks `message` with the negotiated revision, if there is one yet
+    /// (never `initialize`, which negotiates it).
     pub(crate) fn stamp(&self, message: Outgoing) -> Outgoing {
         match self.protocol_version.get() {
-            Some(version) => message.with_protocol_version(version),
-            None => message,
+            Some(version) if message.method() != Some("initialize") => {
+                message.with_protocol_version(version)
+            }
+            _ => message,
         }
     }
 
@@ -228,6 +231,12 @@ impl Connection {
             1 => waiters.by_id.keys().next().copied(),
             _ => None,
         }
+    }
+
+    /// Forgets a request whose answer will never come (its message could not
+    /// be sent).
+    pub(crate) fn forget(&self, id: RequestId) {
+        self.waiters().by_id.remove(&id);
     }
 
     /// Fails one request with a transport error.
@@ -378,6 +387,11 @@ pub(crate) struct InFlight<'c> {
 }
 
 impl InFlight<'_> {
+    /// The request's id.
+    pub(crate) fn id(&self) -> RequestId {
+        self.id
+    }
+
     /// The message could not be sent: forget the request (the server never
     /// saw it whole, so there is nothing to cancel).
     fn send_failed(

@@ -7,11 +7,15 @@
 //! also sends what nobody else will: those answers, and the
 //! `notifications/cancelled` of requests whose callers went away.
 //!
-//! It never waits for a send before reading on: sends run beside the reads
-//! (at most [`MAX_BACKGROUND_SENDS`] at a time), so a server that only reads
-//! once its output is read cannot deadlock against it.
+//! It never waits for a send before reading on: sends run beside the reads,
+//! so a server that only reads once its output is read cannot deadlock
+//! against it. They are bounded: at most [`MAX_BACKGROUND_SENDS`] at a time
+//! (beyond that the task stops reading, which is backpressure on a server
+//! that floods requests while not taking answers, and cancellations are
+//! dropped), each for at most [`BACKGROUND_SEND_TIME`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -20,6 +24,7 @@ use serde::de::IgnoredAny;
 use tokio::sync::mpsc;
 
 use crate::connection::{Command, Connection, encode_cancellation};
+use crate::error::TransportError;
 use crate::jsonrpc::{self, Incoming, ProtocolError, Route};
 use crate::tools::ProgressParams;
 use crate::transport::{Inbound, Outgoing, Transport};
@@ -28,6 +33,11 @@ use crate::transport::{Inbound, Outgoing, Transport};
 /// stops reading: a server flooding requests while it does not read its
 /// input gets backpressure, not unbounded memory.
 const MAX_BACKGROUND_SENDS: usize = 64;
+
+/// How long one of the inbound task's own sends may take: a server that
+/// takes no input for this long does not get it, rather than holding a slot
+/// for ever.
+const BACKGROUND_SEND_TIME: Duration = Duration::from_secs(30);
 
 /// How much of a dropped message a log line shows.
 const SHOWN_BYTES: usize = 200;
@@ -39,11 +49,18 @@ pub(crate) async fn run<T: Transport>(
     connection: Arc<Connection>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
+    let _end = EndOnExit(&connection);
     let mut sends = FuturesUnordered::new();
     loop {
         tokio::select! {
             biased;
             Some(command) = commands.recv() => match command {
+                // A cancellation is advisory: when the server is not taking
+                // what was sent already, one more is dropped rather than
+                // queued without bound.
+                Command::Cancel(id) if sends.len() >= MAX_BACKGROUND_SENDS => {
+                    tracing::debug!(request_id = id, "mcp: the server is not taking messages; dropped a cancellation");
+                }
                 Command::Cancel(id) => {
                     sends.push(send(transport.clone(), connection.stamp(encode_cancellation(id))));
                 }
@@ -69,11 +86,31 @@ pub(crate) async fn run<T: Transport>(
     }
 }
 
+/// Ends the connection when the inbound task stops, however it stops (a
+/// transport that panicked, a runtime shut down under it): without a
+/// reader, every request in flight and every later one would wait for ever.
+/// After `close` or a transport error the connection has ended already and
+/// this does nothing.
+struct EndOnExit<'c>(&'c Connection);
+
+impl Drop for EndOnExit<'_> {
+    fn drop(&mut self) {
+        self.0.fail_all(TransportError::Other(
+            "the client's inbound task stopped (its runtime shut down, or the transport panicked)"
+                .into(),
+        ));
+    }
+}
+
 /// One of the inbound side's own sends. Its failure concerns nobody in
 /// particular: a broken transport shows in the reads too.
 async fn send<T: Transport>(transport: Arc<T>, message: Outgoing) {
-    if let Err(error) = transport.send(message).await {
-        tracing::debug!(%error, "mcp: could not send an answer or a cancellation");
+    match tokio::time::timeout(BACKGROUND_SEND_TIME, transport.send(message)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "mcp: could not send an answer or a cancellation");
+        }
+        Err(_) => tracing::debug!("mcp: gave up sending an answer or a cancellation"),
     }
 }
 
@@ -109,8 +146,17 @@ fn dispatch(connection: &Connection, message: Bytes) -> Option<Outgoing> {
         // one request is in flight, it can only be about that one.
         None => connection.sole_request(),
     };
-    if !id.is_some_and(|id| connection.deliver(id, message)) {
-        tracing::debug!(?id, "mcp: dropped an answer nobody waits for");
+    match id {
+        Some(id) => {
+            if !connection.deliver(id, message) {
+                tracing::debug!(id, "mcp: dropped an answer nobody waits for");
+            }
+        }
+        None => {
+            let shown =
+                String::from_utf8_lossy(&message[..message.len().min(SHOWN_BYTES)]).into_owned();
+            tracing::warn!(message = %shown, "mcp: dropped an answer that names no request of ours (an error without an id while several requests are in flight cannot be matched)");
+        }
     }
     None
 }

@@ -107,6 +107,11 @@ impl Outgoing {
         &self.body
     }
 
+    /// The encoded message, taken out (no copy, no reference count).
+    pub fn into_body(self) -> Bytes {
+        self.body
+    }
+
     /// What the message is.
     pub fn kind(&self) -> &OutgoingKind {
         &self.kind
@@ -173,12 +178,14 @@ pub enum Inbound {
 ///   one HTTP answer) are received in the order the server sent them.
 ///   Messages sent by one task are delivered in the order it sent them;
 ///   concurrent sends are delivered whole, in some order.
-/// - **Independence.** A send never waits for a receive, nor a receive for
-///   a send: a full pipe or a slow answer in one direction can never stall
-///   the other. A send may wait for the server to take the message (an HTTP
-///   POST waits for the answer's headers, so that a refused request fails
-///   the sender with the status) but not for the answer's body: answers
-///   arrive through `recv`.
+/// - **Independence.** A send never waits for a `recv`, nor a `recv` for a
+///   send: a full pipe or a slow answer in one direction can never stall
+///   the other. A send may wait for the server to take the message, and for
+///   an answer that comes with it (an HTTP POST waits for the answer's
+///   headers, so that a refused request fails its sender with the status,
+///   and reads a JSON answer's body); answers always reach the client
+///   through `recv`, and a long answer (an event stream) is read beside the
+///   send, not by it.
 /// - **Cancel safety.** Both may be dropped at any await point. A dropped
 ///   `send` has delivered the message whole or not at all, or will deliver
 ///   it whole before the next message; it never leaves half a message on

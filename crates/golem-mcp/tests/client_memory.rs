@@ -488,3 +488,102 @@ async fn a_malformed_answer_with_our_id_fails_the_call_instead_of_hanging() {
         );
     }
 }
+
+/// A memory transport whose `recv` panics on a message saying "boom", and
+/// whose `notifications/initialized` is never taken until it is closed.
+struct Faulty {
+    inner: golem_mcp::memory::MemoryTransport,
+    closed: tokio::sync::Notify,
+    hold_initialized: bool,
+}
+
+impl Faulty {
+    fn new(inner: golem_mcp::memory::MemoryTransport, hold_initialized: bool) -> Self {
+        Faulty {
+            inner,
+            closed: tokio::sync::Notify::new(),
+            hold_initialized,
+        }
+    }
+}
+
+impl golem_mcp::Transport for Faulty {
+    async fn send(&self, message: golem_mcp::Outgoing) -> Result<(), TransportError> {
+        if self.hold_initialized && message.method() == Some("notifications/initialized") {
+            self.closed.notified().await;
+            return Err(TransportError::Closed);
+        }
+        self.inner.send(message).await
+    }
+
+    async fn recv(&self) -> Result<golem_mcp::Inbound, TransportError> {
+        let received = self.inner.recv().await?;
+        if let golem_mcp::Inbound::Message(message) = &received {
+            assert!(!message.starts_with(b"boom"), "the transport panics");
+        }
+        Ok(received)
+    }
+
+    async fn close(&self) -> Result<(), TransportError> {
+        self.closed.notify_waiters();
+        self.inner.close().await
+    }
+}
+
+#[tokio::test]
+async fn calls_fail_instead_of_hanging_when_the_inbound_task_dies() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(Faulty::new(transport, false));
+    let (init, _) = tokio::join!(
+        client.initialize(),
+        handshake(&mut peer, LATEST_PROTOCOL_VERSION)
+    );
+    init.expect("initialized");
+    let (called, _) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(5), client.call_tool("echo", no_args())),
+        async {
+            expect_message(&mut peer).await;
+            peer.send_raw("boom");
+        }
+    );
+    let error = called
+        .expect("failed rather than hung")
+        .expect_err("no reader");
+    assert!(
+        error.to_string().contains("inbound task stopped"),
+        "{error}"
+    );
+    let later = tokio::time::timeout(Duration::from_secs(5), client.ping())
+        .await
+        .expect("fails at once");
+    assert!(later.is_err(), "later calls fail too");
+}
+
+#[tokio::test]
+async fn close_does_not_wait_for_a_handshake_stuck_on_a_send() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(Faulty::new(transport, true));
+    let initializing = tokio::spawn({
+        let client = client.clone();
+        async move { client.initialize().await.map(|_| ()) }
+    });
+    let initialize = expect_message(&mut peer).await;
+    peer.send(
+        &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+        "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"}}}),
+    );
+    // The handshake now waits on a send that only a close ends.
+    tokio::time::timeout(Duration::from_secs(5), client.close())
+        .await
+        .expect("close did not wait for the handshake")
+        .expect("closes");
+    let initialized = tokio::time::timeout(Duration::from_secs(5), initializing)
+        .await
+        .expect("the handshake gave way")
+        .expect("joined");
+    assert!(
+        matches!(initialized, Err(Error::Closed { .. })),
+        "{initialized:?}"
+    );
+}

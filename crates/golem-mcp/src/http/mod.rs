@@ -165,26 +165,33 @@ impl Shared {
         self.client.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A request to the endpoint with the extra headers, the session id (if
-    /// `with_session`) and the protocol version (if known). Fails once the
-    /// transport is closed.
+    /// A request to the endpoint with the extra headers, `session` as its
+    /// session id and `protocol_version` as its `MCP-Protocol-Version`, when
+    /// given. Fails once the transport is closed.
     fn request(
         &self,
         method: Method,
-        with_session: bool,
+        session: Option<HeaderValue>,
         protocol_version: Option<&str>,
     ) -> Result<reqwest::RequestBuilder, TransportError> {
         let client = self.client().clone().ok_or(TransportError::Closed)?;
         let mut request = client
             .request(method, self.url.clone())
             .headers(self.headers.clone());
-        if with_session && let Some(session_id) = &self.session().id {
-            request = request.header(SESSION_HEADER, session_id.clone());
+        if let Some(session_id) = session {
+            request = request.header(SESSION_HEADER, session_id);
         }
-        if let Some(version) = protocol_version.or(self.protocol_version.get().copied()) {
+        if let Some(version) = protocol_version {
             request = request.header(PROTOCOL_VERSION_HEADER, version);
         }
         Ok(request)
+    }
+
+    /// A request the transport makes on its own (resumption, `DELETE`): in
+    /// the current session, with the negotiated revision.
+    fn session_request(&self, method: Method) -> Result<reqwest::RequestBuilder, TransportError> {
+        let session = self.session().id.clone();
+        self.request(method, session, self.protocol_version.get().copied())
     }
 
     /// Hands a received item to the client, waiting for room (backpressure
@@ -264,7 +271,7 @@ impl Transport for HttpTransport {
             stream.abort();
         }
         // The DELETE below holds a handle of its own until it is done.
-        let request = shared.request(Method::DELETE, true, None);
+        let request = shared.session_request(Method::DELETE);
         drop(shared.client().take());
         let Ok(request) = request else {
             return Ok(()); // closed before
@@ -317,7 +324,7 @@ impl Drop for HttpTransport {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let Ok(request) = shared.request(Method::DELETE, true, None) else {
+        let Ok(request) = shared.session_request(Method::DELETE) else {
             return;
         };
         let request = request.send();

@@ -25,12 +25,18 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
     if is_initialize {
         shared.session().initialize = Some(message.clone());
     }
-    let (response, sent_session) = post(shared, &message, is_initialize).await?;
+    // `initialize` starts a session: it carries none.
+    let session = match is_initialize {
+        true => None,
+        false => shared.session().id.clone(),
+    };
+    let (response, sent_session) = post(shared, &message, session).await?;
     let response = match check_status(shared, &message, response, sent_session, true).await? {
         Checked::Answer(response) => response,
         Checked::Renewed => {
             tracing::info!(url = %redact(&shared.url), "mcp: session expired; started a new one, sending the request again");
-            let (response, sent_session) = post(shared, &message, false).await?;
+            let session = shared.session().id.clone();
+            let (response, sent_session) = post(shared, &message, session).await?;
             match check_status(shared, &message, response, sent_session, false).await? {
                 Checked::Answer(response) => response,
                 Checked::Renewed | Checked::Dropped => return Ok(()),
@@ -49,27 +55,21 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
     }
 }
 
-/// Sends the POST; returns the answer and the session id it carried.
+/// Sends the POST in `session`; returns the answer and that session id.
 async fn post(
     shared: &Shared,
     message: &Outgoing,
-    is_initialize: bool,
+    session: Option<HeaderValue>,
 ) -> Result<(Response, Option<HeaderValue>), TransportError> {
-    // `initialize` starts a session: it carries none.
-    let with_session = !is_initialize;
-    let sent_session = match with_session {
-        true => shared.session().id.clone(),
-        false => None,
-    };
     let response = shared
-        .request(Method::POST, with_session, message.protocol_version())?
+        .request(Method::POST, session.clone(), message.protocol_version())?
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "application/json, text/event-stream")
         .body(message.body().clone())
         .send()
         .await
         .map_err(|error| http_error("POST", error))?;
-    Ok((response, sent_session))
+    Ok((response, session))
 }
 
 enum Checked {
@@ -124,30 +124,28 @@ async fn renew_session(
     let Some(initialize) = shared.session().initialize.clone() else {
         return Err(TransportError::Closed);
     };
-    // The old id stays until a new one arrives: if this is interrupted, the
-    // next request meets the 404 again and starts over.
-    let (response, _) = post(shared, &initialize, true).await?;
+    // The old id stays until the new session is confirmed: if this is
+    // interrupted, the next request meets the 404 again and starts over.
+    let (response, _) = post(shared, &initialize, None).await?;
     if !response.status().is_success() {
         return Err(status_error(response, false).await);
     }
     let new_session = response.headers().get(SESSION_HEADER).cloned();
-    // Read the answer to its end so the connection is reusable.
-    let mut response = response;
-    while response
-        .chunk()
-        .await
-        .map_err(|error| http_error("read initialize answer", error))?
-        .is_some()
-    {}
-    shared.session().id = new_session;
-    let initialized = Outgoing::notification(
+    // The answer is not needed (the client knows the server); dropping it
+    // unread also ends an event stream the server would keep open.
+    drop(response);
+    let mut initialized = Outgoing::notification(
         "notifications/initialized",
         Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
     );
-    let (response, _) = post(shared, &initialized, false).await?;
+    if let Some(version) = shared.protocol_version.get() {
+        initialized = initialized.with_protocol_version(version);
+    }
+    let (response, _) = post(shared, &initialized, new_session.clone()).await?;
     if !response.status().is_success() {
         return Err(status_error(response, false).await);
     }
+    shared.session().id = new_session;
     Ok(())
 }
 
@@ -190,7 +188,14 @@ async fn answer(
     // An error without an id answers this request too (see `stream.rs`).
     let body = match jsonrpc::route(&body) {
         Route::Response { raw_id: None } => addressed_to(&body, id),
-        _ => body,
+        Route::Response { raw_id: Some(raw) } if jsonrpc::our_id(raw) == Some(id) => body,
+        // Nothing else can answer it: fail the request rather than let it
+        // wait for an answer that will not come.
+        _ => {
+            return Err(TransportError::UnexpectedResponse {
+                detail: format!("the server's JSON answer to request {id} is not its response"),
+            });
+        }
     };
     shared.deliver(Inbound::Message(body)).await;
     Ok(())

@@ -153,7 +153,7 @@ impl Stream<'_> {
             tokio::time::sleep(delay).await;
             let request = self
                 .shared
-                .request(Method::GET, true, None)?
+                .session_request(Method::GET)?
                 .header(ACCEPT, "text/event-stream")
                 .header(LAST_EVENT_ID_HEADER, last_event_id);
             match request.send().await {

@@ -62,32 +62,13 @@ impl StdioConfig {
             field,
             problem: problem.to_owned(),
         };
-        if self.command.trim().is_empty() {
-            return Err(invalid(
-                "command".into(),
-                "it is empty; name the server program to run",
-            ));
-        }
-        if self.command.contains('\0') {
-            return Err(invalid("command".into(), "it contains a NUL byte"));
-        }
+        check_command(&self.command).map_err(|problem| invalid("command".into(), problem))?;
         if let Some(index) = self.args.iter().position(|arg| arg.contains('\0')) {
             return Err(invalid(format!("args[{index}]"), "it contains a NUL byte"));
         }
         for (index, (name, value)) in self.env.iter().enumerate() {
-            let field = format!("env[{index}] ({name:?})");
-            if name.is_empty() {
-                return Err(invalid(field, "the variable name is empty"));
-            }
-            if name.contains('=') {
-                return Err(invalid(
-                    field,
-                    "the variable name contains '='; give the name and the value separately",
-                ));
-            }
-            if name.contains('\0') || value.contains('\0') {
-                return Err(invalid(field, "it contains a NUL byte"));
-            }
+            check_env_entry(name, value)
+                .map_err(|problem| invalid(format!("env[{index}] ({name:?})"), problem))?;
         }
         if let Some(dir) = &self.dir
             && !dir.is_dir()
@@ -116,4 +97,31 @@ impl Default for StdioConfig {
             shutdown: ShutdownTimeouts::default(),
         }
     }
+}
+
+/// Checks the program to run; the problem, worded for a person, if it
+/// cannot be one. Shared with `config.rs`, which names the entry around it.
+pub(crate) fn check_command(command: &str) -> Result<(), &'static str> {
+    if command.trim().is_empty() {
+        return Err("it is empty; name the server program to run");
+    }
+    if command.contains('\0') {
+        return Err("it contains a NUL byte");
+    }
+    Ok(())
+}
+
+/// Checks one environment entry (the value is never quoted: it may be a
+/// secret). Shared with `config.rs`.
+pub(crate) fn check_env_entry(name: &str, value: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("the variable name is empty");
+    }
+    if name.contains('=') {
+        return Err("the variable name contains '='; give the name and the value separately");
+    }
+    if name.contains('\0') || value.contains('\0') {
+        return Err("it contains a NUL byte");
+    }
+    Ok(())
 }

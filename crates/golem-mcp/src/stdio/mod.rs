@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 use crate::error::{Error, ProcessExit, TransportError};
 use crate::transport::{Inbound, Outgoing, Transport};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, StdioConfig};
+pub(crate) use config::{check_command, check_env_entry};
 use lines::LineBuffer;
 pub use process::ShutdownTimeouts;
 use process::{ServerProcess, Supervised};
@@ -318,7 +319,7 @@ impl Transport for StdioTransport {
         tokio::pin!(closing);
         closing.as_mut().enable();
         self.check_open()?;
-        match writer.write_line(message.body().clone(), closing).await {
+        match writer.write_line(message.into_body(), closing).await {
             Ok(()) => Ok(()),
             Err(WriteStop::Gone) => {
                 drop(writer);

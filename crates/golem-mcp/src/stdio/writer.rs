@@ -67,9 +67,17 @@ impl Writer {
         if self.stdin.is_none() {
             return Err(WriteStop::Closed);
         }
+        let body_len = body.len();
         self.queue.push_back(body);
         self.queue.push_back(Bytes::from_static(b"\n"));
-        self.flush(closing).await
+        let mut unstarted = Unstarted {
+            writer: self,
+            body_len,
+            settled: false,
+        };
+        let result = unstarted.writer.flush(closing).await;
+        unstarted.settled = true;
+        result
     }
 
     async fn flush(&mut self, mut closing: Pin<&mut Notified<'_>>) -> Result<(), WriteStop> {
@@ -104,6 +112,32 @@ impl Writer {
     pub(crate) fn take_stdin(&mut self) -> Option<ChildStdin> {
         self.queue.clear();
         self.stdin.take()
+    }
+}
+
+/// A message queued by a send that may be dropped. Dropped before a byte of
+/// the message was written (the server had stopped reading), it takes the
+/// message back out of the queue: a caller that gave up does not leave its
+/// request behind to be sent later, and abandoned calls cannot pile up
+/// there. A message partly written stays, so the line is finished.
+struct Unstarted<'w> {
+    writer: &'w mut Writer,
+    body_len: usize,
+    settled: bool,
+}
+
+impl Drop for Unstarted<'_> {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        // The send held the writer since it queued the message, so the
+        // message is the last two pieces, untouched if their lengths are.
+        let queue = &mut self.writer.queue;
+        let count = queue.len();
+        if count >= 2 && queue[count - 2].len() == self.body_len && queue[count - 1].len() == 1 {
+            queue.truncate(count - 2);
+        }
     }
 }
 
