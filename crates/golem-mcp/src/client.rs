@@ -11,8 +11,11 @@ use tokio::task::JoinHandle;
 
 use crate::connection::{Connection, Reply, encode_notification, settle};
 use crate::error::{Error, TransportError};
+use crate::handlers::{ElicitationHandler, Offered, SamplingHandler};
 use crate::inbound;
+use crate::notifications::{LogLevel, Notifications};
 use crate::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
+use crate::roots::Root;
 use crate::tools::{
     CallMeta, CallResult, CallToolParams, ListToolsParams, Progress, ToolInfo, ToolsPage,
 };
@@ -22,12 +25,93 @@ use crate::transport::{Outgoing, RequestId, Transport};
 /// servers whose cursors never repeat and never end.
 const MAX_TOOL_PAGES: usize = 10_000;
 
-/// How a [`Client`] is set up.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// How a [`Client`] is set up: how it introduces itself, and what it offers
+/// the server (ADR 0007). The capabilities announced at `initialize` are
+/// exactly the ones given here.
+///
+/// ```
+/// use golem_mcp::{ClientConfig, CreateMessageResult, ElicitationResponse, Root};
+///
+/// let config = ClientConfig::default()
+///     .with_sampling(|request: golem_mcp::CreateMessageRequest, _context| async move {
+///         Ok(CreateMessageResult::text("my-model", format!("{} messages read", request.messages.len())))
+///     })
+///     .with_elicitation(|_request, _context| async { Ok(ElicitationResponse::Decline) })
+///     .with_roots(vec![Root::new("file:///srv/project")]);
+/// assert!(format!("{config:?}").contains("sampling: true"));
+/// ```
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct ClientConfig {
     /// How the client introduces itself at `initialize`.
     pub client_info: ClientInfo,
+    /// Answers the server's `sampling/createMessage`; `None` (the default)
+    /// declares no sampling capability.
+    pub sampling: Option<Arc<dyn SamplingHandler>>,
+    /// Answers the server's `elicitation/create`; `None` (the default)
+    /// declares no elicitation capability.
+    pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// The roots answered to `roots/list`; `None` (the default) declares no
+    /// roots capability. Change them later with [`Client::set_roots`].
+    pub roots: Option<Vec<Root>>,
+    /// How many server requests may be handled at once (16 by default);
+    /// beyond that the server is told to try again later.
+    pub max_concurrent_handlers: usize,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            client_info: ClientInfo::default(),
+            sampling: None,
+            elicitation: None,
+            roots: None,
+            max_concurrent_handlers: 16,
+        }
+    }
+}
+
+impl fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("client_info", &self.client_info)
+            .field("sampling", &self.sampling.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .field("roots", &self.roots)
+            .field("max_concurrent_handlers", &self.max_concurrent_handlers)
+            .finish()
+    }
+}
+
+impl ClientConfig {
+    /// Introduces the client with this name and version.
+    pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info = ClientInfo {
+            name: name.into(),
+            version: version.into(),
+        };
+        self
+    }
+
+    /// Answers sampling requests with `handler` (a [`SamplingHandler`], or a
+    /// closure returning a future).
+    pub fn with_sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Answers elicitation requests with `handler` (an
+    /// [`ElicitationHandler`], or a closure returning a future).
+    pub fn with_elicitation(mut self, handler: impl ElicitationHandler) -> Self {
+        self.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Offers these roots.
+    pub fn with_roots(mut self, roots: Vec<Root>) -> Self {
+        self.roots = Some(roots);
+        self
+    }
 }
 
 /// A client for one MCP server, over any [`Transport`].
@@ -90,8 +174,13 @@ pub struct Client {
     inner: Arc<Inner>,
 }
 
-struct Inner {
+/// The state clones of a [`Client`] share (named for the handlers'
+/// contexts, which hold it weakly).
+pub(crate) type ClientInner = Inner;
+
+pub(crate) struct Inner {
     connection: Arc<Connection>,
+    offered: Arc<Offered>,
     /// Set once the handshake is complete: the hot path's only check.
     ready: AtomicBool,
     lifecycle: Mutex<Lifecycle>,
@@ -198,12 +287,25 @@ impl Client {
         let transport = Arc::new(transport);
         let (connection, commands) = Connection::new(transport.clone());
         let connection = Arc::new(connection);
-        let for_inbound = connection.clone();
-        let start_inbound: StartInbound =
-            Box::new(move || tokio::spawn(inbound::run(transport, for_inbound, commands)));
-        Client {
+        let offered = Arc::new(Offered::new(
+            config.sampling.clone(),
+            config.elicitation.clone(),
+            config.roots.clone(),
+            config.max_concurrent_handlers,
+        ));
+        let (for_inbound, offered_inbound) = (connection.clone(), offered.clone());
+        let start_inbound: StartInbound = Box::new(move || {
+            tokio::spawn(inbound::run(
+                transport,
+                for_inbound,
+                offered_inbound,
+                commands,
+            ))
+        });
+        let client = Client {
             inner: Arc::new(Inner {
                 connection,
+                offered,
                 ready: AtomicBool::new(false),
                 lifecycle: Mutex::new(Lifecycle::New),
                 transport_closed: Mutex::new(false),
@@ -212,7 +314,17 @@ impl Client {
                 server: OnceLock::new(),
                 config,
             }),
-        }
+        };
+        client
+            .inner
+            .offered
+            .set_client(Arc::downgrade(&client.inner));
+        client
+    }
+
+    /// A client handle on shared state (for the handlers' contexts).
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
+        Client { inner }
     }
 
     /// Performs the MCP handshake: offers the newest protocol revision this
@@ -242,7 +354,10 @@ impl Client {
                 Lifecycle::New => {
                     self.start_inbound();
                     let connection = &self.inner.connection;
-                    let params = InitializeParams::new(&self.inner.config.client_info);
+                    let params = InitializeParams::new(
+                        &self.inner.config.client_info,
+                        self.inner.offered.capabilities(),
+                    );
                     let (in_flight, message) =
                         connection.start(&operation, "initialize", |_| params, false)?;
                     *lifecycle = Lifecycle::Initializing {
@@ -469,6 +584,75 @@ impl Client {
             .request(&operation, "ping", |_| EmptyParams {}, None)
             .await?;
         Ok(())
+    }
+
+    /// Subscribes to the server's notifications: list changes, resource
+    /// updates, log messages, the end of URL elicitations (progress goes to
+    /// the call that asked for it instead). Each subscription sees what
+    /// arrives after it was made, in order; one that falls more than 256
+    /// behind skips the oldest. Log messages also go to `tracing`, target
+    /// `mcp::server`, at the matching level.
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) {
+    /// use golem_mcp::ServerNotification;
+    /// let mut notifications = client.notifications();
+    /// while let Some(notification) = notifications.recv().await {
+    ///     if notification == ServerNotification::ToolsListChanged {
+    ///         let tools = client.list_tools().await;
+    ///         // ... re-bridge them
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    pub fn notifications(&self) -> Notifications {
+        Notifications::new(self.inner.offered.events.subscribe())
+    }
+
+    /// Asks the server to send log messages of `level` and above
+    /// (`logging/setLevel`).
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
+        let operation = Operation("logging/setLevel", None);
+        self.ready(operation)?;
+        let _: serde::de::IgnoredAny = self
+            .inner
+            .connection
+            .request(
+                &operation,
+                "logging/setLevel",
+                |_| serde_json::json!({ "level": level }),
+                None,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Replaces the roots the client offers and tells the server with
+    /// `notifications/roots/list_changed` (when the client is initialized).
+    /// Fails with [`Error::InvalidConfig`] when the client was not set up
+    /// with roots ([`ClientConfig::roots`]): the capability was not
+    /// announced, so servers would not ask.
+    pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
+        let operation = Operation("notifications/roots/list_changed", None);
+        if !self.inner.offered.set_roots(roots) {
+            return Err(Error::InvalidConfig {
+                operation: "set_roots",
+                field: "roots".into(),
+                problem: "the client was set up without roots; give ClientConfig::roots (even an empty list) to offer them".into(),
+            });
+        }
+        if !self.inner.ready.load(Ordering::Acquire) {
+            return Ok(()); // the server asks for them after initialize
+        }
+        let changed = encode_notification("notifications/roots/list_changed", None::<&()>)
+            .map_err(|error| Error::encode(&operation.to_string(), error))?;
+        self.inner
+            .connection
+            .send(changed)
+            .await
+            .map_err(|source| Error::transport(&operation.to_string(), source))
     }
 
     /// Closes the connection: a stdio server is ended and reaped, an HTTP

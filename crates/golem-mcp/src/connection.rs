@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bytes::Bytes;
@@ -77,6 +77,9 @@ pub(crate) struct Connection {
     /// message.
     protocol_version: OnceLock<&'static str>,
     commands: mpsc::UnboundedSender<Command>,
+    /// Set once the server's `initialize` answer was accepted: from then on
+    /// the server may send requests.
+    ready: AtomicBool,
 }
 
 impl fmt::Debug for Connection {
@@ -104,6 +107,7 @@ impl Connection {
             }),
             protocol_version: OnceLock::new(),
             commands,
+            ready: AtomicBool::new(false),
         };
         (connection, receiver)
     }
@@ -114,9 +118,16 @@ impl Connection {
         self.waiters.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records the negotiated protocol revision.
+    /// Records the negotiated protocol revision: the handshake is done as
+    /// far as the server's requests are concerned.
     pub(crate) fn set_protocol_version(&self, version: &'static str) {
         let _ = self.protocol_version.set(version);
+        self.ready.store(true, Ordering::Release);
+    }
+
+    /// Whether the server's `initialize` answer was accepted.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
     }
 
     /// Marks `message` with the negotiated revision, if there is one yet

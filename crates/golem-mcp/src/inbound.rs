@@ -2,9 +2,11 @@
 //! as the client is open.
 //!
 //! It routes each response to the request waiting for it, answers the
-//! server's `ping`, refuses its other requests with "method not found",
-//! passes progress reports to their calls and drops other notifications. It
-//! also sends what nobody else will: those answers, and the
+//! server's `ping`, starts the application's handlers for the requests it
+//! registered (`handlers.rs`; anything else gets "method not found"),
+//! passes progress reports to their calls, cancellations to the handlers
+//! they stop, and every other notification to the subscribers. It also
+//! sends what nobody else will: immediate answers, and the
 //! `notifications/cancelled` of requests whose callers went away.
 //!
 //! It never waits for a send before reading on: sends run beside the reads,
@@ -21,11 +23,14 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use crate::connection::{Command, Connection, encode_cancellation};
 use crate::error::TransportError;
-use crate::jsonrpc::{self, Incoming, ProtocolError, Route};
+use crate::handlers::{self, Offered, Running};
+use crate::jsonrpc::{self, Incoming, Route};
+use crate::notifications::ServerNotification;
 use crate::tools::ProgressParams;
 use crate::transport::{Inbound, Outgoing, Transport};
 
@@ -47,10 +52,13 @@ const SHOWN_BYTES: usize = 200;
 pub(crate) async fn run<T: Transport>(
     transport: Arc<T>,
     connection: Arc<Connection>,
+    offered: Arc<Offered>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let _end = EndOnExit(&connection);
     let mut sends = FuturesUnordered::new();
+    // Dropped (aborting every handler) when this task ends.
+    let mut running = Running::new();
     loop {
         tokio::select! {
             biased;
@@ -66,9 +74,15 @@ pub(crate) async fn run<T: Transport>(
                 }
             },
             Some(()) = sends.next(), if !sends.is_empty() => {}
+            () = running.reap(), if !running.is_empty() => {}
             received = transport.recv(), if sends.len() < MAX_BACKGROUND_SENDS => match received {
                 Ok(Inbound::Message(message)) => {
-                    if let Some(answer) = dispatch(&connection, message) {
+                    let mut inbound = Dispatch {
+                        connection: &connection,
+                        offered: &offered,
+                        running: &mut running,
+                    };
+                    if let Some(answer) = inbound.dispatch(message) {
                         sends.push(send(transport.clone(), connection.stamp(answer)));
                     }
                 }
@@ -114,69 +128,105 @@ async fn send<T: Transport>(transport: Arc<T>, message: Outgoing) {
     }
 }
 
-/// Handles one message from the server; returns the answer to send, if the
-/// message was a request.
-fn dispatch(connection: &Connection, message: Bytes) -> Option<Outgoing> {
-    let raw_id = match jsonrpc::route(&message) {
-        Route::Response { raw_id } => raw_id,
-        Route::Other => match Incoming::<IgnoredAny>::parse(&message) {
-            Ok(Incoming::Request { raw_id, method }) => return Some(answer(raw_id, &method)),
-            Ok(Incoming::Notification { method, params }) => {
-                if method == "notifications/progress" {
-                    route_progress(connection, params.map(|params| params.get()));
-                } else {
-                    tracing::trace!(%method, "mcp: dropped a notification");
-                }
-                return None;
-            }
-            // A response without a result or an error: it still answers
-            // its request, which then fails rather than waits forever.
-            Ok(Incoming::Response { raw_id, .. }) => raw_id,
-            Err(problem) => {
-                let shown = String::from_utf8_lossy(&message[..message.len().min(SHOWN_BYTES)])
-                    .into_owned();
-                tracing::warn!(%problem, message = %shown, "mcp: dropped a malformed message");
-                return None;
-            }
-        },
-    };
-    let id = match raw_id {
-        Some(raw_id) => jsonrpc::our_id(raw_id),
-        // An error about a message the server could not read: when only
-        // one request is in flight, it can only be about that one.
-        None => connection.sole_request(),
-    };
-    match id {
-        Some(id) => {
-            if !connection.deliver(id, message) {
-                tracing::debug!(id, "mcp: dropped an answer nobody waits for");
-            }
-        }
-        None => {
-            let shown =
-                String::from_utf8_lossy(&message[..message.len().min(SHOWN_BYTES)]).into_owned();
-            tracing::warn!(message = %shown, "mcp: dropped an answer that names no request of ours (an error without an id while several requests are in flight cannot be matched)");
-        }
-    }
-    None
+/// What handling one message needs.
+struct Dispatch<'a> {
+    connection: &'a Arc<Connection>,
+    offered: &'a Offered,
+    running: &'a mut Running,
 }
 
-/// The answer to a server request: `ping` gets an empty result, anything
-/// else "method not found" (this client offers no other capability).
-fn answer(raw_id: &str, method: &str) -> Outgoing {
-    let mut body = Vec::with_capacity(128);
-    if method == "ping" {
-        jsonrpc::encode_reply(&mut body, raw_id, Ok("{}"));
-    } else {
-        tracing::debug!(%method, "mcp: refused a server request");
-        let refusal = ProtocolError {
-            code: ProtocolError::METHOD_NOT_FOUND,
-            message: format!("Method not found: this client does not offer {method:?}"),
-            data: None,
+impl Dispatch<'_> {
+    /// Handles one message from the server; returns the answer to send now,
+    /// if the message was a request answered at once.
+    fn dispatch(&mut self, message: Bytes) -> Option<Outgoing> {
+        let connection = self.connection;
+        let raw_id = match jsonrpc::route(&message) {
+            Route::Response { raw_id } => raw_id,
+            Route::Other => match Incoming::<IgnoredAny>::parse(&message) {
+                Ok(Incoming::Request {
+                    raw_id,
+                    method,
+                    params,
+                }) => {
+                    if method == "ping" {
+                        return Some(handlers::reply(raw_id, Ok("{}")));
+                    }
+                    return self.running.start(
+                        self.offered,
+                        connection,
+                        raw_id,
+                        &method,
+                        params.map(RawValue::get),
+                    );
+                }
+                Ok(Incoming::Notification { method, params }) => {
+                    self.notification(&method, params.map(RawValue::get));
+                    return None;
+                }
+                // A response without a result or an error: it still answers
+                // its request, which then fails rather than waits forever.
+                Ok(Incoming::Response { raw_id, .. }) => raw_id,
+                Err(problem) => {
+                    let shown = String::from_utf8_lossy(&message[..message.len().min(SHOWN_BYTES)])
+                        .into_owned();
+                    tracing::warn!(%problem, message = %shown, "mcp: dropped a malformed message");
+                    return None;
+                }
+            },
         };
-        jsonrpc::encode_reply(&mut body, raw_id, Err(&refusal));
+        let id = match raw_id {
+            Some(raw_id) => jsonrpc::our_id(raw_id),
+            // An error about a message the server could not read: when only
+            // one request is in flight, it can only be about that one.
+            None => connection.sole_request(),
+        };
+        match id {
+            Some(id) => {
+                if !connection.deliver(id, message) {
+                    tracing::debug!(id, "mcp: dropped an answer nobody waits for");
+                }
+            }
+            None => {
+                let shown = String::from_utf8_lossy(&message[..message.len().min(SHOWN_BYTES)])
+                    .into_owned();
+                tracing::warn!(message = %shown, "mcp: dropped an answer that names no request of ours (an error without an id while several requests are in flight cannot be matched)");
+            }
+        }
+        None
     }
-    Outgoing::response(Bytes::from(body))
+
+    /// Routes a notification: progress to its call, a cancellation to the
+    /// handler it stops, anything else to the subscribers (and log messages
+    /// to `tracing` too).
+    fn notification(&mut self, method: &str, params: Option<&str>) {
+        match method {
+            "notifications/progress" => route_progress(self.connection, params),
+            "notifications/cancelled" => {
+                let request = params
+                    .and_then(|params| serde_json::from_str::<CancelledWire>(params).ok())
+                    .map(|cancelled| cancelled.request_id);
+                match request {
+                    Some(request) => self.running.cancel(&request),
+                    None => tracing::debug!("mcp: a cancellation without a request id"),
+                }
+            }
+            _ => {
+                if let Some(notification) = ServerNotification::parse(method, params) {
+                    if let ServerNotification::Log(message) = &notification {
+                        message.trace();
+                    }
+                    // No subscriber is fine: the notification is dropped.
+                    let _ = self.offered.events.send(notification);
+                }
+            }
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct CancelledWire {
+    #[serde(rename = "requestId")]
+    request_id: serde_json::Value,
 }
 
 /// Passes a progress report to its call. The token is the call's request

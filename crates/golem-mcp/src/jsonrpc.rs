@@ -156,6 +156,7 @@ pub(crate) enum Incoming<'a, R> {
     Request {
         raw_id: &'a str,
         method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
     },
     /// A notification: no answer.
     Notification {
@@ -204,7 +205,15 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
         // request), or a malformed message: read it shallowly.
         match serde_json::from_slice::<Envelope<'a, IgnoredAny>>(bytes) {
             Ok(envelope) => Ok(match Incoming::<IgnoredAny>::classify(envelope)? {
-                Incoming::Request { raw_id, method } => Incoming::Request { raw_id, method },
+                Incoming::Request {
+                    raw_id,
+                    method,
+                    params,
+                } => Incoming::Request {
+                    raw_id,
+                    method,
+                    params,
+                },
                 Incoming::Notification { method, params } => {
                     Incoming::Notification { method, params }
                 }
@@ -240,7 +249,11 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
         let raw_id = envelope.id.map(RawValue::get).filter(|id| *id != "null");
         match (envelope.method, envelope.result, envelope.error) {
             (Some(method), _, _) => Ok(match raw_id {
-                Some(raw_id) => Incoming::Request { raw_id, method },
+                Some(raw_id) => Incoming::Request {
+                    raw_id,
+                    method,
+                    params: envelope.params,
+                },
                 None => Incoming::Notification {
                     method,
                     params: envelope.params,
@@ -320,6 +333,11 @@ pub(crate) enum Route<'a> {
 /// parsed once, by the caller that awaits it, which also reports a response
 /// that turns out to be malformed further on.
 pub(crate) fn route(bytes: &[u8]) -> Route<'_> {
+    if let Some(raw_id) = usual_response_id(bytes) {
+        return Route::Response {
+            raw_id: Some(raw_id),
+        };
+    }
     let mut head = RouteHead::default();
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     // Stopping early leaves the map unfinished, which the deserializer
@@ -335,6 +353,21 @@ pub(crate) fn route(bytes: &[u8]) -> Route<'_> {
         },
         _ => Route::Other,
     }
+}
+
+/// The id of a response in the shape nearly every server writes,
+/// `{"jsonrpc":"2.0","id":<digits>,"result":…` (or `"error"`), read without
+/// a parser; `None` for any other shape, which the parser then reads.
+fn usual_response_id(bytes: &[u8]) -> Option<&str> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    let rest = bytes.strip_prefix(HEAD)?;
+    let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    let after = &rest[digits..];
+    if digits == 0 || !(after.starts_with(br#","result":"#) || after.starts_with(br#","error":"#)) {
+        return None;
+    }
+    // ASCII digits are UTF-8.
+    std::str::from_utf8(&rest[..digits]).ok()
 }
 
 #[derive(Default)]
@@ -422,6 +455,33 @@ mod tests {
             Route::Other
         );
         assert_eq!(route(b"not json"), Route::Other);
+        // The usual shape is read without the parser, and only that shape.
+        assert_eq!(
+            usual_response_id(br#"{"jsonrpc":"2.0","id":42,"result":{}}"#),
+            Some("42")
+        );
+        assert_eq!(
+            usual_response_id(br#"{"jsonrpc":"2.0","id":42,"error":{}}"#),
+            Some("42")
+        );
+        assert_eq!(
+            usual_response_id(br#"{"jsonrpc":"2.0","id":42,"method":"x"}"#),
+            None
+        );
+        assert_eq!(
+            usual_response_id(br#"{"jsonrpc":"2.0","id":"42","result":{}}"#),
+            None
+        );
+        assert_eq!(
+            usual_response_id(br#"{"jsonrpc":"2.0","id":4.0,"result":{}}"#),
+            None
+        );
+        assert_eq!(
+            route(br#"{"jsonrpc":"2.0","id":4.0,"result":{}}"#),
+            Route::Response {
+                raw_id: Some("4.0")
+            }
+        );
         assert_eq!(our_id("12"), Some(12));
         assert_eq!(our_id("1e1"), Some(10));
         assert_eq!(our_id("\"12\""), None);
@@ -462,7 +522,7 @@ mod tests {
     #[test]
     fn incoming_messages_are_classified() {
         match Shallow::parse(br#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#) {
-            Ok(Incoming::Request { raw_id, method }) => {
+            Ok(Incoming::Request { raw_id, method, .. }) => {
                 assert_eq!(raw_id, r#""p1""#);
                 assert_eq!(method, "ping");
             }

@@ -38,24 +38,39 @@ mod bridge;
 mod client;
 pub mod config;
 mod connection;
+mod elicitation;
 mod error;
+mod handlers;
 #[cfg(feature = "http")]
 mod http;
 mod inbound;
 mod jsonrpc;
 pub mod memory;
+mod notifications;
 mod protocol;
+mod roots;
+mod sampling;
 mod stdio;
 mod tools;
 mod transport;
 
 pub use bridge::as_tools;
 pub use client::{Client, ClientConfig};
+pub use elicitation::{Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form};
 pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
+pub use handlers::{
+    ElicitationHandler, HandlerError, HandlerFuture, RequestContext, SamplingHandler,
+};
 #[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpTransport, ResumePolicy};
 pub use jsonrpc::ProtocolError;
+pub use notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
 pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
+pub use roots::Root;
+pub use sampling::{
+    CreateMessageRequest, CreateMessageResult, ModelHint, ModelPreferences, Role, SamplingContent,
+    SamplingMessage, StopReason, ToolChoice,
+};
 pub use stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,

@@ -74,21 +74,18 @@ pub struct ServerInfo {
 pub(crate) struct InitializeParams<'a> {
     #[serde(rename = "protocolVersion")]
     protocol_version: &'static str,
-    /// This client declares no optional capability (no sampling, roots or
-    /// elicitation), so servers do not send it such requests.
-    capabilities: EmptyObject,
+    /// Exactly what the application registered (sampling, elicitation,
+    /// roots); servers send no other requests.
+    capabilities: Value,
     #[serde(rename = "clientInfo")]
     client_info: &'a ClientInfo,
 }
 
-#[derive(Serialize)]
-struct EmptyObject {}
-
 impl<'a> InitializeParams<'a> {
-    pub(crate) fn new(client_info: &'a ClientInfo) -> Self {
+    pub(crate) fn new(client_info: &'a ClientInfo, capabilities: Value) -> Self {
         InitializeParams {
             protocol_version: LATEST_PROTOCOL_VERSION,
-            capabilities: EmptyObject {},
+            capabilities,
             client_info,
         }
     }
@@ -223,7 +220,8 @@ mod tests {
     #[test]
     fn announces_the_newest_version_and_no_capabilities() {
         let info = ClientInfo::default();
-        let params = serde_json::to_value(InitializeParams::new(&info)).expect("serialises");
+        let params = serde_json::to_value(InitializeParams::new(&info, serde_json::json!({})))
+            .expect("serialises");
         assert_eq!(params["protocolVersion"], LATEST_PROTOCOL_VERSION);
         assert_eq!(params["capabilities"], serde_json::json!({}));
         assert_eq!(params["clientInfo"]["name"], "golem-mcp");
