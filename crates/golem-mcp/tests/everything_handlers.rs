@@ -1,0 +1,220 @@
+//! The client's handlers against a real server nobody here wrote: the
+//! reference `@modelcontextprotocol/server-everything` over stdio, which
+//! offers its sampling, elicitation and roots tools only to clients that
+//! declare those capabilities. Installed by `scripts/install-peers.sh`; a
+//! missing peer fails the test.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use golem_mcp::{
+    Client, ClientConfig, CreateMessageRequest, CreateMessageResult, ElicitationRequest,
+    ElicitationResponse, LogLevel, Root, SamplingContent, ServerNotification, StdioConfig,
+    StdioTransport,
+};
+use serde_json::value::RawValue;
+use serde_json::{Map, json};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn server_everything() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path
+}
+
+async fn connect(config: ClientConfig) -> Client {
+    let transport = StdioTransport::spawn(StdioConfig {
+        args: vec!["stdio".into()],
+        ..StdioConfig::new(server_everything().to_string_lossy())
+    })
+    .expect("spawns server-everything");
+    let client = Client::with_config(transport, config);
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("in time")
+        .expect("initializes");
+    client
+}
+
+async fn call(client: &Client, tool: &str, arguments: serde_json::Value) -> String {
+    let arguments = RawValue::from_string(arguments.to_string()).expect("JSON");
+    let result = tokio::time::timeout(PATIENCE, client.call_tool(tool, &arguments))
+        .await
+        .expect("in time")
+        .expect("called");
+    assert!(!result.is_error, "{tool}: {}", result.text());
+    result.text()
+}
+
+async fn tool_names(client: &Client) -> Vec<String> {
+    let tools = client.list_tools().await.expect("lists");
+    tools.into_iter().map(|tool| tool.name).collect()
+}
+
+#[tokio::test]
+async fn the_server_offers_its_client_feature_tools_only_to_a_client_that_declares_them() {
+    let plain = connect(ClientConfig::default()).await;
+    let names = tool_names(&plain).await;
+    for tool in [
+        "trigger-sampling-request",
+        "trigger-elicitation-request",
+        "get-roots-list",
+    ] {
+        assert!(
+            !names.iter().any(|name| name == tool),
+            "{tool} offered without the capability"
+        );
+    }
+    plain.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn a_sampling_request_from_inside_a_tool_is_answered_by_the_handler() {
+    let seen = Arc::new(Mutex::new(None));
+    let record = seen.clone();
+    let config = ClientConfig::default().with_sampling(move |request: CreateMessageRequest, _| {
+        let record = record.clone();
+        async move {
+            let prompt = match &request.messages[0].content[0] {
+                SamplingContent::Text { text } => text.clone(),
+                other => format!("{other:?}"),
+            };
+            *record.lock().expect("not poisoned") =
+                Some((prompt, request.system_prompt.clone(), request.max_tokens));
+            Ok(CreateMessageResult::text(
+                "golem-test-model",
+                "a sampled answer",
+            ))
+        }
+    });
+    let client = connect(config).await;
+    assert!(
+        tool_names(&client)
+            .await
+            .iter()
+            .any(|name| name == "trigger-sampling-request")
+    );
+    let text = call(
+        &client,
+        "trigger-sampling-request",
+        json!({"prompt": "say hi", "maxTokens": 42}),
+    )
+    .await;
+    assert!(
+        text.contains("a sampled answer") && text.contains("golem-test-model"),
+        "{text}"
+    );
+    let (prompt, system, max_tokens) = seen
+        .lock()
+        .expect("not poisoned")
+        .clone()
+        .expect("the handler ran");
+    assert!(prompt.contains("say hi"), "{prompt}");
+    assert_eq!(system.as_deref(), Some("You are a helpful test server."));
+    assert_eq!(max_tokens, 42);
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn an_elicitation_with_every_field_kind_is_answered_with_defaults_filled_in() {
+    let config =
+        ClientConfig::default().with_elicitation(|request: ElicitationRequest, _| async move {
+            let ElicitationRequest::Form { form, .. } = request else {
+                return Ok(ElicitationResponse::Cancel);
+            };
+            // The server's thirteen fields, in its order, all understood.
+            assert_eq!(form.fields.len(), 13, "{form:?}");
+            assert_eq!(form.fields[0].name, "name");
+            assert!(form.fields[0].required);
+            let mut content = Map::new();
+            content.insert("name".into(), json!("Ada Lovelace"));
+            content.insert("check".into(), json!(true));
+            Ok(ElicitationResponse::Accept(content))
+        });
+    let client = connect(config).await;
+    let text = call(&client, "trigger-elicitation-request", json!({})).await;
+    assert!(
+        text.contains("User provided the requested information"),
+        "{text}"
+    );
+    assert!(text.contains("Ada Lovelace"), "{text}");
+    // Defaults the user did not touch were filled in.
+    assert!(text.contains("It was a dark and stormy night."), "{text}");
+    assert!(text.contains("hero-1"), "{text}");
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn a_declined_elicitation_reaches_the_server_as_declined() {
+    let config =
+        ClientConfig::default().with_elicitation(|_, _| async { Ok(ElicitationResponse::Decline) });
+    let client = connect(config).await;
+    let text = call(&client, "trigger-elicitation-request", json!({})).await;
+    assert!(text.contains("declined"), "{text}");
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn roots_are_listed_to_the_server_and_changes_reach_it() {
+    let config =
+        ClientConfig::default().with_roots(vec![Root::new("file:///srv/one").with_name("one")]);
+    let client = connect(config).await;
+    let mut notifications = client.notifications();
+    let text = call(&client, "get-roots-list", json!({})).await;
+    assert!(text.contains("file:///srv/one"), "{text}");
+    client
+        .set_roots(vec![
+            Root::new("file:///srv/one"),
+            Root::new("file:///srv/two"),
+        ])
+        .await
+        .expect("announced");
+    // The server asks again and logs what it got.
+    let logged = tokio::time::timeout(PATIENCE, async {
+        loop {
+            match notifications.recv().await {
+                Some(ServerNotification::Log(log)) if log.text().contains("2 root(s)") => {
+                    return log;
+                }
+                Some(_) => {}
+                None => panic!("the client went away"),
+            }
+        }
+    })
+    .await
+    .expect("the server re-read the roots");
+    assert_eq!(logged.level, LogLevel::Info);
+    let text = call(&client, "get-roots-list", json!({})).await;
+    assert!(text.contains("file:///srv/two"), "{text}");
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn simulated_log_messages_arrive_between_calls() {
+    let client = connect(ClientConfig::default()).await;
+    let mut notifications = client.notifications();
+    client
+        .set_log_level(LogLevel::Debug)
+        .await
+        .expect("level set");
+    call(&client, "toggle-simulated-logging", json!({})).await;
+    // The server sends one at once and then every 5 s; no call is in flight.
+    let log = tokio::time::timeout(PATIENCE, async {
+        loop {
+            if let Some(ServerNotification::Log(log)) = notifications.recv().await {
+                return log;
+            }
+        }
+    })
+    .await
+    .expect("a log message arrived");
+    assert!(!log.text().is_empty(), "{log:?}");
+    client.close().await.expect("closes");
+}
