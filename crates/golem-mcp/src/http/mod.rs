@@ -46,8 +46,10 @@ const INBOUND_QUEUE: usize = 64;
 /// as they arrive, read by a task of its own so that no answer holds up
 /// another; a `202` yields nothing. The session id the server assigns
 /// (`Mcp-Session-Id`) is sent on every later request, and so is
-/// `MCP-Protocol-Version` once the client has negotiated it. The standalone
-/// server-to-client `GET` stream is not opened.
+/// `MCP-Protocol-Version` once the client has negotiated it. Once the
+/// session is initialized, the standalone `GET` stream is opened for the
+/// server's own requests and notifications (and left alone if the server
+/// answers `405`).
 ///
 /// When an event stream ends before its answer and the server gave event
 /// ids, that stream is resumed with `GET` and `Last-Event-ID` after the
@@ -80,6 +82,8 @@ struct Shared {
     inbound: mpsc::Sender<Inbound>,
     /// The event streams being read, by the request they answer.
     streams: StdMutex<HashMap<RequestId, AbortHandle>>,
+    /// The standalone `GET` stream's task, once opened.
+    standalone: StdMutex<Option<AbortHandle>>,
     closed: AtomicBool,
     /// Notified by `close`, so that waits give way.
     closing: Notify,
@@ -127,6 +131,7 @@ impl HttpTransport {
                 protocol_version: OnceLock::new(),
                 inbound: sender,
                 streams: StdMutex::new(HashMap::new()),
+                standalone: StdMutex::new(None),
                 closed: AtomicBool::new(false),
                 closing: Notify::new(),
             }),
@@ -152,6 +157,22 @@ impl Shared {
 
     fn streams(&self) -> MutexGuard<'_, HashMap<RequestId, AbortHandle>> {
         self.streams.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn standalone(&self) -> MutexGuard<'_, Option<AbortHandle>> {
+        self.standalone
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stops every stream task.
+    fn stop_streams(&self) {
+        for (_, stream) in self.streams().drain() {
+            stream.abort();
+        }
+        if let Some(standalone) = self.standalone().take() {
+            standalone.abort();
+        }
     }
 
     fn check_open(&self) -> Result<(), TransportError> {
@@ -239,8 +260,15 @@ impl Transport for HttpTransport {
             // deliver.
             stream.abort();
         }
+        let opens_session = message.method() == Some("notifications/initialized");
         let shared = &self.shared;
-        shared.unless_closed(post::send(shared, message)).await?
+        shared.unless_closed(post::send(shared, message)).await??;
+        if opens_session {
+            // Server requests and notifications that belong to no request
+            // of ours come on the standalone stream.
+            stream::open_standalone(shared);
+        }
+        Ok(())
     }
 
     /// Returns the next message of any answer or stream, in the order each
@@ -267,9 +295,7 @@ impl Transport for HttpTransport {
         let shared = &self.shared;
         shared.closed.store(true, Ordering::Release);
         shared.closing.notify_waiters();
-        for (_, stream) in shared.streams().drain() {
-            stream.abort();
-        }
+        shared.stop_streams();
         // The DELETE below holds a handle of its own until it is done.
         let request = shared.session_request(Method::DELETE);
         drop(shared.client().take());
@@ -313,9 +339,7 @@ impl Transport for HttpTransport {
 impl Drop for HttpTransport {
     fn drop(&mut self) {
         let shared = &self.shared;
-        for (_, stream) in shared.streams().drain() {
-            stream.abort();
-        }
+        shared.stop_streams();
         // End the session on the server, best effort, if a runtime can run
         // the DELETE; a server also expires abandoned sessions on its own.
         if shared.closed.load(Ordering::Acquire) || shared.session().id.is_none() {

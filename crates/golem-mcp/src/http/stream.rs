@@ -1,6 +1,9 @@
 //! The inbound streams: each event-stream answer is read by a task of its
 //! own, with its own parser, `Last-Event-ID` and resumption, and delivers
-//! its messages in order.
+//! its messages in order. So is the standalone `GET` stream, on which a
+//! server sends the requests and notifications that belong to no request
+//! of the client's (sampling or elicitation it starts itself, list changes,
+//! log messages).
 
 use std::sync::Arc;
 
@@ -29,62 +32,149 @@ pub(super) fn spawn(shared: &Arc<Shared>, id: RequestId, response: Response) {
 /// reports a stream that cannot deliver the answer as
 /// [`Inbound::RequestFailed`].
 async fn read(shared: Arc<Shared>, id: RequestId, response: Response) {
-    let outcome = Stream {
-        shared: &shared,
-        id,
-        parser: SseParser::new(shared.max_message_bytes),
-        answered: false,
-        attempts: 0,
-    }
-    .run(response)
-    .await;
+    let outcome = Stream::new(&shared, Some(id)).run(response).await;
     shared.streams().remove(&id);
     if let Err(error) = outcome {
         shared.deliver(Inbound::RequestFailed { id, error }).await;
     }
 }
 
+/// Opens the standalone `GET` stream once the session is initialized, on a
+/// task that keeps it open (resuming or reopening it when it ends) until the
+/// transport closes. A server that offers none (`405`) is left alone.
+pub(super) fn open_standalone(shared: &Arc<Shared>) {
+    let mut standalone = shared.standalone();
+    if standalone.is_some() || shared.check_open().is_err() {
+        return;
+    }
+    let task = tokio::spawn(listen(shared.clone()));
+    *standalone = Some(task.abort_handle());
+}
+
+async fn listen(shared: Arc<Shared>) {
+    let mut stream = Stream::new(&shared, None);
+    let policy = shared.resume;
+    loop {
+        let Ok(mut request) = shared.session_request(Method::GET) else {
+            return; // closed
+        };
+        request = request.header(ACCEPT, "text/event-stream");
+        if let Some(last_event_id) = stream.parser.last_event_id() {
+            request = request.header(LAST_EVENT_ID_HEADER, last_event_id.to_owned());
+        }
+        match request.send().await {
+            Ok(response) if response.status().is_success() => match stream.read(response).await {
+                Read::Ended(_) => {}
+                Read::Answered | Read::NobodyReceives => return,
+                Read::Failed(error) => {
+                    tracing::debug!(%error, "mcp: the standalone event stream failed");
+                    return;
+                }
+            },
+            Ok(response) if response.status() == reqwest::StatusCode::METHOD_NOT_ALLOWED => {
+                tracing::debug!("mcp: the server offers no standalone event stream");
+                return;
+            }
+            Ok(response) => {
+                tracing::debug!(status = %response.status(), "mcp: the server refused the standalone event stream");
+            }
+            Err(error) => {
+                tracing::debug!(error = %error.without_url(), "mcp: could not open the standalone event stream");
+            }
+        }
+        stream.attempts += 1;
+        if stream.attempts > policy.max_attempts {
+            tracing::debug!("mcp: gave up on the standalone event stream");
+            return;
+        }
+        let delay = stream
+            .parser
+            .retry()
+            .unwrap_or(policy.default_retry)
+            .min(policy.max_retry);
+        tokio::time::sleep(delay).await;
+    }
+}
+
 struct Stream<'s> {
     shared: &'s Shared,
-    /// The request whose answer this stream carries.
-    id: RequestId,
+    /// The request whose answer this stream carries; `None` for the
+    /// standalone stream.
+    id: Option<RequestId>,
     parser: SseParser,
     answered: bool,
     /// Reconnections in a row that delivered nothing.
     attempts: u32,
 }
 
-impl Stream<'_> {
+/// How reading one response ended.
+enum Read {
+    /// It ended (cleanly, or broken with this error) without the answer.
+    Ended(Option<reqwest::Error>),
+    /// It carried the answer.
+    Answered,
+    /// The client is gone.
+    NobodyReceives,
+    /// It cannot be read on (an event too large, a malformed stream).
+    Failed(TransportError),
+}
+
+impl<'s> Stream<'s> {
+    fn new(shared: &'s Shared, id: Option<RequestId>) -> Self {
+        Stream {
+            shared,
+            id,
+            parser: SseParser::new(shared.max_message_bytes),
+            answered: false,
+            attempts: 0,
+        }
+    }
+
     async fn run(mut self, mut response: Response) -> Result<(), TransportError> {
         loop {
-            let broken = loop {
-                match response.chunk().await {
-                    Ok(Some(chunk)) => {
-                        let fed = self.parser.feed(&chunk);
-                        if !self.deliver_events().await {
-                            return Ok(());
-                        }
-                        fed.map_err(|error| match error {
+            let broken = match self.read(response).await {
+                Read::Ended(broken) => broken,
+                Read::Answered | Read::NobodyReceives => return Ok(()),
+                Read::Failed(error) => return Err(error),
+            };
+            response = self.resume(broken).await?;
+        }
+    }
+
+    /// Reads one response's events to its end (or to the answer).
+    async fn read(&mut self, mut response: Response) -> Read {
+        let broken = loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let fed = self.parser.feed(&chunk);
+                    if !self.deliver_events().await {
+                        return Read::NobodyReceives;
+                    }
+                    if let Err(error) = fed {
+                        return Read::Failed(match error {
                             SseError::TooLarge { limit } => {
                                 TransportError::MessageTooLarge { limit }
                             }
                             other => TransportError::UnexpectedResponse {
                                 detail: other.to_string(),
                             },
-                        })?;
-                        if self.answered {
-                            return Ok(());
-                        }
+                        });
                     }
-                    Ok(None) => break None,
-                    Err(error) => break Some(error),
+                    if self.answered {
+                        return Read::Answered;
+                    }
                 }
-            };
-            self.parser.finish();
-            if !self.deliver_events().await || self.answered {
-                return Ok(());
+                Ok(None) => break None,
+                Err(error) => break Some(error),
             }
-            response = self.resume(broken).await?;
+        };
+        self.parser.finish();
+        if !self.deliver_events().await {
+            return Read::NobodyReceives;
+        }
+        match self.answered {
+            true => Read::Answered,
+            false => Read::Ended(broken),
         }
     }
 
@@ -96,16 +186,24 @@ impl Stream<'_> {
                 continue; // a priming event (id only), or not a JSON-RPC message
             }
             let mut message = bytes::Bytes::from(event.data.into_bytes());
+            let Some(id) = self.id else {
+                // The standalone stream answers nothing of ours.
+                self.attempts = 0;
+                if !self.shared.deliver(Inbound::Message(message)).await {
+                    return false;
+                }
+                continue;
+            };
             match jsonrpc::route(&message) {
                 // An error answer without an id is about a message the
                 // server could not read: on this stream, this request.
                 // Addressed to it, it reaches it with others in flight.
                 Route::Response { raw_id: None } => {
                     self.answered = true;
-                    message = addressed_to(&message, self.id);
+                    message = addressed_to(&message, id);
                 }
                 Route::Response { raw_id: Some(raw) } => {
-                    self.answered |= jsonrpc::our_id(raw) == Some(self.id);
+                    self.answered |= jsonrpc::our_id(raw) == Some(id);
                 }
                 Route::Other => {}
             }
@@ -145,7 +243,7 @@ impl Stream<'_> {
                 .min(policy.max_retry);
             self.attempts += 1;
             tracing::debug!(
-                request_id = self.id,
+                request_id = ?self.id,
                 ?delay,
                 attempt = self.attempts,
                 "mcp: event stream ended early; resuming"
