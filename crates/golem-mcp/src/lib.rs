@@ -46,6 +46,7 @@ mod http;
 mod inbound;
 mod jsonrpc;
 pub mod memory;
+mod model_sampling;
 mod notifications;
 mod protocol;
 mod roots;
@@ -64,6 +65,7 @@ pub use handlers::{
 #[cfg(feature = "http")]
 pub use http::{HttpConfig, HttpTransport, ResumePolicy};
 pub use jsonrpc::ProtocolError;
+pub use model_sampling::{ModelSampling, sampling_with_model};
 pub use notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
 pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
 pub use roots::Root;

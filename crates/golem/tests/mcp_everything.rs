@@ -348,3 +348,45 @@ async fn eight_slow_calls_of_one_turn_run_concurrently_on_the_real_server() {
     assert!(took >= CALL_DURATION, "the turn took only {took:?}");
     client.close().await.expect("closes");
 }
+
+#[tokio::test]
+async fn a_servers_sampling_request_is_answered_by_a_model() {
+    let sampler = Arc::new(ScriptedModel::new([text_response("the model's own words")]));
+    let config = golem::mcp::ClientConfig::default()
+        .with_sampling(golem::mcp::sampling_with_model(sampler.clone()));
+    let transport = StdioTransport::spawn(StdioConfig {
+        args: vec!["stdio".into()],
+        ..StdioConfig::new(server_everything().to_string_lossy())
+    })
+    .expect("spawns server-everything");
+    let client = Client::with_config(transport, config);
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("initializes in time")
+        .expect("initializes");
+    let arguments = serde_json::value::RawValue::from_string(r#"{"prompt":"what is MCP?"}"#.into())
+        .expect("JSON");
+    let result = tokio::time::timeout(
+        PATIENCE,
+        client.call_tool("trigger-sampling-request", &arguments),
+    )
+    .await
+    .expect("in time")
+    .expect("called");
+    let text = result.text();
+    assert!(text.contains("the model's own words"), "{text}");
+    assert!(
+        text.contains(sampler.name()),
+        "the answer names the model: {text}"
+    );
+    let requests = sampler.requests();
+    assert_eq!(requests.len(), 1, "one sampling request");
+    assert_eq!(
+        requests[0].instructions.as_deref(),
+        Some("You are a helpful test server.")
+    );
+    assert_eq!(requests[0].messages.len(), 1);
+    assert_eq!(requests[0].messages[0].role, Role::User);
+    assert!(requests[0].messages[0].content.contains("what is MCP?"));
+    client.close().await.expect("closes");
+}
