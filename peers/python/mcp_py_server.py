@@ -17,8 +17,11 @@ interop suite (scripts/interop.sh) relies on this to check golem-mcp's exit stat
 
 import argparse
 import asyncio
+import warnings
 
+import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
@@ -61,6 +64,48 @@ async def slow(steps: int, ctx: Context, delay: float = 0.1) -> str:
 def fail(reason: str = "requested failure") -> str:
     """Always fail: the SDK turns ToolError into a result with isError=true and text=reason."""
     raise ToolError(reason)
+
+
+class Contact(BaseModel):
+    """What ask_user asks for: a name (required) and an age (with a default)."""
+
+    name: str
+    age: int = 36
+
+
+@mcp.tool()
+async def ask_model(question: str, ctx: Context) -> str:
+    """Ask the client's model (sampling) and return its model name and answer."""
+    with warnings.catch_warnings():
+        # mcp 2.x marks sampling deprecated for the 2026-07-28 revision; it is
+        # still the 2025-11-25 protocol this peer speaks.
+        warnings.simplefilter("ignore")
+        result = await ctx.session.create_message(
+            messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=question))],
+            max_tokens=50,
+            system_prompt="answer briefly",
+            related_request_id=ctx.request_id,
+        )
+    content = result.content
+    text = getattr(content, "text", str(content))
+    return f"{result.model}: {text}"
+
+
+@mcp.tool()
+async def ask_user(ctx: Context) -> str:
+    """Ask the client's user (elicitation) for a Contact."""
+    result = await ctx.elicit("Who are you?", Contact)
+    if result.action == "accept":
+        return f"hello {result.data.name}, {result.data.age}"
+    return result.action
+
+
+@mcp.tool()
+async def chatty(ctx: Context) -> str:
+    """Send two log messages through the context, then answer."""
+    await ctx.info("starting", logger_name="py-peer")
+    await ctx.warning("careful", logger_name="py-peer")
+    return "logged"
 
 
 def main() -> None:

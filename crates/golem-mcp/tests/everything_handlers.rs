@@ -218,3 +218,71 @@ async fn simulated_log_messages_arrive_between_calls() {
     assert!(!log.text().is_empty(), "{log:?}");
     client.close().await.expect("closes");
 }
+
+/// The official Python SDK's server (peers/python/mcp_py_server.py) over
+/// stdio: sampling, elicitation and logging from inside its tools.
+#[tokio::test]
+async fn the_python_sdk_server_samples_elicits_and_logs_through_the_handlers() {
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers/.venv/bin/python");
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers/python/mcp_py_server.py");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-peers.sh",
+        python.display()
+    );
+    let config = ClientConfig::default()
+        .with_sampling(|request: CreateMessageRequest, _| async move {
+            assert_eq!(request.system_prompt.as_deref(), Some("answer briefly"));
+            Ok(CreateMessageResult::text("py-test-model", "forty-two"))
+        })
+        .with_elicitation(|_, _| async {
+            let mut content = Map::new();
+            content.insert("name".into(), json!("Ada"));
+            Ok(ElicitationResponse::Accept(content))
+        });
+    let transport = StdioTransport::spawn(StdioConfig {
+        args: vec![script.to_string_lossy().into_owned()],
+        ..StdioConfig::new(python.to_string_lossy())
+    })
+    .expect("spawns the Python server");
+    let client = Client::with_config(transport, config);
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("in time")
+        .expect("initializes");
+    let mut notifications = client.notifications();
+    assert_eq!(
+        call(&client, "ask_model", json!({"question": "the answer?"})).await,
+        "py-test-model: forty-two"
+    );
+    // The age was left out: the form's default reached the server.
+    assert_eq!(call(&client, "ask_user", json!({})).await, "hello Ada, 36");
+    assert_eq!(call(&client, "chatty", json!({})).await, "logged");
+    let mut logs = Vec::new();
+    while logs.len() < 2 {
+        match tokio::time::timeout(PATIENCE, notifications.recv()).await {
+            Ok(Some(ServerNotification::Log(log))) => {
+                logs.push((log.level, log.logger.clone(), log.text()))
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => panic!("the log messages did not arrive: {logs:?}"),
+        }
+    }
+    assert_eq!(
+        logs,
+        [
+            (
+                LogLevel::Info,
+                Some("py-peer".to_owned()),
+                "starting".to_owned()
+            ),
+            (
+                LogLevel::Warning,
+                Some("py-peer".to_owned()),
+                "careful".to_owned()
+            )
+        ]
+    );
+    client.close().await.expect("closes");
+}
