@@ -301,7 +301,10 @@ PY_SDK_VERSION="$("$PY" -c 'import importlib.metadata as m; print(m.version("mcp
 PY_TOOLS="echo
 add
 slow
-fail"
+fail
+ask_model
+ask_user
+chatty"
 PY_ID='golem-py-peer 0\.1\.0'
 
 python_checks() { # python_checks PROGRESS-EXPECTED SERVER-OPTIONS...

@@ -191,7 +191,10 @@ fn list_over_http_accepts_options_before_and_after_the_subcommand() {
             .iter()
             .filter_map(|tool| tool["name"].as_str())
             .collect();
-        assert_eq!(names, ["echo", "add", "slow", "fail"]);
+        assert_eq!(
+            names,
+            ["echo", "add", "slow", "fail", "ask_model", "ask_user", "chatty"]
+        );
     }
     let plain = golem_mcp()
         .args(["list", "--url", &peer.url])
