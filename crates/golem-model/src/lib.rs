@@ -3,7 +3,9 @@
 //! This crate owns the vocabulary an agent and a model speak: [`Message`]s with a
 //! [`Role`], the [`ToolCall`]s a model asks for, the [`ToolSpec`]s it is offered, one
 //! [`Request`] and its [`Response`], token [`Usage`], the [`Model`] trait every provider
-//! implements, the [`ModelError`] of a failed call and [`ModelRetry`], the correctable
+//! implements, the [`ModelError`] of a failed call (with a typed [`ProviderError`] as its
+//! source when a provider failed, and the [`RetryPolicy`] providers retry by) and
+//! [`ModelRetry`], the correctable
 //! rejection a tool or decoder hands back to the model.
 //!
 //! It does **not** own any provider's wire format or HTTP client (providers live in their
@@ -23,6 +25,10 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+mod provider;
+
+pub use provider::{ProviderError, ProviderErrorKind, RetryPolicy};
 
 /// A boxed, `Send` future: the return type of [`Model::request`] and of tool execution.
 ///
