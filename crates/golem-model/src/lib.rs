@@ -28,7 +28,7 @@ use serde_json::value::RawValue;
 
 mod provider;
 
-pub use provider::{ProviderError, ProviderErrorKind, RetryPolicy};
+pub use provider::{ApiKey, ProviderError, ProviderErrorKind, RetryPolicy};
 
 /// A boxed, `Send` future: the return type of [`Model::request`] and of tool execution.
 ///

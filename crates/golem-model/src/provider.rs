@@ -11,6 +11,29 @@ use std::fmt;
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
 
+/// A provider's API key: its `Debug` never shows it, it has no `Display`, and the only
+/// way to read it is [`expose`](Self::expose), at the one place a request header is built.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a key.
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+
+    /// The key itself, for the request header that carries it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
 /// What went wrong talking to a provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -196,6 +219,13 @@ mod tests {
             retryable: ProviderError::retryable_status(code),
             ..ProviderError::new("p", ProviderErrorKind::Status, "m")
         }
+    }
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::new("sk-secret");
+        assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
+        assert_eq!(key.expose(), "sk-secret");
     }
 
     #[test]
