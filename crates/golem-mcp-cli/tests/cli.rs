@@ -193,7 +193,15 @@ fn list_over_http_accepts_options_before_and_after_the_subcommand() {
             .collect();
         assert_eq!(
             names,
-            ["echo", "add", "slow", "fail", "ask_model", "ask_user", "chatty"]
+            [
+                "echo",
+                "add",
+                "slow",
+                "fail",
+                "ask_model",
+                "ask_user",
+                "chatty"
+            ]
         );
     }
     let plain = golem_mcp()

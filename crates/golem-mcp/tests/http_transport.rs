@@ -344,6 +344,12 @@ async fn call_tool(fake: Arc<Fake>, id: Value, params: &Value) -> Response {
     }
 }
 
+/// Whether a request is a resumption: a GET with `Last-Event-ID` (the
+/// client's standalone stream, refused here with 405, carries none).
+fn is_resumption(seen: &Seen) -> bool {
+    seen.method == "GET" && header(&seen.headers, "last-event-id").is_some()
+}
+
 /// The resumption GET: replays the answer to the request that the stream
 /// `stream-1` was for (the last tools/call seen).
 async fn on_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Response {
@@ -693,11 +699,7 @@ async fn a_stream_ending_early_is_resumed_after_the_servers_retry_delay() {
         .await
         .expect("resumed");
     assert_eq!(text, "resumed");
-    let get = fake
-        .seen()
-        .into_iter()
-        .find(|seen| seen.method == "GET")
-        .expect("a GET");
+    let get = fake.seen().into_iter().find(is_resumption).expect("a GET");
     assert_eq!(header(&get.headers, "last-event-id"), Some("stream-1-0"));
     assert_eq!(header(&get.headers, "mcp-session-id"), Some("session-1"));
     let ended = fake
@@ -731,11 +733,7 @@ async fn without_a_retry_field_the_default_delay_applies() {
             .expect("resumed"),
         "resumed"
     );
-    let get = fake
-        .seen()
-        .into_iter()
-        .find(|seen| seen.method == "GET")
-        .expect("a GET");
+    let get = fake.seen().into_iter().find(is_resumption).expect("a GET");
     let ended = fake.stream_ended_at.lock().expect("lock").expect("ended");
     assert!(get.at.duration_since(ended) >= Duration::from_millis(150));
 }
@@ -764,11 +762,7 @@ async fn resumption_attempts_are_bounded() {
         ),
         "{error:?}"
     );
-    let gets = fake
-        .seen()
-        .into_iter()
-        .filter(|seen| seen.method == "GET")
-        .count();
+    let gets = fake.seen().into_iter().filter(is_resumption).count();
     assert_eq!(gets, 2);
 }
 
@@ -783,7 +777,7 @@ async fn a_stream_ending_early_without_ids_is_a_clear_error() {
         "{error}"
     );
     assert!(
-        fake.seen().iter().all(|seen| seen.method != "GET"),
+        !fake.seen().iter().any(is_resumption),
         "nothing to resume from"
     );
 }
@@ -985,4 +979,36 @@ async fn secrets_in_the_url_stay_out_of_errors() {
     let error = call(&client, "html500", json!({})).await.expect_err("500");
     assert!(!error.to_string().contains("hunter2"), "{error}");
     assert!(!format!("{error:?}").contains("hunter2"), "{error:?}");
+}
+
+#[tokio::test]
+async fn the_standalone_stream_is_asked_for_once_and_a_405_is_respected() {
+    let (fake, _url, client) = setup().await;
+    let standalone = || {
+        fake.seen()
+            .into_iter()
+            .filter(|seen| seen.method == "GET" && !is_resumption(seen))
+            .collect::<Vec<_>>()
+    };
+    // Opened right after notifications/initialized, on a task: wait for it.
+    bounded(async {
+        while standalone().is_empty() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    let get = &standalone()[0];
+    assert!(
+        header(&get.headers, "mcp-session-id").is_some(),
+        "in the session"
+    );
+    assert_eq!(
+        header(&get.headers, "mcp-protocol-version"),
+        Some(LATEST_PROTOCOL_VERSION)
+    );
+    // Calls go on; the refused stream is not asked for again.
+    call(&client, "json_echo", json!({"text": "after"}))
+        .await
+        .expect("works");
+    assert_eq!(standalone().len(), 1, "a 405 is final");
 }

@@ -169,7 +169,18 @@ async fn exercise_python_peer(client: &Client, progress_expected: bool) {
     let tools = bounded(client.list_tools()).await.expect("lists");
     let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
     names.sort();
-    assert_eq!(names, ["add", "echo", "fail", "slow"]);
+    assert_eq!(
+        names,
+        [
+            "add",
+            "ask_model",
+            "ask_user",
+            "chatty",
+            "echo",
+            "fail",
+            "slow"
+        ]
+    );
     let result = bounded(client.call_tool("echo", &args(r#"{"message":"py"}"#)))
         .await
         .expect("echo");

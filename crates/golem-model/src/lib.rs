@@ -3,7 +3,9 @@
 //! This crate owns the vocabulary an agent and a model speak: [`Message`]s with a
 //! [`Role`], the [`ToolCall`]s a model asks for, the [`ToolSpec`]s it is offered, one
 //! [`Request`] and its [`Response`], token [`Usage`], the [`Model`] trait every provider
-//! implements, the [`ModelError`] of a failed call and [`ModelRetry`], the correctable
+//! implements, the [`ModelError`] of a failed call (with a typed [`ProviderError`] as its
+//! source when a provider failed, and the [`RetryPolicy`] providers retry by) and
+//! [`ModelRetry`], the correctable
 //! rejection a tool or decoder hands back to the model.
 //!
 //! It does **not** own any provider's wire format or HTTP client (providers live in their
@@ -23,6 +25,10 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+mod provider;
+
+pub use provider::{ApiKey, ProviderError, ProviderErrorKind, RetryPolicy};
 
 /// A boxed, `Send` future: the return type of [`Model::request`] and of tool execution.
 ///
@@ -211,7 +217,65 @@ pub struct Response {
     pub tool_calls: Vec<ToolCall>,
     /// What the request cost.
     pub usage: Usage,
+    /// Why the model stopped writing.
+    #[serde(default)]
+    pub finish_reason: FinishReason,
 }
+
+/// Why a model stopped writing, normalized across providers.
+///
+/// Providers map their own vocabulary onto it (OpenAI's `finish_reason`,
+/// Anthropic's `stop_reason`); a value with no equivalent is kept as
+/// [`Other`](Self::Other) with the provider's own spelling.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// The model finished its answer (or reached a stop sequence).
+    #[default]
+    Stop,
+    /// The output token limit cut the answer short.
+    Length,
+    /// The model stopped to call tools.
+    ToolCalls,
+    /// The provider withheld or cut the answer (content filter, refusal).
+    ContentFilter,
+    /// A reason this crate has no name for, as the provider spelled it.
+    Other(String),
+}
+
+/// Something a streaming model produced, delivered as it arrives.
+///
+/// Tool calls are announced by [`ToolCallStarted`](Self::ToolCallStarted), then their
+/// arguments follow as [`ToolCallArguments`](Self::ToolCallArguments) fragments whose
+/// concatenation is the call's arguments JSON (fragments split anywhere, even inside a
+/// UTF-8 sequence's string or a number). `index` is the call's position in
+/// [`Response::tool_calls`]; fragments of parallel calls may interleave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// A fragment of the answer's text.
+    Text(String),
+    /// The model began a tool call.
+    ToolCallStarted {
+        /// The call's position among the response's tool calls.
+        index: usize,
+        /// The provider's id for the call.
+        id: String,
+        /// The tool's name.
+        name: String,
+    },
+    /// A fragment of a tool call's arguments.
+    ToolCallArguments {
+        /// The call's position among the response's tool calls.
+        index: usize,
+        /// The next bytes of its arguments JSON.
+        fragment: String,
+    },
+}
+
+/// Where a streaming request delivers its [`StreamEvent`]s: a callback run on the
+/// request's own task, in order. Keep it quick (print, forward to a channel); it runs
+/// between reads of the network.
+pub type StreamSink<'a> = &'a mut (dyn FnMut(StreamEvent) + Send);
 
 /// Token and request counts. Sums with `+`, `+=` and [`Iterator::sum`], so a run's total is
 /// the sum of its turns.
@@ -223,6 +287,14 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Model requests made.
     pub requests: u64,
+    /// Input tokens read from the provider's prompt cache (counted apart from
+    /// `input_tokens` where the provider reports them apart, as Anthropic does;
+    /// included in them where it does not, as OpenAI does).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the provider's prompt cache.
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl Add for Usage {
@@ -234,6 +306,10 @@ impl Add for Usage {
             input_tokens: self.input_tokens.saturating_add(rhs.input_tokens),
             output_tokens: self.output_tokens.saturating_add(rhs.output_tokens),
             requests: self.requests.saturating_add(rhs.requests),
+            cache_read_tokens: self.cache_read_tokens.saturating_add(rhs.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_add(rhs.cache_write_tokens),
         }
     }
 }
@@ -283,8 +359,73 @@ pub trait Model: Send + Sync {
     /// Sends one request to the model. Dropping the future cancels the call.
     fn request<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>>;
 
+    /// Sends one request and delivers the answer to `sink` as it arrives (text
+    /// fragments, tool calls and their argument fragments), then returns the assembled
+    /// [`Response`], the same one [`request`](Self::request) would have returned.
+    ///
+    /// The default, for models that do not stream, awaits [`request`](Self::request)
+    /// and replays the whole response as events: its text in one fragment, then each
+    /// tool call started and its arguments in one fragment. Dropping the future
+    /// cancels the call; events already delivered stay delivered.
+    ///
+    /// ```
+    /// # use golem_model::{BoxFuture, Model, ModelError, Request, Response, StreamEvent};
+    /// # struct Echo;
+    /// # impl Model for Echo {
+    /// #     fn request<'a>(&'a self, _: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>> {
+    /// #         Box::pin(async { Ok(Response { text: "hello".into(), ..Response::default() }) })
+    /// #     }
+    /// #     fn name(&self) -> &str { "echo" }
+    /// # }
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// let request = Request::default();
+    /// let mut seen = Vec::new();
+    /// let mut sink = |event| seen.push(event);
+    /// let mut future = Echo.request_stream(&request, &mut sink);
+    /// // Echo answers at once, so one poll completes the call.
+    /// let Poll::Ready(response) = future.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+    /// else {
+    ///     panic!("Echo never waits");
+    /// };
+    /// drop(future);
+    /// assert_eq!(response?.text, "hello");
+    /// assert_eq!(seen, [StreamEvent::Text("hello".into())]);
+    /// # Ok::<(), ModelError>(())
+    /// ```
+    fn request_stream<'a>(
+        &'a self,
+        request: &'a Request,
+        sink: StreamSink<'a>,
+    ) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(async move {
+            let response = self.request(request).await?;
+            replay(&response, sink);
+            Ok(response)
+        })
+    }
+
     /// The model's name, for logs and errors (e.g. `"openai:gpt-4o"`).
     fn name(&self) -> &str;
+}
+
+/// Delivers a whole response to `sink` as stream events: what a model that does not
+/// stream "streams" (see [`Model::request_stream`]).
+pub fn replay(response: &Response, sink: StreamSink<'_>) {
+    if !response.text.is_empty() {
+        sink(StreamEvent::Text(response.text.clone()));
+    }
+    for (index, call) in response.tool_calls.iter().enumerate() {
+        sink(StreamEvent::ToolCallStarted {
+            index,
+            id: call.id.clone(),
+            name: call.name.clone(),
+        });
+        sink(StreamEvent::ToolCallArguments {
+            index,
+            fragment: call.arguments.get().to_owned(),
+        });
+    }
 }
 
 /// A model call that failed: the provider was unreachable, refused the request, or answered
@@ -420,16 +561,21 @@ mod tests {
             input_tokens: 10,
             output_tokens: 2,
             requests: 1,
+            ..Usage::default()
         };
         let b = Usage {
             input_tokens: 5,
             output_tokens: 7,
             requests: 1,
+            cache_read_tokens: 3,
+            cache_write_tokens: 0,
         };
         let want = Usage {
             input_tokens: 15,
             output_tokens: 9,
             requests: 2,
+            cache_read_tokens: 3,
+            cache_write_tokens: 0,
         };
         assert_eq!(a + b, want);
         let mut c = a;
@@ -480,6 +626,55 @@ mod tests {
         let src = err.source().expect("has a source");
         assert!(src.downcast_ref::<std::io::Error>().is_some());
         assert!(ModelError::new("x").source().is_none());
+    }
+
+    #[test]
+    fn replay_delivers_text_then_each_call() {
+        let response = Response {
+            text: "checking".into(),
+            tool_calls: vec![
+                ToolCall::new("c1", "a", r#"{"x": 1}"#).expect("valid"),
+                ToolCall::new("c2", "b", "{}").expect("valid"),
+            ],
+            ..Response::default()
+        };
+        let mut seen = Vec::new();
+        replay(&response, &mut |event| seen.push(event));
+        let started = |index: usize, id: &str, name: &str| StreamEvent::ToolCallStarted {
+            index,
+            id: id.into(),
+            name: name.into(),
+        };
+        let arguments = |index: usize, fragment: &str| StreamEvent::ToolCallArguments {
+            index,
+            fragment: fragment.into(),
+        };
+        assert_eq!(
+            seen,
+            [
+                StreamEvent::Text("checking".into()),
+                started(0, "c1", "a"),
+                arguments(0, r#"{"x": 1}"#),
+                started(1, "c2", "b"),
+                arguments(1, "{}"),
+            ]
+        );
+
+        let mut seen = Vec::new();
+        replay(&Response::default(), &mut |event| seen.push(event));
+        assert!(seen.is_empty(), "no text, no calls: no events");
+    }
+
+    #[test]
+    fn finish_reason_serialises_snake_case_and_defaults_to_stop() {
+        let json = serde_json::to_string(&[FinishReason::ToolCalls, FinishReason::ContentFilter])
+            .expect("serialise");
+        assert_eq!(json, r#"["tool_calls","content_filter"]"#);
+        let old: Response =
+            serde_json::from_str(r#"{"text":"","tool_calls":[],"usage":{"input_tokens":1,"output_tokens":2,"requests":1}}"#)
+                .expect("a response without the newer fields");
+        assert_eq!(old.finish_reason, FinishReason::Stop);
+        assert_eq!(old.usage.cache_read_tokens, 0);
     }
 
     #[test]

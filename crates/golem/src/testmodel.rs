@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use golem_model::{BoxFuture, Model, ModelError, Request, Response, ToolCall, Usage};
+use golem_model::{BoxFuture, FinishReason, Model, ModelError, Request, Response, ToolCall, Usage};
 
 /// A final answer: `text` and no tool calls, with a usage of one request.
 pub fn text_response(text: impl Into<String>) -> Response {
@@ -26,6 +26,7 @@ pub fn text_response(text: impl Into<String>) -> Response {
         text: text.into(),
         tool_calls: Vec::new(),
         usage: one_request(),
+        finish_reason: FinishReason::Stop,
     }
 }
 
@@ -36,6 +37,7 @@ pub fn tool_calls_response(calls: impl IntoIterator<Item = ToolCall>) -> Respons
         text: String::new(),
         tool_calls: calls.into_iter().collect(),
         usage: one_request(),
+        finish_reason: FinishReason::ToolCalls,
     }
 }
 

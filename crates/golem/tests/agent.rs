@@ -97,6 +97,7 @@ async fn a_text_answer_ends_the_run_with_the_history_and_summed_usage() {
                 input_tokens: 10,
                 output_tokens: 2,
                 requests: 0,
+                ..Usage::default()
             },
             ..Response::default()
         },
@@ -106,6 +107,7 @@ async fn a_text_answer_ends_the_run_with_the_history_and_summed_usage() {
                 input_tokens: 15,
                 output_tokens: 4,
                 requests: 0,
+                ..Usage::default()
             },
             ..Response::default()
         },
@@ -131,7 +133,8 @@ async fn a_text_answer_ends_the_run_with_the_history_and_summed_usage() {
         Usage {
             input_tokens: 25,
             output_tokens: 6,
-            requests: 2
+            requests: 2,
+            ..Usage::default()
         }
     );
     assert_eq!(

@@ -3,12 +3,11 @@
 //!
 //! `config.rs` checks the configuration; `post.rs` is the outbound side (one
 //! POST per message, the session, its renewal, status errors); `stream.rs`
-//! reads each event stream and resumes it when it breaks; `sse.rs` parses
-//! event streams. This module ties them together behind [`Transport`].
+//! reads each event stream and resumes it when it breaks (parsing it with
+//! the shared `golem-sse` crate). This module ties them together behind [`Transport`].
 
 mod config;
 mod post;
-mod sse;
 mod stream;
 
 use std::collections::HashMap;

@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
+use golem_sse::{SseError, SseParser};
 use reqwest::header::ACCEPT;
 use reqwest::{Method, Response};
 
-use super::sse::{SseError, SseParser};
 use super::{LAST_EVENT_ID_HEADER, Shared, addressed_to, http_error, post::status_error};
 use crate::error::TransportError;
 use crate::jsonrpc::{self, Route};

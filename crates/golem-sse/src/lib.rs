@@ -1,18 +1,36 @@
-//! Server-Sent Events framing for the streamable-HTTP transport.
+//! A bounded, incremental Server-Sent Events parser.
 //!
-//! An MCP server may answer a POST (and a long-lived GET) with a
-//! `text/event-stream` body; each JSON-RPC message is the `data` of one event.
-//! [`SseParser`] turns the body's byte chunks, split wherever the network
-//! split them, into [`SseEvent`]s, following the "event stream
-//! interpretation" rules of the WHATWG HTML standard, with two deliberate
-//! differences that suit a protocol client better than a browser:
+//! Two kinds of client in this workspace read `text/event-stream` bodies: the
+//! MCP streamable-HTTP transport (`golem-mcp`, where each JSON-RPC message is
+//! the `data` of one event) and the model providers (`golem-openai`,
+//! `golem-anthropic`, whose streamed answers are events). They share this one
+//! parser. [`SseParser`] turns a body's byte chunks, split wherever the network
+//! split them, into [`SseEvent`]s, following the "event stream interpretation"
+//! rules of the WHATWG HTML standard, with two deliberate differences that suit
+//! a protocol client better than a browser:
 //!
 //! - Invalid UTF-8 in a value we keep (`data`, `event`, `id`) is an error
-//!   rather than being replaced by U+FFFD: a JSON-RPC message with replaced
-//!   bytes would be silently corrupt. Comments, `retry` and unknown fields are
-//!   not kept, so their bytes are not checked.
+//!   rather than being replaced by U+FFFD: a JSON message with replaced bytes
+//!   would be silently corrupt. Comments, `retry` and unknown fields are not
+//!   kept, so their bytes are not checked.
 //! - Memory is bounded: a server that never ends a line or an event gets
 //!   [`SseError::TooLarge`] instead of our whole heap.
+//!
+//! It does **not** do I/O, reconnection or JSON: callers feed it bytes and
+//! decide what an event means.
+//!
+//! ```
+//! use golem_sse::SseParser;
+//!
+//! let mut parser = SseParser::new(1 << 20);
+//! parser.feed(b"event: ping\ndata: {\"a\"")?;
+//! assert_eq!(parser.next_event(), None);
+//! parser.feed(b":1}\n\n")?;
+//! let event = parser.next_event().expect("one complete event");
+//! assert_eq!(event.event.as_deref(), Some("ping"));
+//! assert_eq!(event.data, r#"{"a":1}"#);
+//! # Ok::<(), golem_sse::SseError>(())
+//! ```
 //!
 //! The parser does no I/O, so it is trivially cancel safe: all state lives in
 //! the struct, and a chunk is either consumed whole or the parser has failed.
@@ -36,25 +54,25 @@ const KEEP_LINE_CAPACITY: usize = 64 * 1024;
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
+pub struct SseEvent {
     /// The `event` field, or `None` when it was absent or empty, which the
     /// standard defines as the default type `"message"`.
-    pub(crate) event: Option<String>,
+    pub event: Option<String>,
     /// The `data` lines joined with `\n` (no trailing newline). May be empty:
     /// a lone `data:` line is an event with empty data, which MCP servers send
     /// to prime a resumable stream with an id.
-    pub(crate) data: String,
+    pub data: String,
     /// The last-event-id buffer when the event was dispatched: the most recent
     /// `id` field of this stream, not necessarily one in this event. `None` if
     /// never set or reset with an empty `id`.
-    pub(crate) id: Option<String>,
+    pub id: Option<String>,
 }
 
 /// Why a stream cannot be parsed. After either, the stream is beyond use:
 /// [`SseParser::feed`] keeps returning the same error until
 /// [`SseParser::finish`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum SseError {
+pub enum SseError {
     /// A line, or an event's data, is larger than the configured limit.
     #[error("server-sent event larger than the limit of {limit} bytes")]
     TooLarge {
@@ -83,7 +101,7 @@ enum Bom {
 /// [`feed`](Self::feed) are queued until taken; the caller should drain the
 /// queue between chunks, which keeps it bounded by the size of one chunk.
 #[derive(Debug)]
-pub(crate) struct SseParser {
+pub struct SseParser {
     /// Limit on the current event's data, and (plus [`LINE_SLACK`]) on a line
     /// plus the data buffered before it.
     max_event_bytes: usize,
@@ -117,7 +135,7 @@ impl SseParser {
     /// A parser for one stream that refuses events whose data exceeds
     /// `max_event_bytes` bytes, and lines longer than that (plus a small
     /// constant for the field name).
-    pub(crate) fn new(max_event_bytes: usize) -> Self {
+    pub fn new(max_event_bytes: usize) -> Self {
         Self {
             max_event_bytes,
             line: Vec::new(),
@@ -139,7 +157,7 @@ impl SseParser {
     /// On error the buffered line and event are dropped (events completed
     /// before the bad line stay queued), and every later call fails the same
     /// way until [`finish`](Self::finish).
-    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<(), SseError> {
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), SseError> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -154,7 +172,7 @@ impl SseParser {
     }
 
     /// Pops the oldest complete event, if any.
-    pub(crate) fn next_event(&mut self) -> Option<SseEvent> {
+    pub fn next_event(&mut self) -> Option<SseEvent> {
         self.events.pop_front()
     }
 
@@ -164,12 +182,12 @@ impl SseParser {
     /// An `id` line of an event whose blank line has not arrived yet does not
     /// count: resuming after it would tell the server we have an event we
     /// never received.
-    pub(crate) fn last_event_id(&self) -> Option<&str> {
+    pub fn last_event_id(&self) -> Option<&str> {
         (!self.last_event_id.is_empty()).then_some(self.last_event_id.as_str())
     }
 
     /// The reconnection delay last set by a valid `retry` field.
-    pub(crate) fn retry(&self) -> Option<Duration> {
+    pub fn retry(&self) -> Option<Duration> {
         self.retry
     }
 
@@ -177,7 +195,7 @@ impl SseParser {
     /// standard requires. Queued events, [`last_event_id`](Self::last_event_id)
     /// and [`retry`](Self::retry) are kept, and the parser is ready for a
     /// resumed stream (which may start with a BOM again), even after an error.
-    pub(crate) fn finish(&mut self) {
+    pub fn finish(&mut self) {
         self.line.clear();
         self.shrink_line();
         self.data = String::new();

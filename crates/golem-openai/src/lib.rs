@@ -1,0 +1,439 @@
+//! A Golem model provider for the OpenAI Chat Completions API, and for every server
+//! that speaks it: set [`OpenAiConfig::base_url`] to reach Ollama, vLLM, llama.cpp's
+//! server, LM Studio, OpenRouter, Groq, Together, DeepSeek, Mistral ...
+//!
+//! [`OpenAi`] implements [`Model`]: system, user, assistant and tool messages; tools from
+//! [`ToolSpec`](golem_model::ToolSpec)s with their schema sent verbatim; tool calls (parallel ones too) with
+//! their arguments kept byte for byte (an empty string meaning `{}`); usage (with cached
+//! prompt tokens); finish reasons; and streaming, where tool-call arguments are assembled
+//! from their deltas however the chunks split them.
+//!
+//! Failures are a [`ModelError`] whose `source()` is a typed [`ProviderError`]: the HTTP
+//! status, OpenAI's error type (or code) and message, whether it is retryable and the
+//! `Retry-After` delay. Retryable failures (408, 409, 429 other than exhausted quota,
+//! 5xx, connection failures, timeouts, a stream cut before anything was delivered) are
+//! retried per [`OpenAiConfig::retry`]; a streamed answer is never retried once part of
+//! it reached the caller. Bodies are bounded by [`OpenAiConfig::max_response_bytes`].
+//! The API key is an [`ApiKey`]: never in `Debug` output or errors.
+//!
+//! It does **not** do images (the neutral [`Message`](golem_model::Message) has no image
+//! part yet), the Responses API, `n > 1` or structured outputs.
+//!
+//! ```no_run
+//! use golem_model::{ApiKey, Message, Model, Request};
+//! use golem_openai::{OpenAi, OpenAiConfig};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let model = OpenAi::new(OpenAiConfig {
+//!     api_key: std::env::var("OPENAI_API_KEY").ok().map(ApiKey::new),
+//!     ..OpenAiConfig::new("gpt-4o-mini")
+//! })?;
+//! let request = Request {
+//!     messages: vec![Message::user("Say hi")],
+//!     ..Request::default()
+//! };
+//! let response = model.request(&request).await?;
+//! println!("{}", response.text);
+//! # Ok(())
+//! # }
+//! ```
+
+mod stream;
+mod wire;
+
+use std::time::{Duration, Instant};
+
+use golem_model::{
+    ApiKey, BoxFuture, Model, ModelError, ProviderError, ProviderErrorKind, Request, Response,
+    RetryPolicy, StreamSink, ToolCall, Usage,
+};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+
+use crate::stream::Assembler;
+use crate::wire::{ChatRequest, ChatResponse, ErrorBody, StreamOptions};
+
+/// The provider name in errors and in [`Model::name`].
+const PROVIDER: &str = "openai";
+
+/// How much of an error body is read (the rest is not needed to report it).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// The configuration of an [`OpenAi`] model. Start from [`OpenAiConfig::new`].
+#[derive(Clone, Debug)]
+pub struct OpenAiConfig {
+    /// The model's name on the server, e.g. `"gpt-4o"` or `"llama3.2"`.
+    pub model: String,
+    /// The API's base URL, to which `/chat/completions` is appended. Default
+    /// `https://api.openai.com/v1`; Ollama's is `http://localhost:11434/v1`.
+    pub base_url: String,
+    /// The key sent as `Authorization: Bearer ...`; `None` sends no header (local servers).
+    pub api_key: Option<ApiKey>,
+    /// `max_tokens`: the most tokens the model may write; `None` leaves it to the server.
+    pub max_tokens: Option<u32>,
+    /// `temperature`; `None` leaves it to the server.
+    pub temperature: Option<f32>,
+    /// How failed requests are retried.
+    pub retry: RetryPolicy,
+    /// How long one attempt may wait for the answer to start, and a stream for its next
+    /// chunk (default 120 s).
+    pub request_timeout: Duration,
+    /// The largest answer read, whole or streamed (default 16 MiB).
+    pub max_response_bytes: usize,
+    /// The HTTP client to use (proxies, TLS settings); `None` builds a default one.
+    pub client: Option<reqwest::Client>,
+}
+
+impl OpenAiConfig {
+    /// The defaults for `model` on api.openai.com, without a key.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            base_url: "https://api.openai.com/v1".into(),
+            api_key: None,
+            max_tokens: None,
+            temperature: None,
+            retry: RetryPolicy::default(),
+            request_timeout: Duration::from_secs(120),
+            max_response_bytes: 16 * 1024 * 1024,
+            client: None,
+        }
+    }
+}
+
+/// An OpenAI-compatible chat model. Cheap to share: hold it as `Arc<dyn Model>`.
+#[derive(Debug)]
+pub struct OpenAi {
+    config: OpenAiConfig,
+    name: String,
+    url: reqwest::Url,
+    client: reqwest::Client,
+}
+
+impl OpenAi {
+    /// A model for `config`. Fails if the base URL is not an http(s) URL.
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+        let base = config.base_url.trim_end_matches('/');
+        let url = reqwest::Url::parse(&format!("{base}/chat/completions"))
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                ModelError::new(format!(
+                    "openai: base_url {:?} is not an http(s) URL (e.g. https://api.openai.com/v1)",
+                    config.base_url
+                ))
+            })?;
+        Ok(Self {
+            name: format!("{PROVIDER}:{}", config.model),
+            client: config.client.clone().unwrap_or_default(),
+            url,
+            config,
+        })
+    }
+
+    /// The configuration this model was built with.
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+
+    fn body(&self, request: &Request, stream: bool) -> Result<Vec<u8>, ModelError> {
+        let body = ChatRequest {
+            model: &self.config.model,
+            messages: wire::messages(request),
+            tools: wire::tools(&request.tools),
+            max_tokens: self.config.max_tokens,
+            temperature: self.config.temperature,
+            stream,
+            stream_options: stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
+        };
+        serde_json::to_vec(&body)
+            .map_err(|error| ModelError::with_source("openai: cannot encode the request", error))
+    }
+
+    /// The retry loop around one attempt; `sink` selects streaming.
+    async fn run(
+        &self,
+        request: &Request,
+        mut sink: Option<StreamSink<'_>>,
+    ) -> Result<Response, ModelError> {
+        let body = self.body(request, sink.is_some())?;
+        let started = Instant::now();
+        let mut retry = 0;
+        loop {
+            let mut delivered = false;
+            let result = match sink.as_deref_mut() {
+                Some(sink) => self.stream_once(&body, sink, &mut delivered).await,
+                None => self.json_once(&body).await,
+            };
+            let error = match result {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
+            };
+            retry += 1;
+            let delay = match delivered {
+                true => None,
+                false => self.config.retry.delay(retry, &error, started.elapsed()),
+            };
+            match delay {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => return Err(ModelError::with_source(error.to_string(), error)),
+            }
+        }
+    }
+
+    /// Sends the body; a non-success status becomes its typed error.
+    async fn send(&self, body: &[u8], stream: bool) -> Result<reqwest::Response, ProviderError> {
+        let mut builder = self
+            .client
+            .post(self.url.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(
+                ACCEPT,
+                if stream {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                },
+            )
+            .body(body.to_vec());
+        if let Some(key) = &self.config.api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        let response = tokio::time::timeout(self.config.request_timeout, builder.send())
+            .await
+            .map_err(|_| self.timed_out())?
+            .map_err(connection_error)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(response.headers());
+        let mut response = response;
+        let body = self.read(&mut response, MAX_ERROR_BODY, true).await?;
+        let (error_type, message) = match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(ErrorBody { error }) => (error.kind(), error.message),
+            Err(_) => (None, String::from_utf8_lossy(&body).trim().to_owned()),
+        };
+        let message = match message.is_empty() {
+            true => status.canonical_reason().unwrap_or("error").to_owned(),
+            false => message,
+        };
+        Err(status_error(
+            Some(status.as_u16()),
+            retry_after,
+            error_type,
+            message,
+        ))
+    }
+
+    /// Reads a whole body, at most `limit` bytes (or, with `truncate`, its first `limit`).
+    async fn read(
+        &self,
+        response: &mut reqwest::Response,
+        limit: usize,
+        truncate: bool,
+    ) -> Result<Vec<u8>, ProviderError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = self.next_chunk(response).await? {
+            if body.len() + chunk.len() > limit {
+                if truncate {
+                    body.extend_from_slice(&chunk[..limit - body.len()]);
+                    break;
+                }
+                return Err(ProviderError::new(
+                    PROVIDER,
+                    ProviderErrorKind::TooLarge,
+                    format!("the answer is larger than the limit of {limit} bytes"),
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    async fn next_chunk(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Option<bytes::Bytes>, ProviderError> {
+        tokio::time::timeout(self.config.request_timeout, response.chunk())
+            .await
+            .map_err(|_| self.timed_out())?
+            .map_err(connection_error)
+    }
+
+    async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
+        let mut response = self.send(body, false).await?;
+        let body = self
+            .read(&mut response, self.config.max_response_bytes, false)
+            .await?;
+        let answer: ChatResponse = serde_json::from_slice(&body)
+            .map_err(|error| invalid(format!("the answer is not a chat completion: {error}")))?;
+        let choice = answer
+            .choices
+            .into_iter()
+            .next()
+            .ok_or_else(|| invalid("the answer has no choices"))?;
+        let message = choice.message;
+        let mut tool_calls = Vec::with_capacity(message.tool_calls.len());
+        for call in &message.tool_calls {
+            tool_calls.push(tool_call(
+                &call.id,
+                &call.function.name,
+                &call.function.arguments,
+            )?);
+        }
+        Ok(Response {
+            text: message.content.or(message.refusal).unwrap_or_default(),
+            tool_calls,
+            usage: answer.usage.map_or(
+                Usage {
+                    requests: 1,
+                    ..Usage::default()
+                },
+                |usage| usage.to_usage(),
+            ),
+            finish_reason: wire::finish_reason(choice.finish_reason.as_deref()),
+        })
+    }
+
+    async fn stream_once(
+        &self,
+        body: &[u8],
+        sink: StreamSink<'_>,
+        delivered: &mut bool,
+    ) -> Result<Response, ProviderError> {
+        let mut response = self.send(body, true).await?;
+        let mut assembler = Assembler::new(self.config.max_response_bytes);
+        loop {
+            let chunk = self.next_chunk(&mut response).await;
+            let chunk = match chunk {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(mut error) => {
+                    error.retryable &= !assembler.delivered;
+                    *delivered = assembler.delivered;
+                    return Err(error);
+                }
+            };
+            let done = assembler.feed(&chunk, sink);
+            *delivered = assembler.delivered;
+            if done? {
+                break;
+            }
+        }
+        assembler.finish()
+    }
+
+    fn timed_out(&self) -> ProviderError {
+        ProviderError::new(
+            PROVIDER,
+            ProviderErrorKind::Timeout,
+            format!(
+                "no answer within the request timeout of {:?}",
+                self.config.request_timeout
+            ),
+        )
+    }
+}
+
+impl Model for OpenAi {
+    /// Sends the request (`stream: false`), retrying per the policy. Dropping the future
+    /// cancels the call.
+    fn request<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(self.run(request, None))
+    }
+
+    /// Streams the answer (`stream: true`, usage included) to `sink`. Retries only
+    /// before the first event reached `sink`.
+    fn request_stream<'a>(
+        &'a self,
+        request: &'a Request,
+        sink: StreamSink<'a>,
+    ) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(self.run(request, Some(sink)))
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A tool call from the wire: an empty arguments string means no arguments, `{}`.
+fn tool_call(id: &str, name: &str, arguments: &str) -> Result<ToolCall, ProviderError> {
+    let arguments = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    ToolCall::new(id, name, arguments).map_err(|error| {
+        invalid(format!(
+            "the arguments of tool call {id:?} to {name:?} are not JSON: {error}"
+        ))
+    })
+}
+
+fn invalid(message: impl Into<String>) -> ProviderError {
+    ProviderError::new(PROVIDER, ProviderErrorKind::InvalidResponse, message)
+}
+
+/// An error answer (or an error event inside a stream, with no status).
+fn status_error(
+    status: Option<u16>,
+    retry_after: Option<Duration>,
+    error_type: Option<String>,
+    message: String,
+) -> ProviderError {
+    // A 429 for an exhausted quota will not clear by waiting.
+    let quota = error_type.as_deref() == Some("insufficient_quota");
+    let retryable = match status {
+        Some(status) => ProviderError::retryable_status(status) && !quota,
+        // An error inside a stream: OpenAI sends these for server-side failures.
+        None => matches!(error_type.as_deref(), Some("server_error")),
+    };
+    ProviderError {
+        status,
+        error_type,
+        retryable,
+        retry_after,
+        ..ProviderError::new(PROVIDER, ProviderErrorKind::Status, message)
+    }
+}
+
+fn connection_error(error: reqwest::Error) -> ProviderError {
+    // Without the URL: the base URL is not secret, but a proxy's credentials may be.
+    let error = error.without_url();
+    let kind = if error.is_timeout() {
+        ProviderErrorKind::Timeout
+    } else {
+        ProviderErrorKind::Connection
+    };
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    ProviderError::new(PROVIDER, kind, message)
+}
+
+/// `retry-after-ms` (milliseconds, sent by OpenAI) or `retry-after` (seconds; an HTTP
+/// date is not honoured and falls back to the backoff).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let number = |name: &str| {
+        headers
+            .get(name)?
+            .to_str()
+            .ok()?
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|value| value.is_finite() && *value >= 0.0)
+            // A day is as good as forever, and keeps the conversion in range.
+            .map(|value| value.min(86_400_000.0))
+    };
+    number("retry-after-ms")
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+        .or_else(|| number("retry-after").map(Duration::from_secs_f64))
+}

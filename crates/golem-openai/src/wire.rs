@@ -1,0 +1,264 @@
+//! The Chat Completions wire format: the request body we send, the JSON answer, the
+//! streamed chunks and the error body, as plain serde structs. Only the fields we use
+//! are declared; unknown fields are ignored, so servers that add their own still parse.
+
+use golem_model::{FinishReason, Message, Request, Role, ToolSpec, Usage};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// The body of `POST {base_url}/chat/completions`.
+#[derive(Serialize)]
+pub(crate) struct ChatRequest<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) temperature: Option<f32>,
+    pub(crate) stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stream_options: Option<StreamOptions>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct StreamOptions {
+    pub(crate) include_usage: bool,
+}
+
+#[derive(Serialize)]
+pub(crate) struct WireMessage<'a> {
+    role: &'static str,
+    /// `null` for an assistant message that only calls tools.
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCallOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WireCallOut<'a> {
+    id: &'a str,
+    r#type: &'static str,
+    function: WireFunctionOut<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunctionOut<'a> {
+    name: &'a str,
+    /// The model's arguments as a JSON string holding the verbatim bytes.
+    arguments: &'a str,
+}
+
+#[derive(Serialize)]
+pub(crate) struct WireTool<'a> {
+    r#type: &'static str,
+    function: WireToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    /// The schema verbatim.
+    parameters: &'a RawValue,
+}
+
+/// Maps a neutral request onto the wire: instructions first as a system message.
+pub(crate) fn messages(request: &Request) -> Vec<WireMessage<'_>> {
+    let instructions = request.instructions.as_deref().map(|text| WireMessage {
+        role: "system",
+        content: Some(text),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    });
+    instructions
+        .into_iter()
+        .chain(request.messages.iter().map(message))
+        .collect()
+}
+
+fn message(message: &Message) -> WireMessage<'_> {
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let only_calls = message.role == Role::Assistant
+        && message.content.is_empty()
+        && !message.tool_calls.is_empty();
+    WireMessage {
+        role,
+        content: (!only_calls).then_some(message.content.as_str()),
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|call| WireCallOut {
+                id: &call.id,
+                r#type: "function",
+                function: WireFunctionOut {
+                    name: &call.name,
+                    arguments: call.arguments.get(),
+                },
+            })
+            .collect(),
+        tool_call_id: message.tool_call_id.as_deref(),
+    }
+}
+
+pub(crate) fn tools(specs: &[ToolSpec]) -> Vec<WireTool<'_>> {
+    specs
+        .iter()
+        .map(|spec| WireTool {
+            r#type: "function",
+            function: WireToolFunction {
+                name: &spec.name,
+                description: &spec.description,
+                parameters: &spec.input_schema,
+            },
+        })
+        .collect()
+}
+
+/// A non-streamed answer.
+#[derive(Deserialize)]
+pub(crate) struct ChatResponse {
+    #[serde(default)]
+    pub(crate) choices: Vec<Choice>,
+    pub(crate) usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Choice {
+    pub(crate) message: ChoiceMessage,
+    pub(crate) finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ChoiceMessage {
+    pub(crate) content: Option<String>,
+    pub(crate) refusal: Option<String>,
+    #[serde(default)]
+    pub(crate) tool_calls: Vec<WireCallIn>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireCallIn {
+    pub(crate) id: String,
+    pub(crate) function: WireFunctionIn,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WireFunctionIn {
+    pub(crate) name: String,
+    #[serde(default)]
+    pub(crate) arguments: String,
+}
+
+#[derive(Deserialize, Default)]
+pub(crate) struct WireUsage {
+    #[serde(default)]
+    pub(crate) prompt_tokens: u64,
+    #[serde(default)]
+    pub(crate) completion_tokens: u64,
+    pub(crate) prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize, Default)]
+pub(crate) struct PromptDetails {
+    #[serde(default)]
+    pub(crate) cached_tokens: u64,
+}
+
+impl WireUsage {
+    pub(crate) fn to_usage(&self) -> Usage {
+        Usage {
+            input_tokens: self.prompt_tokens,
+            output_tokens: self.completion_tokens,
+            requests: 1,
+            cache_read_tokens: self
+                .prompt_tokens_details
+                .as_ref()
+                .map_or(0, |details| details.cached_tokens),
+            cache_write_tokens: 0,
+        }
+    }
+}
+
+/// One streamed chunk (`chat.completion.chunk`), or an error sent inside the stream.
+#[derive(Deserialize)]
+pub(crate) struct Chunk {
+    #[serde(default)]
+    pub(crate) choices: Vec<ChunkChoice>,
+    pub(crate) usage: Option<WireUsage>,
+    pub(crate) error: Option<ErrorDetail>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ChunkChoice {
+    #[serde(default)]
+    pub(crate) index: usize,
+    #[serde(default)]
+    pub(crate) delta: Delta,
+    pub(crate) finish_reason: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+pub(crate) struct Delta {
+    pub(crate) content: Option<String>,
+    pub(crate) refusal: Option<String>,
+    #[serde(default)]
+    pub(crate) tool_calls: Vec<CallDelta>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct CallDelta {
+    #[serde(default)]
+    pub(crate) index: usize,
+    pub(crate) id: Option<String>,
+    pub(crate) function: Option<FunctionDelta>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct FunctionDelta {
+    pub(crate) name: Option<String>,
+    pub(crate) arguments: Option<String>,
+}
+
+/// `{"error": {...}}`, the body of an error answer.
+#[derive(Deserialize)]
+pub(crate) struct ErrorBody {
+    pub(crate) error: ErrorDetail,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ErrorDetail {
+    #[serde(default)]
+    pub(crate) message: String,
+    pub(crate) r#type: Option<String>,
+    /// A string in OpenAI's answers; some compatible servers send a number.
+    pub(crate) code: Option<serde_json::Value>,
+}
+
+impl ErrorDetail {
+    /// The most specific of `code` and `type`.
+    pub(crate) fn kind(&self) -> Option<String> {
+        match &self.code {
+            Some(serde_json::Value::String(code)) => Some(code.clone()),
+            _ => self.r#type.clone(),
+        }
+    }
+}
+
+pub(crate) fn finish_reason(reason: Option<&str>) -> FinishReason {
+    match reason {
+        None | Some("stop") => FinishReason::Stop,
+        Some("length") => FinishReason::Length,
+        Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
+        Some("content_filter") => FinishReason::ContentFilter,
+        Some(other) => FinishReason::Other(other.to_owned()),
+    }
+}
