@@ -4,7 +4,10 @@
 //! declare those capabilities. Installed by `scripts/install-peers.sh`; a
 //! missing peer fails the test.
 
-use std::path::PathBuf;
+mod support;
+
+use support::{peer, server_everything};
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,17 +20,6 @@ use serde_json::value::RawValue;
 use serde_json::{Map, json};
 
 const PATIENCE: Duration = Duration::from_secs(60);
-
-fn server_everything() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/.bin/mcp-server-everything");
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path
-}
 
 async fn connect(config: ClientConfig) -> Client {
     let transport = StdioTransport::spawn(StdioConfig {
@@ -223,14 +215,8 @@ async fn simulated_log_messages_arrive_between_calls() {
 /// stdio: sampling, elicitation and logging from inside its tools.
 #[tokio::test]
 async fn the_python_sdk_server_samples_elicits_and_logs_through_the_handlers() {
-    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers/.venv/bin/python");
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers/python/mcp_py_server.py");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-peers.sh",
-        python.display()
-    );
+    let python = peer(".venv/bin/python");
+    let script = peer("python/mcp_py_server.py");
     let config = ClientConfig::default()
         .with_sampling(|request: CreateMessageRequest, _| async move {
             assert_eq!(request.system_prompt.as_deref(), Some("answer briefly"));

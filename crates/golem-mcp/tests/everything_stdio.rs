@@ -3,24 +3,17 @@
 //! by `scripts/install-peers.sh` (the README's test command runs it); a
 //! missing peer fails the test.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use support::server_everything;
+
+use std::path::Path;
 use std::time::Duration;
 
 use golem_mcp::{Client, Content, StdioConfig, StdioTransport};
 use serde_json::value::RawValue;
 
 const PATIENCE: Duration = Duration::from_secs(60);
-
-fn server_everything() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/.bin/mcp-server-everything");
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path
-}
 
 async fn connect() -> (Client, u32) {
     let transport = StdioTransport::spawn(StdioConfig {

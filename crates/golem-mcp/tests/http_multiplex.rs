@@ -13,11 +13,12 @@
 //! against the real `server-everything` (`scripts/install-peers.sh`).
 #![cfg(feature = "http")]
 
+mod support;
+
+use support::everything_http;
+
 use std::collections::HashMap;
 use std::io;
-use std::net::{SocketAddr, TcpListener as StdTcpListener, TcpStream as StdTcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -963,55 +964,6 @@ async fn a_401_and_a_429_keep_their_www_authenticate_and_retry_after() {
 }
 
 // ---- a real server ------------------------------------------------------------------------
-
-/// `server-everything` in its streamable-HTTP mode, killed when dropped.
-struct Peer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn everything_http() -> Peer {
-    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/.bin/mcp-server-everything");
-    assert!(
-        program.exists(),
-        "{} is missing: run scripts/install-peers.sh",
-        program.display()
-    );
-    let port = StdTcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    let child = Command::new(program)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the peer starts");
-    let mut peer = Peer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    let address = SocketAddr::from(([127, 0, 0, 1], port));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while StdTcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
-        if let Ok(Some(status)) = peer.child.try_wait() {
-            panic!("the peer exited before listening: {status}");
-        }
-        assert!(Instant::now() < deadline, "the peer did not listen in time");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    peer
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_concurrent_calls_to_server_everything_over_http_overlap() {

@@ -15,7 +15,11 @@
 //! The process checks read `/proc` and fail on a system without it, rather
 //! than pass because every process looks gone.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use support::{process_alive, reaped, scratch_path, until_gone, wrapped_with_grandchild};
+
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -28,15 +32,12 @@ use axum::response::Response;
 use axum::routing::post;
 use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{
-    CallResult, Client, Error, HttpConfig, HttpTransport, LATEST_PROTOCOL_VERSION, StdioConfig,
-    StdioTransport,
+    CallResult, Client, Error, HttpConfig, HttpTransport, LATEST_PROTOCOL_VERSION, StdioTransport,
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use tokio::runtime::{Handle, Runtime};
 use tokio::task::JoinHandle;
-
-const FAKE: &str = env!("CARGO_BIN_EXE_golem-mcp-fake-server");
 
 /// A bound for anything that should take milliseconds: generous, so a busy
 /// machine does not fail the test, and finite, so a leak fails it rather
@@ -137,71 +138,6 @@ async fn abort_calls(calls: Vec<JoinHandle<Result<CallResult, Error>>>) {
 
 // ---- processes -----------------------------------------------------------------
 
-/// Fails unless this system has a `/proc` to read: without it every process
-/// would look gone and the assertions below would pass vacuously.
-fn require_proc() {
-    assert!(
-        Path::new("/proc/self/stat").exists(),
-        "/proc/self/stat is missing: the process checks of these tests read /proc (Linux)"
-    );
-}
-
-/// Whether a process exists and is not a zombie.
-fn process_alive(pid: u32) -> bool {
-    require_proc();
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name.
-        Ok(stat) => !matches!(
-            stat.rsplit(')').next().map(str::trim_start),
-            Some(rest) if rest.starts_with('Z') || rest.starts_with('X')
-        ),
-        Err(_) => false,
-    }
-}
-
-/// Whether our child `pid` has been reaped: no zombie left behind. (Only
-/// meaningful for our own children, whose pids cannot be reused before we
-/// reap them.)
-fn reaped(pid: u32) -> bool {
-    require_proc();
-    !Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Polls until `pid` is gone, within the bound.
-async fn until_gone(pid: u32) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    while process_alive(pid) {
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    true
-}
-
-/// A fresh path in the temp directory.
-fn scratch_path(name: &str) -> PathBuf {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!(
-        "golem-mcp-lifecycle-{}-{n}-{name}",
-        std::process::id()
-    ))
-}
-
-/// Starts the fake server through `sh -c`, which first starts a grandchild
-/// (`sleep`) and records its pid in `pid_file`.
-fn wrapped_with_grandchild(pid_file: &Path) -> StdioConfig {
-    StdioConfig {
-        args: vec![
-            "-c".into(),
-            format!("sleep 600 & echo $! > {}; exec \"$0\"", pid_file.display()),
-            FAKE.into(),
-        ],
-        ..StdioConfig::new("sh")
-    }
-}
-
 /// A stdio client, initialized, with the server's and the grandchild's
 /// pids.
 struct StdioServer {
@@ -263,7 +199,7 @@ fn closing_a_stdio_client_ends_its_tasks_and_its_process_group() {
             .expect("closes");
         assert!(reaped(server.pid), "close reaped the server");
         assert!(
-            until_gone(server.grandchild).await,
+            until_gone(server.grandchild, PATIENCE).await,
             "the grandchild was killed with the group"
         );
         // The client is still held: closing alone released everything.
@@ -292,9 +228,9 @@ fn dropping_the_last_clone_of_a_stdio_client_ends_its_tasks_and_its_process_grou
         assert!(process_alive(server.pid) && process_alive(server.grandchild));
 
         drop(last);
-        assert!(until_gone(server.pid).await, "the server ended");
+        assert!(until_gone(server.pid, PATIENCE).await, "the server ended");
         assert!(
-            until_gone(server.grandchild).await,
+            until_gone(server.grandchild, PATIENCE).await,
             "the grandchild ended with the group"
         );
         tasks_back_to(baseline, "after the last clone was dropped").await;
@@ -326,9 +262,9 @@ fn a_client_dropped_after_its_eight_calls_in_flight_leaves_no_task_and_no_proces
 
         abort_calls(calls).await;
         drop(server.client);
-        assert!(until_gone(server.pid).await, "the server ended");
+        assert!(until_gone(server.pid, PATIENCE).await, "the server ended");
         assert!(
-            until_gone(server.grandchild).await,
+            until_gone(server.grandchild, PATIENCE).await,
             "the grandchild ended with the group"
         );
         tasks_back_to(baseline, "after the calls and then the client were dropped").await;

@@ -6,10 +6,12 @@
 //! fails the test.
 #![cfg(feature = "http")]
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
+
+use support::{Peer, everything_http, free_port, peer, start_peer};
+
+use std::process::Command;
+use std::time::Duration;
 
 use golem_mcp::{
     Client, HttpConfig, HttpTransport, Inbound, LATEST_PROTOCOL_VERSION, Outgoing, Transport,
@@ -18,97 +20,14 @@ use serde_json::value::RawValue;
 
 const PATIENCE: Duration = Duration::from_secs(60);
 
-fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers")
-}
-
-fn installed(path: PathBuf) -> PathBuf {
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path
-}
-
-/// A server process, killed and reaped when dropped.
-struct Peer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A port nothing listens on, never the same twice in this process (the
-/// kernel may hand a just-released port out again, and the tests run in
-/// parallel).
-fn free_port() -> u16 {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    let mut given = GIVEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    loop {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("address").port();
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
-        }
-    }
-}
-
-/// Starts `command` and waits until its port accepts connections.
-fn start(mut command: Command, port: u16) -> Peer {
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the peer starts");
-    let mut peer = Peer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    let address = SocketAddr::from(([127, 0, 0, 1], port));
-    let deadline = Instant::now() + PATIENCE;
-    while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
-        if let Ok(Some(status)) = peer.child.try_wait() {
-            panic!("the peer exited before listening: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the peer did not listen on {address} in time"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if let Ok(Some(status)) = peer.child.try_wait() {
-        panic!("the peer exited (another process holds {address}?): {status}");
-    }
-    peer
-}
-
-fn everything_http() -> Peer {
-    let port = free_port();
-    let mut command = Command::new(installed(
-        peers().join("node_modules/.bin/mcp-server-everything"),
-    ));
-    command.arg("streamableHttp").env("PORT", port.to_string());
-    start(command, port)
-}
-
 fn python_http(options: &[&str]) -> Peer {
     let port = free_port();
-    let mut command = Command::new(installed(peers().join(".venv/bin/python")));
+    let mut command = Command::new(peer(".venv/bin/python"));
     command
-        .arg(peers().join("python/mcp_py_server.py"))
+        .arg(peer("python/mcp_py_server.py"))
         .args(["--http", "--port", &port.to_string()])
         .args(options);
-    start(command, port)
+    start_peer(command, port)
 }
 
 async fn connect(peer: &Peer) -> Client {

@@ -2,8 +2,12 @@
 //! (`testing/fake_server.rs`): every fault a real server can commit, and
 //! process hygiene.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod support;
+
+use support::{
+    FAKE, process_alive, read_pid, reaped, scratch_path, until_gone, wrapped_with_grandchild,
+};
+
 use std::time::{Duration, Instant};
 
 use golem_mcp::{
@@ -12,8 +16,6 @@ use golem_mcp::{
 };
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-
-const FAKE: &str = env!("CARGO_BIN_EXE_golem-mcp-fake-server");
 
 /// A bound for anything that should take milliseconds: generous, so a busy
 /// machine does not fail the test, and finite, so a bug cannot hang it.
@@ -61,57 +63,6 @@ async fn call_text(client: &Client, tool: &str, arguments: Value) -> Result<Stri
     bounded(client.call_tool(tool, &arguments))
         .await
         .map(|result| result.text())
-}
-
-/// A fresh path in the temp directory, for files the fake server waits for.
-fn scratch_path(name: &str) -> PathBuf {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("golem-mcp-test-{}-{n}-{name}", std::process::id()))
-}
-
-/// Fails unless this system has a `/proc` to read: the process checks below
-/// read `/proc/<pid>/stat`, and without it every process would look gone and
-/// those assertions would pass vacuously.
-fn require_proc() {
-    assert!(
-        Path::new("/proc/self/stat").exists(),
-        "/proc/self/stat is missing: the process checks of these tests read /proc (Linux)"
-    );
-}
-
-/// Whether a process exists and is not a zombie.
-fn process_alive(pid: u32) -> bool {
-    require_proc();
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name.
-        Ok(stat) => {
-            !matches!(stat.rsplit(')').next().map(str::trim_start), Some(rest) if rest.starts_with('Z') || rest.starts_with('X'))
-        }
-        Err(_) => false,
-    }
-}
-
-/// Whether our child `pid` has been reaped: no zombie left behind. (Only
-/// meaningful for our own children, whose pids cannot be reused before we
-/// reap them.) A single look: callers use it right after an operation that
-/// promises to have reaped the child before returning.
-fn reaped(pid: u32) -> bool {
-    require_proc();
-    !Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Polls until `pid` is gone, within the bound (for ends that happen on a
-/// background task, such as a drop).
-async fn until_gone(pid: u32) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    while process_alive(pid) {
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    true
 }
 
 // ---- spawning -------------------------------------------------------------
@@ -563,27 +514,6 @@ async fn a_server_ignoring_eof_and_sigterm_is_killed_within_the_bound() {
     assert!(took < Duration::from_secs(3), "bounded: {took:?}");
 }
 
-/// Starts the fake through `sh -c`, which first starts a grandchild
-/// (`sleep`) and records its pid.
-fn wrapped_with_grandchild(pid_file: &Path) -> StdioConfig {
-    StdioConfig {
-        args: vec![
-            "-c".into(),
-            format!("sleep 600 & echo $! > {}; exec \"$0\"", pid_file.display()),
-            FAKE.into(),
-        ],
-        ..StdioConfig::new("sh")
-    }
-}
-
-fn read_pid(path: &Path) -> u32 {
-    std::fs::read_to_string(path)
-        .expect("pid file")
-        .trim()
-        .parse()
-        .expect("a pid")
-}
-
 #[tokio::test]
 async fn close_leaves_no_grandchild_behind() {
     let pid_file = scratch_path("grandchild.pid");
@@ -595,7 +525,7 @@ async fn close_leaves_no_grandchild_behind() {
     // SIGKILL was sent to the group before close returned; the kernel tears
     // the grandchild down asynchronously.
     assert!(
-        until_gone(grandchild).await,
+        until_gone(grandchild, PATIENCE).await,
         "the grandchild was killed with the group"
     );
     let _ = std::fs::remove_file(&pid_file);
@@ -619,8 +549,14 @@ async fn dropping_the_client_ends_the_group_without_blocking() {
         "drop must not wait for the server: {:?}",
         started.elapsed()
     );
-    assert!(until_gone(connected.pid).await, "the server ended");
-    assert!(until_gone(grandchild).await, "the grandchild ended");
+    assert!(
+        until_gone(connected.pid, PATIENCE).await,
+        "the server ended"
+    );
+    assert!(
+        until_gone(grandchild, PATIENCE).await,
+        "the grandchild ended"
+    );
     let _ = std::fs::remove_file(&pid_file);
 }
 
@@ -678,7 +614,7 @@ async fn a_server_dying_while_a_grandchild_holds_stdout_fails_the_call_at_once()
         "{error}"
     );
     assert!(
-        until_gone(grandchild).await,
+        until_gone(grandchild, PATIENCE).await,
         "the group went with the server"
     );
     let _ = std::fs::remove_file(&pid_file);
