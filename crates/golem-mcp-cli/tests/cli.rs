@@ -880,3 +880,34 @@ fn a_log_line_names_level_and_logger_and_log_level_needs_the_capability() {
              golem-mcp: server log [warning] db: slow query\n",
         );
 }
+
+#[test]
+fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
+        .args([
+            "call",
+            "trigger-elicitation-request",
+            "--on-elicitation",
+            "ask",
+        ])
+        .args(["--timeout", "4"])
+        .args(everything_stdio())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // The user takes longer than --timeout to say no (the server needs
+    // well under 4 s to start and ask).
+    std::thread::sleep(Duration::from_secs(6));
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().expect("a pipe");
+    stdin.write_all(b"n\n").expect("written");
+    drop(stdin);
+    let output = child.wait_with_output().expect("exits");
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("\"action\": \"decline\""),
+        "{output:?}"
+    );
+}
