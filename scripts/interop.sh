@@ -102,10 +102,20 @@ begin_row() { # begin_row SERVER VERSION TRANSPORT
 }
 
 # run ARGS...: runs golem-mcp, bounded, with no stdin; keeps stdout, stderr, status, time.
-run() {
+run() { run_typing "" "$@"; }
+
+# run_typing TEXT ARGS...: the same with TEXT on stdin (what a user would type at prompts);
+# stdin is not a terminal either way.
+run_typing() {
+  local typed=$1
+  shift
   PROBLEMS=()
   local start=$EPOCHREALTIME
-  timeout "$RUN_LIMIT" "$BIN" "$@" </dev/null >"$OUT" 2>"$ERR"
+  if [[ -z "$typed" ]]; then
+    timeout "$RUN_LIMIT" "$BIN" "$@" </dev/null >"$OUT" 2>"$ERR"
+  else
+    printf '%b' "$typed" | timeout "$RUN_LIMIT" "$BIN" "$@" >"$OUT" 2>"$ERR"
+  fi
   STATUS=$?
   local end=$EPOCHREALTIME
   ELAPSED_MS=$(( (10#${end//[.,]/} - 10#${start//[.,]/}) / 1000 ))
@@ -116,6 +126,7 @@ expect_status() { [[ $STATUS == "$1" ]] || problem "exit status $STATUS, expecte
 expect_stdout() { [[ "$(cat "$OUT")" == "$1" ]] || problem "stdout is not exactly: $1"; }
 expect_stdout_line() { grep -Eq -- "$1" "$OUT" || problem "no stdout line matches /$1/"; }
 expect_stderr_line() { grep -Eq -- "$1" "$ERR" || problem "no stderr line matches /$1/"; }
+expect_no_stderr_line() { ! grep -Eq -- "$1" "$ERR" || problem "a stderr line matches /$1/"; }
 expect_fast() { ((ELAPSED_MS <= FAST_MS)) || problem "took ${ELAPSED_MS} ms, more than ${FAST_MS} ms"; }
 
 # The progress values of the notifications/progress messages in -v's trace, in order.
@@ -238,6 +249,7 @@ gzip-file-as-resource
 toggle-simulated-logging
 toggle-subscriber-updates
 trigger-long-running-operation
+trigger-elicitation-request
 simulate-research-query"
 EVERYTHING_ID='mcp-servers/everything [0-9.]+'
 
@@ -262,6 +274,47 @@ everything_checks() {
   verdict "isError: exit 1 with its text"
 
   unknown_tool_is_reported_as_is_error "$@"
+
+  # Requests and notifications from the server. Without a terminal, elicitation is
+  # declined by default; the form has a required field ("name") without a default.
+  run call trigger-elicitation-request "$@"
+  expect_status 0
+  expect_stdout_line '"action": "decline"'
+  expect_stderr_line '^golem-mcp: declined the server.s request for input \(a form: '
+  verdict "elicitation declined without a terminal"
+
+  run call trigger-elicitation-request --on-elicitation defaults "$@"
+  expect_status 0
+  expect_stdout_line '"action": "decline"'
+  expect_stderr_line 'defaults cannot fill the required field "name", which has no default'
+  verdict "--on-elicitation defaults: a required field without a default declines, naming it"
+
+  # Yes, a name, an integer out of range (asked again), then Enter for every default.
+  run_typing 'y\nAda\n\n\n\n\n\n200\n7\n\n\n\n\n\n\n' call trigger-elicitation-request \
+    --on-elicitation ask "$@"
+  expect_status 0
+  expect_stdout_line '^- Name: Ada$'
+  expect_stdout_line '^- Favorite Integer: 7$'
+  expect_stdout_line '"firstLine": "It was a dark and stormy night\."'
+  expect_stderr_line 'between 1 and 100; try again'
+  verdict "--on-elicitation ask: answers typed on stdin, checked, defaults filled in"
+
+  run call get-roots-list --root "$WORK" "$@"
+  expect_status 0
+  expect_stdout_line "URI: file://$WORK\$"
+  verdict "--root: roots/list answered with a file:// URI"
+
+  # The server sends one log message at once, then one every 5 s.
+  run call toggle-simulated-logging --log-level debug "$@"
+  expect_status 0
+  # (server-everything's alert reads "Alert level-message")
+  expect_stderr_line '^golem-mcp: server log \[[a-z]+\] [A-Z][a-z]+[ -]level[ -]message'
+  verdict "--log-level debug: the server's log message on stderr"
+
+  run call toggle-simulated-logging --log-level debug --quiet "$@"
+  expect_status 0
+  expect_no_stderr_line 'server log'
+  verdict "--quiet: no log lines"
 }
 
 begin_row "\`@modelcontextprotocol/server-everything\` (npm)" "$EVERYTHING_VERSION" "stdio"
@@ -329,6 +382,13 @@ python_checks() { # python_checks PROGRESS-EXPECTED SERVER-OPTIONS...
   verdict "isError: exit 1 with its text"
 
   unknown_tool_is_a_json_rpc_error "$@"
+
+  # The Python SDK (2.x) no longer declares the logging capability.
+  run call echo '{"message":"quiet"}' --log-level debug "$@"
+  expect_status 0
+  expect_stdout "Echo: quiet"
+  expect_stderr_line '^golem-mcp: warning: the server does not declare the logging capability; --log-level debug was not sent$'
+  verdict "--log-level without the logging capability: a warning, not sent"
 }
 
 begin_row "\`mcp\` Python SDK (PyPI), \`peers/python/mcp_py_server.py\`" "$PY_SDK_VERSION" "stdio"
@@ -425,6 +485,12 @@ Notes:
   progress notifications have no way to arrive; the call itself is checked.
 - `--timeout` over stdio also checks that the server process is gone once
   `golem-mcp` has exited.
+- server-everything offers `trigger-elicitation-request` only to clients that
+  declare elicitation, which `golem-mcp` always does (`--on-elicitation`
+  decides the answer), so it is in the tool list; `get-roots-list` only with
+  `--root`, and `trigger-url-elicitation` only to `--on-elicitation ask`. The
+  `ask` check types its answers on a pipe, not a terminal: the prompts are the
+  same.
 EOF
 }
 

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use golem_mcp::config::{self, ServerConfig};
-use golem_mcp::{HttpConfig, StderrMode, StdioConfig};
+use golem_mcp::{HttpConfig, LogLevel, Root, StderrMode, StdioConfig};
 use serde_json::value::RawValue;
 
+use crate::elicit;
 use crate::failure::Failure;
 
 /// The default of `--timeout`, in seconds.
@@ -23,6 +24,11 @@ SERVER is exactly one of:
                                                        (-e/--cwd or -H add to it)
 
 Options are accepted before or after the subcommand.
+
+Requests from the server: golem-mcp answers elicitation (--on-elicitation) and, with
+--root, roots/list. It declares no sampling capability (it has no model), so a server
+cannot ask it for completions. The server's log messages are printed on stderr as
+`golem-mcp: server log [LEVEL] LOGGER: TEXT` (--quiet hides them).
 
 Exit status: 0 success; 1 the tool answered isError (its text is still printed);
 2 usage error; 3 JSON-RPC error; 4 transport, process or HTTP failure; 5 timeout.
@@ -124,6 +130,45 @@ pub struct Options {
     /// Show the server's stderr and a protocol trace on stderr.
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// How to answer a server that asks the user for input: ask on the
+    /// terminal, decline, or accept the form's defaults (declining a form
+    /// with a required field that has none) [default: ask when stdin is a
+    /// terminal, decline otherwise].
+    #[arg(
+        long,
+        global = true,
+        value_name = "MODE",
+        value_enum,
+        help_heading = "Server requests"
+    )]
+    pub on_elicitation: Option<elicit::Mode>,
+    /// A directory the server may work in, offered as a file:// root
+    /// (repeatable); declares the roots capability.
+    #[arg(
+        long = "root",
+        global = true,
+        value_name = "DIR",
+        help_heading = "Server requests"
+    )]
+    pub roots: Vec<PathBuf>,
+    /// Ask the server for log messages of LEVEL and above (logging/setLevel):
+    /// debug, info, notice, warning, error, critical, alert or emergency.
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = parse_log_level, help_heading = "Server requests")]
+    pub log_level: Option<LogLevel>,
+    /// Do not print the server's log messages.
+    #[arg(short, long, global = true, help_heading = "Server requests")]
+    pub quiet: bool,
+}
+
+fn parse_log_level(text: &str) -> Result<LogLevel, String> {
+    serde_json::from_value(serde_json::Value::String(text.trim().to_ascii_lowercase())).map_err(
+        |_| {
+            format!(
+                "{text:?} is not a log level: debug, info, notice, warning, error, critical, \
+                 alert or emergency"
+            )
+        },
+    )
 }
 
 fn parse_timeout(text: &str) -> Result<Duration, String> {
@@ -178,14 +223,31 @@ pub struct Plan {
     pub json: bool,
     /// `-v`.
     pub verbose: bool,
+    /// How elicitation requests are answered.
+    pub elicitation: elicit::Mode,
+    /// The roots offered; `None` declares no roots capability.
+    pub roots: Option<Vec<Root>>,
+    /// `--log-level`.
+    pub log_level: Option<LogLevel>,
+    /// `--quiet`.
+    pub quiet: bool,
 }
 
 impl Plan {
     /// Checks the command line, reads the config file and the arguments
     /// (from stdin for `-`): every usage error is found here, before any
-    /// server is started.
-    pub fn from_cli(cli: Cli, stdin: impl Read) -> Result<Plan, Failure> {
+    /// server is started. `stdin_is_terminal` picks the default of
+    /// `--on-elicitation`.
+    pub fn from_cli(cli: Cli, stdin: impl Read, stdin_is_terminal: bool) -> Result<Plan, Failure> {
         let Cli { command, options } = cli;
+        let arguments_from_stdin =
+            matches!(&command, Command::Call { args_json, .. } if args_json == "-");
+        let elicitation = elicitation_mode(
+            options.on_elicitation,
+            stdin_is_terminal,
+            arguments_from_stdin,
+        )?;
+        let roots = roots(&options.roots)?;
         let (action, server_command) = match command {
             Command::Info { server_command } => (Action::Info, server_command),
             Command::List {
@@ -220,8 +282,47 @@ impl Plan {
                 .unwrap_or(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
             json: options.json,
             verbose: options.verbose,
+            elicitation,
+            roots,
+            log_level: options.log_level,
+            quiet: options.quiet,
         })
     }
+}
+
+/// `--on-elicitation`, or its default: `ask` needs stdin for the answers.
+fn elicitation_mode(
+    given: Option<elicit::Mode>,
+    stdin_is_terminal: bool,
+    arguments_from_stdin: bool,
+) -> Result<elicit::Mode, Failure> {
+    match given {
+        Some(elicit::Mode::Ask) if arguments_from_stdin => Err(Failure::usage(
+            "--on-elicitation ask reads the answers from stdin, which ARGS_JSON \"-\" already \
+             reads; give ARGS_JSON on the command line, or choose --on-elicitation decline or \
+             defaults",
+        )),
+        Some(mode) => Ok(mode),
+        None if stdin_is_terminal && !arguments_from_stdin => Ok(elicit::Mode::Ask),
+        None => Ok(elicit::Mode::Decline),
+    }
+}
+
+/// `--root DIR` entries as `file://` roots; relative paths are taken from
+/// the directory golem-mcp runs in. `None` when there are none.
+fn roots(dirs: &[PathBuf]) -> Result<Option<Vec<Root>>, Failure> {
+    if dirs.is_empty() {
+        return Ok(None);
+    }
+    dirs.iter()
+        .map(|dir| {
+            let absolute = std::path::absolute(dir)
+                .map_err(|error| Failure::usage(format!("--root {}: {error}", dir.display())))?;
+            Root::directory(&absolute)
+                .map_err(|problem| Failure::usage(format!("--root {}: {problem}", dir.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 const NAME_A_SERVER: &str = "name the server with --url URL, with --config FILE --server NAME, \
@@ -499,6 +600,50 @@ mod tests {
                 .contains("must be a JSON object")
         );
         assert!(usage_message(read_arguments("-", &b"  "[..])).contains("from stdin is empty"));
+    }
+
+    #[test]
+    fn ask_is_the_default_on_a_terminal_unless_stdin_holds_the_arguments() {
+        use elicit::Mode;
+        assert_eq!(elicitation_mode(None, true, false).ok(), Some(Mode::Ask));
+        assert_eq!(
+            elicitation_mode(None, false, false).ok(),
+            Some(Mode::Decline)
+        );
+        assert_eq!(elicitation_mode(None, true, true).ok(), Some(Mode::Decline));
+        assert_eq!(
+            elicitation_mode(Some(Mode::Defaults), true, true).ok(),
+            Some(Mode::Defaults)
+        );
+        assert!(
+            usage_message(elicitation_mode(Some(Mode::Ask), true, true))
+                .contains("ARGS_JSON \"-\"")
+        );
+    }
+
+    #[test]
+    fn roots_are_directories_given_as_file_uris() {
+        assert_eq!(roots(&[]).ok(), Some(None));
+        let here = std::env::current_dir().expect("a working directory");
+        let listed = roots(&[PathBuf::from(".")])
+            .expect("a directory")
+            .expect("some");
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].uri.starts_with("file:///"), "{:?}", listed[0]);
+        assert_eq!(
+            listed[0].name,
+            here.file_name().and_then(|n| n.to_str()).map(str::to_owned)
+        );
+        let message = usage_message(roots(&[PathBuf::from("no/such/dir")]));
+        assert!(message.starts_with("--root no/such/dir: "), "{message}");
+        assert!(message.contains("is not a directory"), "{message}");
+    }
+
+    #[test]
+    fn log_levels_are_the_protocols_names() {
+        assert_eq!(parse_log_level("Warning"), Ok(LogLevel::Warning));
+        assert_eq!(parse_log_level("debug"), Ok(LogLevel::Debug));
+        assert!(parse_log_level("verbose").is_err());
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! What a person at a terminal sees while a command runs: a spinner with the
 //! elapsed time, and the server's own progress reports as a bar. Nothing at
-//! all when stderr is not a terminal.
+//! all when stderr is not a terminal. [`Console`] writes other lines on
+//! stderr (the server's log messages, notes) above the spinner, and hides it
+//! while the user answers a prompt.
 
-use std::time::Duration;
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use golem_mcp::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -80,6 +84,14 @@ impl Feedback {
         bar.set_message(progress_message(&self.stage, report));
     }
 
+    /// A handle for writing lines on stderr without breaking the spinner.
+    pub fn console(&self) -> Console {
+        Console {
+            bar: self.bar.clone(),
+            shared: Arc::default(),
+        }
+    }
+
     /// Removes the spinner from the terminal.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {
@@ -91,6 +103,104 @@ impl Feedback {
 impl Drop for Feedback {
     fn drop(&mut self) {
         self.finish();
+    }
+}
+
+/// Writes whole lines on stderr next to the spinner: above it while it
+/// runs, held back while the user answers a prompt. Clones share the state.
+#[derive(Debug, Clone)]
+pub struct Console {
+    bar: Option<ProgressBar>,
+    shared: Arc<Mutex<Shared>>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    /// Lines held while a prompt is on screen; `Some` while paused.
+    held: Option<Vec<String>>,
+    /// When the current pause began.
+    paused_since: Option<Instant>,
+    /// How long earlier pauses lasted, together.
+    paused_before: Duration,
+}
+
+impl Console {
+    /// Writes `line` (one line, without its newline) on stderr.
+    pub fn line(&self, line: impl Into<String>) {
+        let line = line.into();
+        let mut shared = self.lock();
+        if let Some(held) = shared.held.as_mut() {
+            held.push(line);
+            return;
+        }
+        match &self.bar {
+            Some(bar) => bar.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// Hides the spinner and holds other lines back until the returned guard
+    /// is dropped: the user is answering a prompt. Time spent paused does
+    /// not count against `--timeout` ([`Console::paused_for`]).
+    pub fn pause(&self) -> Paused {
+        let mut shared = self.lock();
+        shared.held.get_or_insert_with(Vec::new);
+        shared.paused_since.get_or_insert_with(Instant::now);
+        if let Some(bar) = &self.bar {
+            bar.set_draw_target(ProgressDrawTarget::hidden());
+            // The spinner's line stays drawn after the switch: clear it.
+            let mut stderr = std::io::stderr().lock();
+            let _ = stderr.write_all(b"\r\x1b[2K").and_then(|()| stderr.flush());
+        }
+        Paused {
+            console: self.clone(),
+        }
+    }
+
+    /// How long the user has spent answering prompts, the current one
+    /// included.
+    pub fn paused_for(&self) -> Duration {
+        let shared = self.lock();
+        shared.paused_before
+            + shared
+                .paused_since
+                .map_or(Duration::ZERO, |since| since.elapsed())
+    }
+
+    /// Whether a prompt is on screen.
+    pub fn is_paused(&self) -> bool {
+        self.lock().paused_since.is_some()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A prompt is on screen until this is dropped; then the spinner comes back
+/// and the lines held meanwhile are written.
+#[derive(Debug)]
+pub struct Paused {
+    console: Console,
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        let held = {
+            let mut shared = self.console.lock();
+            if let Some(since) = shared.paused_since.take() {
+                shared.paused_before += since.elapsed();
+            }
+            shared.held.take().unwrap_or_default()
+        };
+        if let Some(bar) = &self.console.bar
+            && !bar.is_finished()
+        {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        for line in held {
+            self.console.line(line);
+        }
     }
 }
 
@@ -149,5 +259,22 @@ mod tests {
         feedback.stage("calling");
         feedback.progress(&Progress::new(1.0, Some(2.0), None));
         assert!(feedback.bar.is_none());
+    }
+
+    #[test]
+    fn a_pause_is_timed_and_holds_lines_back() {
+        let console = Feedback::new(false).console();
+        assert!(!console.is_paused());
+        let paused = console.pause();
+        console.line("held while a prompt is on screen");
+        assert!(console.is_paused());
+        assert_eq!(console.lock().held.as_ref().map(Vec::len), Some(1));
+        std::thread::sleep(Duration::from_millis(20));
+        drop(paused);
+        assert!(!console.is_paused());
+        assert!(console.lock().held.is_none());
+        let paused_for = console.paused_for();
+        assert!(paused_for >= Duration::from_millis(20), "{paused_for:?}");
+        assert_eq!(console.paused_for(), paused_for, "no pause is running");
     }
 }

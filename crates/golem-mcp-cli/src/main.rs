@@ -11,9 +11,13 @@
 //! [--cwd DIR] -- COMMAND [ARGS...]`, or `--config FILE --server NAME`.
 //! Exit status: 0 success, 1 the tool answered `isError`, 2 usage error,
 //! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout
-//! (ADR 0005). `golem-mcp --help` says the rest.
+//! (ADR 0005). It answers the server's elicitation requests
+//! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
+//! messages on stderr, and declares no sampling capability.
+//! `golem-mcp --help` says the rest.
 
 mod cli;
+mod elicit;
 mod failure;
 mod feedback;
 mod render;
@@ -31,7 +35,8 @@ use crate::failure::{Exit, Failure};
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0.
     let cli = Cli::parse();
-    let plan = match Plan::from_cli(cli, std::io::stdin().lock()) {
+    let stdin_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
+    let plan = match Plan::from_cli(cli, std::io::stdin().lock(), stdin_is_terminal) {
         Ok(plan) => plan,
         Err(failure) => return failure.report().into(),
     };

@@ -1,9 +1,9 @@
 //! What `info`, `list` and `call` print on stdout, for people and (with
-//! `--json`) for programs.
+//! `--json`) for programs, and how a server's log message reads on stderr.
 
 use std::fmt::Write as _;
 
-use golem_mcp::{ServerInfo, ToolInfo};
+use golem_mcp::{LogMessage, ServerInfo, ToolInfo};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -169,6 +169,33 @@ pub fn line(text: &str) -> String {
     }
 }
 
+/// A server's log message as one line of stderr, e.g. `golem-mcp: server
+/// log [warning] db: slow query`. Control characters (newlines, terminal
+/// escapes) are shown escaped: the text is the server's, the terminal ours.
+pub fn log_line(message: &LogMessage) -> String {
+    let mut line = format!("golem-mcp: server log [{}] ", message.level);
+    if let Some(logger) = message
+        .logger
+        .as_deref()
+        .filter(|logger| !logger.is_empty())
+    {
+        push_escaped(&mut line, logger);
+        line.push_str(": ");
+    }
+    push_escaped(&mut line, &message.text());
+    line
+}
+
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+}
+
 fn indented(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     for line in text.lines() {
@@ -254,6 +281,29 @@ mod tests {
         );
         let value: Value = serde_json::from_str(&json).expect("valid JSON");
         assert_eq!(value["tools"][1], serde_json::json!({"name": "bare"}));
+    }
+
+    #[test]
+    fn a_log_message_is_one_line_with_level_and_logger() {
+        use serde_json::json;
+        let message =
+            |value: Value| -> LogMessage { serde_json::from_value(value).expect("a log message") };
+        assert_eq!(
+            log_line(&message(
+                json!({"level": "warning", "logger": "db", "data": "slow query"})
+            )),
+            "golem-mcp: server log [warning] db: slow query"
+        );
+        assert_eq!(
+            log_line(&message(json!({"level": "error", "data": {"code": 7}}))),
+            "golem-mcp: server log [error] {\"code\":7}"
+        );
+        assert_eq!(
+            log_line(&message(
+                json!({"level": "info", "data": "two\nlines \u{1b}[31mred"})
+            )),
+            "golem-mcp: server log [info] two\\nlines \\u{1b}[31mred"
+        );
     }
 
     #[test]

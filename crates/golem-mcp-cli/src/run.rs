@@ -1,14 +1,21 @@
 //! Running a checked command line: start or reach the server, ask it, print
-//! the answer, end the session, all within `--timeout`.
+//! the answer, end the session, all within `--timeout`. Meanwhile the
+//! server's log messages are printed on stderr and its elicitation requests
+//! answered (`--on-elicitation`).
 
+use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use golem_mcp::{CallResult, Client, HttpTransport, StdioTransport};
+use golem_mcp::{
+    CallResult, Client, ClientConfig, HttpTransport, LogLevel, Notifications, ServerNotification,
+    StdioTransport,
+};
 
 use crate::cli::{Action, Plan, Target};
+use crate::elicit::Elicitor;
 use crate::failure::{Exit, Failure, describe};
-use crate::feedback::Feedback;
+use crate::feedback::{Console, Feedback};
 use crate::render;
 use crate::trace::Traced;
 
@@ -19,24 +26,43 @@ use crate::trace::Traced;
 const CLOSE_LIMIT: Duration = Duration::from_secs(2);
 /// How many tool names an "unknown tool" message lists.
 const NAMES_SHOWN: usize = 20;
+/// While the user answers a prompt the deadline moves; how often it is
+/// looked at again.
+const PAUSE_CHECK: Duration = Duration::from_millis(100);
 
 /// Runs `plan` and returns the exit status; failures are reported on stderr.
 pub async fn execute(plan: Plan) -> Exit {
     let mut feedback = Feedback::new(std::io::stderr().is_terminal() && !plan.verbose);
-    let client = match connect(plan.target, plan.verbose) {
+    let console = feedback.console();
+    let mut config =
+        ClientConfig::default().with_elicitation(Elicitor::new(plan.elicitation, console.clone()));
+    if let Some(roots) = plan.roots.clone() {
+        config = config.with_roots(roots);
+    }
+    let client = match connect(plan.target, config, plan.verbose) {
         Ok(client) => client,
         Err(failure) => {
             feedback.finish();
             return failure.report();
         }
     };
-    let deadline = tokio::time::Instant::now() + plan.timeout;
-    let outcome = tokio::time::timeout_at(
-        deadline,
-        work(&client, &plan.action, plan.json, &mut feedback),
-    )
-    .await;
+    // Subscribed before anything is sent: the first log message may come
+    // with the handshake.
+    let mut notifications = client.notifications();
+    let started = tokio::time::Instant::now();
+    let job = work(
+        &client,
+        &plan.action,
+        plan.json,
+        plan.log_level,
+        &mut feedback,
+    );
+    let relay = relay_logs(&mut notifications, &console, plan.quiet);
+    let outcome = within(started + plan.timeout, &console, alongside(job, relay)).await;
+    // What arrived before the answer is printed before the session ends.
+    drain_logs(&mut notifications, &console, plan.quiet).await;
     feedback.finish();
+    let deadline = started + plan.timeout + console.paused_for();
     let (exit, close) = match outcome {
         Ok(Ok(exit)) => (exit, true),
         // A server process that exited has no session to end; dropping the
@@ -72,25 +98,87 @@ pub async fn execute(plan: Plan) -> Exit {
     exit
 }
 
-/// Starts the stdio server or prepares the HTTP transport. Nothing is sent
-/// yet.
-fn connect(target: Target, verbose: bool) -> Result<Client, Failure> {
-    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
-    Ok(match target {
-        Target::Stdio(config) => {
-            let transport = StdioTransport::spawn(config).map_err(mcp)?;
-            if verbose {
-                Client::new(Traced::new(transport))
-            } else {
-                Client::new(transport)
+/// `future`, unless `deadline` passes first (`Err(())`); the time the user
+/// spends answering prompts moves the deadline back.
+async fn within<T>(
+    deadline: tokio::time::Instant,
+    console: &Console,
+    future: impl Future<Output = T>,
+) -> Result<T, ()> {
+    let mut future = std::pin::pin!(future);
+    loop {
+        let now = tokio::time::Instant::now();
+        let moved = deadline + console.paused_for();
+        let wake = match console.is_paused() {
+            true => moved.max(now + PAUSE_CHECK),
+            false => moved,
+        };
+        tokio::select! {
+            output = &mut future => return Ok(output),
+            () = tokio::time::sleep_until(wake) => {
+                if !console.is_paused() && deadline + console.paused_for() <= tokio::time::Instant::now() {
+                    return Err(());
+                }
             }
         }
-        Target::Http(config) => {
-            let transport = HttpTransport::new(config).map_err(mcp)?;
+    }
+}
+
+/// `job`, with `side` running next to it until `job` is done.
+async fn alongside<T>(job: impl Future<Output = T>, side: impl Future<Output = ()>) -> T {
+    let mut job = std::pin::pin!(job);
+    tokio::select! {
+        biased;
+        output = &mut job => output,
+        () = side => job.await,
+    }
+}
+
+/// Prints the server's log messages as they arrive, until the client is
+/// gone.
+async fn relay_logs(notifications: &mut Notifications, console: &Console, quiet: bool) {
+    while let Some(notification) = notifications.recv().await {
+        show(&notification, console, quiet);
+    }
+}
+
+/// Prints the log messages already received.
+async fn drain_logs(notifications: &mut Notifications, console: &Console, quiet: bool) {
+    // A zero timeout still polls `recv` once: what is queued is returned.
+    while let Ok(Some(notification)) =
+        tokio::time::timeout(Duration::ZERO, notifications.recv()).await
+    {
+        show(&notification, console, quiet);
+    }
+}
+
+fn show(notification: &ServerNotification, console: &Console, quiet: bool) {
+    if let ServerNotification::Log(message) = notification
+        && !quiet
+    {
+        console.line(render::log_line(message));
+    }
+}
+
+/// Starts the stdio server or prepares the HTTP transport. Nothing is sent
+/// yet.
+fn connect(target: Target, config: ClientConfig, verbose: bool) -> Result<Client, Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    Ok(match target {
+        Target::Stdio(stdio) => {
+            let transport = StdioTransport::spawn(stdio).map_err(mcp)?;
             if verbose {
-                Client::new(Traced::new(transport))
+                Client::with_config(Traced::new(transport), config)
             } else {
-                Client::new(transport)
+                Client::with_config(transport, config)
+            }
+        }
+        Target::Http(http) => {
+            let transport = HttpTransport::new(http).map_err(mcp)?;
+            if verbose {
+                Client::with_config(Traced::new(transport), config)
+            } else {
+                Client::with_config(transport, config)
             }
         }
     })
@@ -100,11 +188,16 @@ async fn work(
     client: &Client,
     action: &Action,
     json: bool,
+    log_level: Option<LogLevel>,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
     feedback.stage("connecting to the server");
     let server = client.initialize().await.map_err(mcp)?;
+    if let Some(level) = log_level {
+        feedback.stage("setting the log level");
+        set_log_level(client, level, &feedback.console()).await;
+    }
     match action {
         Action::Info => {
             let text = if json {
@@ -158,6 +251,27 @@ async fn work(
                 Ok(Exit::Success)
             }
         }
+    }
+}
+
+/// `--log-level`: sent when the server declares logging; a warning line
+/// otherwise, or when the server refuses it. Either way the command goes on.
+async fn set_log_level(client: &Client, level: LogLevel, console: &Console) {
+    let declared = client
+        .server()
+        .is_some_and(|server| server.capabilities.get("logging").is_some());
+    if !declared {
+        console.line(format!(
+            "golem-mcp: warning: the server does not declare the logging capability; \
+             --log-level {level} was not sent"
+        ));
+        return;
+    }
+    if let Err(error) = client.set_log_level(level).await {
+        console.line(format!(
+            "golem-mcp: warning: --log-level {level}: {}; going on",
+            describe(&error)
+        ));
     }
 }
 

@@ -44,6 +44,15 @@ fn python_server_script() -> String {
     installed(peers().join("python/mcp_py_server.py"))
 }
 
+/// `-- python tests/fixtures/py_story_server.py`: a Python SDK server whose
+/// `story` tool elicits a form of defaulted fields and whose `query` tool
+/// logs a warning as logger "db".
+fn story_stdio() -> [String; 3] {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_story_server.py");
+    ["--".into(), python(), installed(script)]
+}
+
 /// `golem-mcp` with a bound on how long it may run.
 fn golem_mcp() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
@@ -210,7 +219,7 @@ fn list_over_http_accepts_options_before_and_after_the_subcommand() {
         .success();
     assert_eq!(
         String::from_utf8_lossy(&plain.get_output().stdout),
-        "echo\nadd\nslow\nfail\n"
+        "echo\nadd\nslow\nfail\nask_model\nask_user\nchatty\n"
     );
 }
 
@@ -715,4 +724,201 @@ fn malformed_entries_never_show_their_values() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("supersecret").not());
+}
+
+// ---- requests and notifications from the server -----------------------------------------
+
+#[test]
+fn help_says_the_command_declares_no_sampling() {
+    golem_mcp().arg("--help").assert().success().stdout(
+        predicate::str::contains("declares no sampling capability")
+            .and(predicate::str::contains("--on-elicitation <MODE>"))
+            .and(predicate::str::contains("--root <DIR>")),
+    );
+}
+
+#[test]
+fn defaults_accepts_a_form_whose_fields_all_have_defaults() {
+    golem_mcp()
+        .args(["call", "story", "--on-elicitation", "defaults"])
+        .args(story_stdio())
+        .assert()
+        .success()
+        .stdout("accepted: It was a dark and stormy night. (3 chapters)\n")
+        .stderr("");
+}
+
+#[test]
+fn defaults_declines_a_form_with_a_required_field_that_has_none_naming_it() {
+    golem_mcp()
+        .args(["call", "trigger-elicitation-request", "--on-elicitation", "defaults"])
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("User declined"))
+        .stderr(predicate::str::contains(
+            "--on-elicitation defaults cannot fill the required field \"name\", which has no default",
+        ));
+}
+
+#[test]
+fn without_a_terminal_or_with_decline_the_form_is_declined() {
+    for mode in [&[][..], &["--on-elicitation", "decline"][..]] {
+        golem_mcp()
+            .args(["call", "trigger-elicitation-request"])
+            .args(mode)
+            .args(everything_stdio())
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("\"action\": \"decline\""))
+            .stderr(predicate::str::contains(
+                "golem-mcp: declined the server's request for input (a form: \"Please provide inputs",
+            ));
+    }
+}
+
+#[test]
+fn ask_prompts_on_stdin_and_sends_the_answers_with_defaults_filled_in() {
+    // Yes to the form, a name, then Enter for the twelve other fields; a
+    // wrong integer is asked again.
+    let typed = format!("y\nAda\n{}200\n7\n{}", "\n".repeat(5), "\n".repeat(6));
+    golem_mcp()
+        .args([
+            "call",
+            "trigger-elicitation-request",
+            "--on-elicitation",
+            "ask",
+        ])
+        .args(everything_stdio())
+        .write_stdin(typed)
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("- Name: Ada")
+                .and(predicate::str::contains("- Favorite Integer: 7"))
+                .and(predicate::str::contains("It was a dark and stormy night.")),
+        )
+        .stderr(
+            predicate::str::contains("[1/13] String (name, required)")
+                .and(predicate::str::contains("    2) hero-2 (Green Lantern)"))
+                .and(predicate::str::contains("between 1 and 100; try again")),
+        );
+}
+
+#[test]
+fn ask_without_input_cancels_and_cannot_share_stdin_with_the_arguments() {
+    golem_mcp()
+        .args([
+            "call",
+            "trigger-elicitation-request",
+            "--on-elicitation",
+            "ask",
+        ])
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"action\": \"cancel\""));
+    assert_usage_error(
+        &["call", "echo", "-", "--on-elicitation", "ask"],
+        "{}",
+        "--on-elicitation ask reads the answers from stdin, which ARGS_JSON \"-\" already reads",
+    );
+}
+
+#[test]
+fn roots_are_listed_to_the_server_as_file_uris() {
+    let dir = TempDir::new();
+    let uri = format!("file://{}", dir.0.display());
+    golem_mcp()
+        .args(["call", "get-roots-list", "--root"])
+        .arg(&dir.0)
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("URI: {uri}\n")));
+}
+
+#[test]
+fn a_root_that_is_not_a_directory_is_a_usage_error() {
+    assert_usage_error(
+        &["info", "--root", "/no/such/dir"],
+        "",
+        "golem-mcp: --root /no/such/dir: /no/such/dir is not a directory",
+    );
+}
+
+#[test]
+fn server_log_messages_are_printed_on_stderr_unless_quiet() {
+    // The server sends one message at once ("Debug-level message", ...,
+    // "Alert level-message"), then one every 5 s.
+    golem_mcp()
+        .args(["call", "toggle-simulated-logging", "--log-level", "debug"])
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stderr(predicate::function(|err: &str| {
+            err.lines().any(|line| {
+                line.strip_prefix("golem-mcp: server log [")
+                    .is_some_and(|rest| rest.contains("] ") && rest.contains("level"))
+            })
+        }));
+    golem_mcp()
+        .args([
+            "call",
+            "toggle-simulated-logging",
+            "--log-level",
+            "debug",
+            "--quiet",
+        ])
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stderr("");
+}
+
+#[test]
+fn a_log_line_names_level_and_logger_and_log_level_needs_the_capability() {
+    // The Python SDK no longer declares logging, yet logs through the context.
+    golem_mcp()
+        .args(["call", "query", "--log-level", "info"])
+        .args(story_stdio())
+        .assert()
+        .success()
+        .stdout("done\n")
+        .stderr(
+            "golem-mcp: warning: the server does not declare the logging capability; \
+             --log-level info was not sent\n\
+             golem-mcp: server log [warning] db: slow query\n",
+        );
+}
+
+#[test]
+fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
+        .args([
+            "call",
+            "trigger-elicitation-request",
+            "--on-elicitation",
+            "ask",
+        ])
+        .args(["--timeout", "4"])
+        .args(everything_stdio())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // The user takes longer than --timeout to say no (the server needs
+    // well under 4 s to start and ask).
+    std::thread::sleep(Duration::from_secs(6));
+    use std::io::Write as _;
+    let mut stdin = child.stdin.take().expect("a pipe");
+    stdin.write_all(b"n\n").expect("written");
+    drop(stdin);
+    let output = child.wait_with_output().expect("exits");
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("\"action\": \"decline\""),
+        "{output:?}"
+    );
 }

@@ -307,6 +307,16 @@ fn ordered<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, Va
 }
 
 impl ElicitationRequest {
+    /// Reads and checks the parameters of an `elicitation/create` request,
+    /// as JSON text (the form's fields keep the text's order): what the
+    /// client does before a handler sees the request, for programs and
+    /// tests that build one themselves. The problem, worded for the server,
+    /// if the request cannot be answered (a schema outside the restricted
+    /// subset, a URL that is not http or https).
+    pub fn from_params(params: &str) -> Result<Self, String> {
+        Self::parse(params).map_err(|problem| problem.0)
+    }
+
     /// Reads and checks a request's parameters.
     pub(crate) fn parse(params: &str) -> Result<Self, Unreadable> {
         let wire: Wire = serde_json::from_str(params)
