@@ -52,7 +52,7 @@ use golem_model::{
     ApiKey, BoxFuture, Model, ModelError, ProviderError, ProviderErrorKind, Request, Response,
     RetryPolicy, StreamSink, ToolCall, Usage,
 };
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 
 use crate::stream::Assembler;
 use crate::wire::{ErrorBody, MessagesRequest, MessagesResponse};
@@ -124,8 +124,23 @@ pub struct Anthropic {
 }
 
 impl Anthropic {
-    /// A model for `config`. Fails if the base URL is not an http(s) URL.
+    /// A model for `config`. Fails if the base URL is not an http(s) URL, or the key or
+    /// version cannot be sent as a header (the error never shows the key).
     pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+        if let Some(key) = &config.api_key {
+            HeaderValue::from_str(key.expose()).map_err(|_| {
+                ModelError::new(
+                    "anthropic: api_key is not a valid header value (a line break or other \
+                     control character copied with it?)",
+                )
+            })?;
+        }
+        HeaderValue::from_str(&config.version).map_err(|_| {
+            ModelError::new(format!(
+                "anthropic: version {:?} is not a valid header value (e.g. {DEFAULT_VERSION})",
+                config.version
+            ))
+        })?;
         let base = config.base_url.trim_end_matches('/');
         let url = reqwest::Url::parse(&format!("{base}/v1/messages"))
             .ok()
@@ -211,11 +226,12 @@ impl Anthropic {
             .header("anthropic-version", &self.config.version)
             .body(body.to_vec());
         if let Some(key) = &self.config.api_key {
-            let mut value = reqwest::header::HeaderValue::from_str(key.expose()).map_err(|_| {
+            // Checked by `new`; the fallback keeps a bad key out of any message.
+            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
                 ProviderError::new(
                     PROVIDER,
                     ProviderErrorKind::InvalidResponse,
-                    "the API key is not a valid header value (control characters?)",
+                    "the API key is not a valid header value",
                 )
             })?;
             value.set_sensitive(true);

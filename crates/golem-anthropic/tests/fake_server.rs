@@ -586,3 +586,14 @@ async fn a_bad_base_url_is_refused_with_the_fix() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_key_that_cannot_be_a_header_is_refused_without_showing_it() {
+    let error = Anthropic::new(AnthropicConfig {
+        api_key: Some(ApiKey::new(format!("{KEY}\n"))),
+        ..AnthropicConfig::new("m")
+    })
+    .expect_err("a line break");
+    assert!(error.to_string().contains("api_key"), "{error}");
+    assert!(!format!("{error:?} {error}").contains(KEY));
+}
