@@ -1,0 +1,460 @@
+//! A Golem model provider for the Anthropic Messages API.
+//!
+//! [`Anthropic`] implements [`Model`]: the request's instructions (and any system
+//! messages) as the `system` prompt; user and assistant turns; tools from
+//! [`ToolSpec`](golem_model::ToolSpec)s with their schema sent verbatim as
+//! `input_schema`; `tool_use` blocks with their `input` kept as the bytes the API sent
+//! and `tool_result` blocks for the answers; `max_tokens` (required by the API, so it
+//! has a default: [`DEFAULT_MAX_TOKENS`]); stop reasons mapped onto
+//! [`FinishReason`](golem_model::FinishReason); usage with cache writes and reads; and
+//! streaming, where `input_json_delta` fragments are assembled however the chunks split
+//! them.
+//!
+//! Failures are a [`ModelError`] whose `source()` is a typed [`ProviderError`]: the HTTP
+//! status, Anthropic's error type (`invalid_request_error`, `rate_limit_error`,
+//! `overloaded_error` ...) and message, whether it is retryable and the `retry-after`
+//! delay. Retryable failures (408, 409, 429, 5xx and 529, connection failures, timeouts,
+//! an `error` event or a cut stream before anything was delivered) are retried per
+//! [`AnthropicConfig::retry`]; a streamed answer is never retried once part of it
+//! reached the caller. Bodies are bounded by [`AnthropicConfig::max_response_bytes`].
+//! The API key is an [`ApiKey`]: never in `Debug` output or errors.
+//!
+//! It does **not** do images or documents (the neutral
+//! [`Message`](golem_model::Message) has no such part yet), extended thinking (thinking
+//! blocks are skipped), prompt-cache breakpoints (`cache_control`), `tool_choice`, or
+//! the Batches and token-counting endpoints.
+//!
+//! ```no_run
+//! use golem_model::{ApiKey, Message, Model, Request};
+//! use golem_anthropic::{Anthropic, AnthropicConfig};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let model = Anthropic::new(AnthropicConfig {
+//!     api_key: std::env::var("ANTHROPIC_API_KEY").ok().map(ApiKey::new),
+//!     ..AnthropicConfig::new("claude-sonnet-4-5")
+//! })?;
+//! let request = Request {
+//!     messages: vec![Message::user("Say hi")],
+//!     ..Request::default()
+//! };
+//! let response = model.request(&request).await?;
+//! println!("{}", response.text);
+//! # Ok(())
+//! # }
+//! ```
+
+mod stream;
+mod wire;
+
+use std::time::{Duration, Instant};
+
+use golem_model::{
+    ApiKey, BoxFuture, Model, ModelError, ProviderError, ProviderErrorKind, Request, Response,
+    RetryPolicy, StreamSink, ToolCall, Usage,
+};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+
+use crate::stream::Assembler;
+use crate::wire::{ErrorBody, MessagesRequest, MessagesResponse};
+
+/// The provider name in errors and in [`Model::name`].
+const PROVIDER: &str = "anthropic";
+
+/// How much of an error body is read (the rest is not needed to report it).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// The `max_tokens` sent when the configuration does not change it.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// The `anthropic-version` sent when the configuration does not change it.
+pub const DEFAULT_VERSION: &str = "2023-06-01";
+
+/// The configuration of an [`Anthropic`] model. Start from [`AnthropicConfig::new`].
+#[derive(Clone, Debug)]
+pub struct AnthropicConfig {
+    /// The model's name, e.g. `"claude-sonnet-4-5"`.
+    pub model: String,
+    /// The API's base URL, to which `/v1/messages` is appended. Default
+    /// `https://api.anthropic.com`.
+    pub base_url: String,
+    /// The key sent as `x-api-key`; `None` sends no key (a gateway that adds its own).
+    pub api_key: Option<ApiKey>,
+    /// The `anthropic-version` header (default [`DEFAULT_VERSION`]).
+    pub version: String,
+    /// `max_tokens`: the most tokens the model may write (default [`DEFAULT_MAX_TOKENS`]).
+    pub max_tokens: u32,
+    /// `temperature`; `None` leaves it to the API.
+    pub temperature: Option<f32>,
+    /// How failed requests are retried.
+    pub retry: RetryPolicy,
+    /// How long one attempt may wait for the answer to start, and a stream for its next
+    /// chunk (default 120 s; the API sends `ping`s while a long answer is being written).
+    pub request_timeout: Duration,
+    /// The largest answer read, whole or streamed (default 16 MiB).
+    pub max_response_bytes: usize,
+    /// The HTTP client to use (proxies, TLS settings); `None` builds a default one.
+    pub client: Option<reqwest::Client>,
+}
+
+impl AnthropicConfig {
+    /// The defaults for `model` on api.anthropic.com, without a key.
+    pub fn new(model: impl Into<String>) -> Self {
+        Self {
+            model: model.into(),
+            base_url: "https://api.anthropic.com".into(),
+            api_key: None,
+            version: DEFAULT_VERSION.into(),
+            max_tokens: DEFAULT_MAX_TOKENS,
+            temperature: None,
+            retry: RetryPolicy::default(),
+            request_timeout: Duration::from_secs(120),
+            max_response_bytes: 16 * 1024 * 1024,
+            client: None,
+        }
+    }
+}
+
+/// An Anthropic Messages model. Cheap to share: hold it as `Arc<dyn Model>`.
+#[derive(Debug)]
+pub struct Anthropic {
+    config: AnthropicConfig,
+    name: String,
+    url: reqwest::Url,
+    client: reqwest::Client,
+}
+
+impl Anthropic {
+    /// A model for `config`. Fails if the base URL is not an http(s) URL, or the key or
+    /// version cannot be sent as a header (the error never shows the key).
+    pub fn new(config: AnthropicConfig) -> Result<Self, ModelError> {
+        if let Some(key) = &config.api_key {
+            HeaderValue::from_str(key.expose()).map_err(|_| {
+                ModelError::new(
+                    "anthropic: api_key is not a valid header value (a line break or other \
+                     control character copied with it?)",
+                )
+            })?;
+        }
+        HeaderValue::from_str(&config.version).map_err(|_| {
+            ModelError::new(format!(
+                "anthropic: version {:?} is not a valid header value (e.g. {DEFAULT_VERSION})",
+                config.version
+            ))
+        })?;
+        let base = config.base_url.trim_end_matches('/');
+        let url = reqwest::Url::parse(&format!("{base}/v1/messages"))
+            .ok()
+            .filter(|url| matches!(url.scheme(), "http" | "https"))
+            .ok_or_else(|| {
+                ModelError::new(format!(
+                    "anthropic: base_url {:?} is not an http(s) URL (e.g. https://api.anthropic.com)",
+                    config.base_url
+                ))
+            })?;
+        Ok(Self {
+            name: format!("{PROVIDER}:{}", config.model),
+            client: config.client.clone().unwrap_or_default(),
+            url,
+            config,
+        })
+    }
+
+    /// The configuration this model was built with.
+    pub fn config(&self) -> &AnthropicConfig {
+        &self.config
+    }
+
+    fn body(&self, request: &Request, stream: bool) -> Result<Vec<u8>, ModelError> {
+        let body = MessagesRequest {
+            model: &self.config.model,
+            max_tokens: self.config.max_tokens,
+            system: wire::system(request),
+            messages: wire::messages(request),
+            tools: wire::tools(&request.tools),
+            temperature: self.config.temperature,
+            stream,
+        };
+        serde_json::to_vec(&body)
+            .map_err(|error| ModelError::with_source("anthropic: cannot encode the request", error))
+    }
+
+    /// The retry loop around one attempt; `sink` selects streaming.
+    async fn run(
+        &self,
+        request: &Request,
+        mut sink: Option<StreamSink<'_>>,
+    ) -> Result<Response, ModelError> {
+        let body = self.body(request, sink.is_some())?;
+        let started = Instant::now();
+        let mut retry = 0;
+        loop {
+            let mut delivered = false;
+            let result = match sink.as_deref_mut() {
+                Some(sink) => self.stream_once(&body, sink, &mut delivered).await,
+                None => self.json_once(&body).await,
+            };
+            let error = match result {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
+            };
+            retry += 1;
+            let delay = match delivered {
+                true => None,
+                false => self.config.retry.delay(retry, &error, started.elapsed()),
+            };
+            match delay {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => return Err(ModelError::with_source(error.to_string(), error)),
+            }
+        }
+    }
+
+    /// Sends the body; a non-success status becomes its typed error.
+    async fn send(&self, body: &[u8], stream: bool) -> Result<reqwest::Response, ProviderError> {
+        let mut builder = self
+            .client
+            .post(self.url.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(
+                ACCEPT,
+                if stream {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                },
+            )
+            .header("anthropic-version", &self.config.version)
+            .body(body.to_vec());
+        if let Some(key) = &self.config.api_key {
+            // Checked by `new`; the fallback keeps a bad key out of any message.
+            let mut value = HeaderValue::from_str(key.expose()).map_err(|_| {
+                ProviderError::new(
+                    PROVIDER,
+                    ProviderErrorKind::InvalidResponse,
+                    "the API key is not a valid header value",
+                )
+            })?;
+            value.set_sensitive(true);
+            builder = builder.header("x-api-key", value);
+        }
+        let response = tokio::time::timeout(self.config.request_timeout, builder.send())
+            .await
+            .map_err(|_| self.timed_out())?
+            .map_err(connection_error)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let retry_after = retry_after(response.headers());
+        let mut response = response;
+        let body = self.read(&mut response, MAX_ERROR_BODY, true).await?;
+        let (error_type, message) = match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(ErrorBody { error }) => (error.r#type, error.message),
+            Err(_) => (None, String::from_utf8_lossy(&body).trim().to_owned()),
+        };
+        let message = match message.is_empty() {
+            true => status.canonical_reason().unwrap_or("error").to_owned(),
+            false => message,
+        };
+        Err(ProviderError {
+            status: Some(status.as_u16()),
+            error_type,
+            retryable: ProviderError::retryable_status(status.as_u16()),
+            retry_after,
+            ..ProviderError::new(PROVIDER, ProviderErrorKind::Status, message)
+        })
+    }
+
+    /// Reads a whole body, at most `limit` bytes (or, with `truncate`, its first `limit`).
+    async fn read(
+        &self,
+        response: &mut reqwest::Response,
+        limit: usize,
+        truncate: bool,
+    ) -> Result<Vec<u8>, ProviderError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = self.next_chunk(response).await? {
+            if body.len() + chunk.len() > limit {
+                if truncate {
+                    body.extend_from_slice(&chunk[..limit - body.len()]);
+                    break;
+                }
+                return Err(ProviderError::new(
+                    PROVIDER,
+                    ProviderErrorKind::TooLarge,
+                    format!("the answer is larger than the limit of {limit} bytes"),
+                ));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+
+    async fn next_chunk(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Option<bytes::Bytes>, ProviderError> {
+        tokio::time::timeout(self.config.request_timeout, response.chunk())
+            .await
+            .map_err(|_| self.timed_out())?
+            .map_err(connection_error)
+    }
+
+    async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
+        let mut response = self.send(body, false).await?;
+        let body = self
+            .read(&mut response, self.config.max_response_bytes, false)
+            .await?;
+        let answer: MessagesResponse = serde_json::from_slice(&body)
+            .map_err(|error| invalid(format!("the answer is not a message: {error}")))?;
+        let mut text = String::new();
+        let mut tool_calls = Vec::new();
+        for block in answer.content {
+            match block.r#type.as_str() {
+                "text" => text.push_str(block.text.as_deref().unwrap_or_default()),
+                "tool_use" => {
+                    let id = block.id.unwrap_or_default();
+                    let name = block.name.unwrap_or_default();
+                    let input = block.input.as_deref().map_or("{}", |input| input.get());
+                    tool_calls.push(tool_call(&id, &name, input)?);
+                }
+                // Thinking, server tools and their results, anything newer.
+                _ => {}
+            }
+        }
+        let mut usage = Usage::default();
+        answer.usage.apply(&mut usage);
+        Ok(Response {
+            text,
+            tool_calls,
+            usage,
+            finish_reason: wire::finish_reason(answer.stop_reason.as_deref()),
+        })
+    }
+
+    async fn stream_once(
+        &self,
+        body: &[u8],
+        sink: StreamSink<'_>,
+        delivered: &mut bool,
+    ) -> Result<Response, ProviderError> {
+        let mut response = self.send(body, true).await?;
+        let mut assembler = Assembler::new(self.config.max_response_bytes);
+        loop {
+            let chunk = self.next_chunk(&mut response).await;
+            let chunk = match chunk {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(mut error) => {
+                    error.retryable &= !assembler.delivered;
+                    *delivered = assembler.delivered;
+                    return Err(error);
+                }
+            };
+            let done = assembler.feed(&chunk, sink);
+            *delivered = assembler.delivered;
+            if done? {
+                break;
+            }
+        }
+        assembler.finish()
+    }
+
+    fn timed_out(&self) -> ProviderError {
+        ProviderError::new(
+            PROVIDER,
+            ProviderErrorKind::Timeout,
+            format!(
+                "no answer within the request timeout of {:?}",
+                self.config.request_timeout
+            ),
+        )
+    }
+}
+
+impl Model for Anthropic {
+    /// Sends the request (`stream: false`), retrying per the policy. Dropping the future
+    /// cancels the call.
+    fn request<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(self.run(request, None))
+    }
+
+    /// Streams the answer (`stream: true`) to `sink`. Retries only before the first
+    /// event reached `sink`.
+    fn request_stream<'a>(
+        &'a self,
+        request: &'a Request,
+        sink: StreamSink<'a>,
+    ) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(self.run(request, Some(sink)))
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// A tool call from the wire: empty input means no arguments, `{}`.
+fn tool_call(id: &str, name: &str, arguments: &str) -> Result<ToolCall, ProviderError> {
+    let arguments = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    ToolCall::new(id, name, arguments).map_err(|error| {
+        invalid(format!(
+            "the input of tool_use {id:?} to {name:?} is not JSON: {error}"
+        ))
+    })
+}
+
+fn invalid(message: impl Into<String>) -> ProviderError {
+    ProviderError::new(PROVIDER, ProviderErrorKind::InvalidResponse, message)
+}
+
+/// An `error` event inside a stream (it has no status of its own). Overload, rate
+/// limits, API errors and timeouts are worth retrying, as their statuses would be.
+fn stream_error(error_type: Option<String>, message: String) -> ProviderError {
+    let retryable = matches!(
+        error_type.as_deref(),
+        Some("overloaded_error" | "rate_limit_error" | "api_error" | "timeout_error")
+    );
+    ProviderError {
+        error_type,
+        retryable,
+        ..ProviderError::new(PROVIDER, ProviderErrorKind::Status, message)
+    }
+}
+
+fn connection_error(error: reqwest::Error) -> ProviderError {
+    // Without the URL: the base URL is not secret, but a proxy's credentials may be.
+    let error = error.without_url();
+    let kind = if error.is_timeout() {
+        ProviderErrorKind::Timeout
+    } else {
+        ProviderErrorKind::Connection
+    };
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    ProviderError::new(PROVIDER, kind, message)
+}
+
+/// `retry-after` in seconds, as the API sends it with 429 and 529 answers (an HTTP date
+/// is not honoured and falls back to the backoff).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    headers
+        .get("retry-after")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|value| value.is_finite() && *value >= 0.0)
+        // A day is as good as forever, and keeps the conversion in range.
+        .map(|value| Duration::from_secs_f64(value.min(86_400.0)))
+}

@@ -1,0 +1,599 @@
+//! `Anthropic` against an in-process fake that answers in the documented Messages wire
+//! format: scripted answers served in order, every request recorded.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::Response as HttpResponse;
+use axum::routing::post;
+use golem_anthropic::{Anthropic, AnthropicConfig, DEFAULT_MAX_TOKENS};
+use golem_model::{
+    ApiKey, FinishReason, Message, Model, ModelError, ProviderError, ProviderErrorKind, Request,
+    RetryPolicy, StreamEvent, ToolCall, ToolSpec, Usage,
+};
+use serde_json::Value;
+
+const KEY: &str = "sk-ant-test-secret";
+
+/// One scripted answer: status, headers, the body in the chunks it is sent in, and how
+/// long to wait before answering.
+struct Canned {
+    status: u16,
+    headers: Vec<(&'static str, String)>,
+    chunks: Vec<Vec<u8>>,
+    delay: Duration,
+}
+
+fn json(status: u16, body: &str) -> Canned {
+    Canned {
+        status,
+        headers: vec![("content-type", "application/json".into())],
+        chunks: vec![body.as_bytes().to_vec()],
+        delay: Duration::ZERO,
+    }
+}
+
+fn sse(chunks: Vec<Vec<u8>>) -> Canned {
+    Canned {
+        status: 200,
+        headers: vec![("content-type", "text/event-stream; charset=utf-8".into())],
+        chunks,
+        delay: Duration::ZERO,
+    }
+}
+
+/// One request as the fake saw it.
+struct Seen {
+    headers: HeaderMap,
+    raw: Bytes,
+    body: Value,
+}
+
+#[derive(Default)]
+struct Fake {
+    script: Mutex<VecDeque<Canned>>,
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Fake {
+    fn count(&self) -> usize {
+        self.seen.lock().expect("lock").len()
+    }
+}
+
+async fn messages(State(fake): State<Arc<Fake>>, headers: HeaderMap, raw: Bytes) -> HttpResponse {
+    let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    fake.seen
+        .lock()
+        .expect("lock")
+        .push(Seen { headers, raw, body });
+    let canned = fake.script.lock().expect("lock").pop_front();
+    let canned = canned.unwrap_or_else(|| {
+        json(
+            500,
+            r#"{"type":"error","error":{"type":"api_error","message":"script exhausted"}}"#,
+        )
+    });
+    tokio::time::sleep(canned.delay).await;
+    let mut response = HttpResponse::builder()
+        .status(canned.status)
+        .header("request-id", "req_test");
+    for (name, value) in canned.headers {
+        response = response.header(name, value);
+    }
+    let chunks = canned.chunks.into_iter().map(Ok::<_, Infallible>);
+    response
+        .body(Body::from_stream(futures_util::stream::iter(chunks)))
+        .expect("a valid response")
+}
+
+async fn serve(script: Vec<Canned>) -> (Arc<Fake>, AnthropicConfig) {
+    let fake = Arc::new(Fake {
+        script: Mutex::new(script.into()),
+        ..Fake::default()
+    });
+    let app = Router::new()
+        .route("/v1/messages", post(messages))
+        .with_state(fake.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let config = AnthropicConfig {
+        base_url: format!("http://{address}"),
+        api_key: Some(ApiKey::new(KEY)),
+        retry: RetryPolicy {
+            initial_backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_millis(40),
+            ..RetryPolicy::default()
+        },
+        ..AnthropicConfig::new("claude-test")
+    };
+    (fake, config)
+}
+
+fn model(config: AnthropicConfig) -> Anthropic {
+    Anthropic::new(config).expect("valid config")
+}
+
+const SCHEMA: &str = r#"{"type":"object", "properties":{"path":{"type":"string"}}}"#;
+
+fn request() -> Request {
+    Request {
+        instructions: Some("Be brief.".into()),
+        messages: vec![
+            Message::user("Read a"),
+            Message::assistant_with_tool_calls(
+                "Reading.",
+                vec![ToolCall::new("toolu_1", "read", r#"{"path":  "a"}"#).expect("json")],
+            ),
+            Message::tool_result("toolu_1", "read", "contents"),
+        ],
+        tools: vec![ToolSpec {
+            name: "read".into(),
+            description: "Reads a file".into(),
+            input_schema: serde_json::from_str(SCHEMA).expect("schema"),
+        }],
+    }
+}
+
+fn provider_error(error: &ModelError) -> &ProviderError {
+    std::error::Error::source(error)
+        .and_then(|source| source.downcast_ref::<ProviderError>())
+        .expect("a ProviderError source")
+}
+
+/// A message with text and two tool calls, the first's input spaced oddly.
+const MESSAGE: &str = r#"{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Reading b."},{"type":"tool_use","id":"toolu_a","name":"read","input":{"path":  "b", "n": 2.50}},{"type":"tool_use","id":"toolu_b","name":"list","input":{}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":30,"cache_creation_input_tokens":12,"cache_read_input_tokens":10,"output_tokens":9}}"#;
+
+#[tokio::test]
+async fn sends_the_documented_request_and_maps_the_answer() {
+    let (fake, config) = serve(vec![json(200, MESSAGE)]).await;
+    let response = model(config).request(&request()).await.expect("answer");
+
+    assert_eq!(response.text, "Reading b.");
+    assert_eq!(response.tool_calls.len(), 2);
+    assert_eq!(response.tool_calls[0].id, "toolu_a");
+    assert_eq!(
+        response.tool_calls[0].arguments.get(),
+        r#"{"path":  "b", "n": 2.50}"#
+    );
+    assert_eq!(response.tool_calls[1].name, "list");
+    assert_eq!(response.tool_calls[1].arguments.get(), "{}");
+    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(
+        response.usage,
+        Usage {
+            input_tokens: 30,
+            output_tokens: 9,
+            requests: 1,
+            cache_read_tokens: 10,
+            cache_write_tokens: 12,
+        }
+    );
+
+    let seen = fake.seen.lock().expect("lock");
+    let Seen { headers, raw, body } = &seen[0];
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    assert_eq!(header("x-api-key"), Some(KEY));
+    assert_eq!(header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(header("content-type"), Some("application/json"));
+    assert_eq!(header("authorization"), None);
+    let want: Value = serde_json::from_str(
+        r#"{"model":"claude-test","max_tokens":4096,"stream":false,"system":"Be brief.",
+          "messages":[
+            {"role":"user","content":[{"type":"text","text":"Read a"}]},
+            {"role":"assistant","content":[{"type":"text","text":"Reading."},
+              {"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a"}}]},
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"contents"}]}],
+          "tools":[{"name":"read","description":"Reads a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}]}"#,
+    )
+    .expect("json");
+    assert_eq!(body, &want);
+    let raw = String::from_utf8_lossy(raw);
+    assert!(
+        raw.contains(r#""input":{"path":  "a"}"#),
+        "input verbatim: {raw}"
+    );
+    assert!(raw.contains(SCHEMA), "schema verbatim: {raw}");
+}
+
+#[tokio::test]
+async fn max_tokens_and_version_are_configurable() {
+    let (fake, config) = serve(vec![json(200, MESSAGE)]).await;
+    let config = AnthropicConfig {
+        max_tokens: 100,
+        version: "2099-01-01".into(),
+        temperature: Some(0.5),
+        ..config
+    };
+    model(config).request(&request()).await.expect("answer");
+    let seen = fake.seen.lock().expect("lock");
+    assert_eq!(seen[0].body["max_tokens"], 100);
+    assert_eq!(seen[0].body["temperature"], 0.5);
+    assert_eq!(seen[0].headers["anthropic-version"], "2099-01-01");
+    assert_eq!(AnthropicConfig::new("m").max_tokens, DEFAULT_MAX_TOKENS);
+}
+
+/// `event: TYPE` / `data: JSON` / blank line, for each data (the type read from it).
+fn events(datas: &[&str]) -> String {
+    datas
+        .iter()
+        .map(|data| {
+            let value: Value = serde_json::from_str(data).expect("json");
+            let kind = value["type"].as_str().expect("type").to_owned();
+            format!("event: {kind}\ndata: {data}\n\n")
+        })
+        .collect()
+}
+
+const START: &str = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":8,"output_tokens":1}}}"#;
+
+/// A streamed answer with text and two tool calls.
+fn transcript() -> String {
+    events(&[
+        START,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        r#"{"type": "ping"}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi "}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"there"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_a","name":"read","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"pa"}}"#,
+        r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"th\":\"x\"}"}}"#,
+        r#"{"type":"content_block_stop","index":1}"#,
+        r#"{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_b","name":"list","input":{}}}"#,
+        r#"{"type":"content_block_stop","index":2}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":6}}"#,
+        r#"{"type":"message_stop"}"#,
+    ])
+}
+
+#[tokio::test]
+async fn streams_split_at_every_byte_over_http() {
+    let bytes = transcript().into_bytes();
+    let chunks = bytes.chunks(1).map(<[u8]>::to_vec).collect();
+    let (fake, config) = serve(vec![sse(chunks)]).await;
+    let mut events = Vec::new();
+    let response = model(config)
+        .request_stream(&request(), &mut |event| events.push(event))
+        .await
+        .expect("answer");
+
+    assert_eq!(response.text, "Hi there");
+    assert_eq!(response.tool_calls[0].arguments.get(), r#"{"path":"x"}"#);
+    assert_eq!(response.tool_calls[1].arguments.get(), "{}");
+    assert_eq!(response.finish_reason, FinishReason::ToolCalls);
+    assert_eq!(
+        response.usage,
+        Usage {
+            input_tokens: 20,
+            output_tokens: 6,
+            requests: 1,
+            cache_read_tokens: 8,
+            cache_write_tokens: 0,
+        }
+    );
+    let text: String = events
+        .iter()
+        .filter_map(|event| match event {
+            StreamEvent::Text(text) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(text, "Hi there");
+    assert!(events.contains(&StreamEvent::ToolCallStarted {
+        index: 1,
+        id: "toolu_b".into(),
+        name: "list".into()
+    }));
+    let seen = fake.seen.lock().expect("lock");
+    assert_eq!(seen[0].body["stream"], true);
+    assert_eq!(seen[0].headers["accept"], "text/event-stream");
+}
+
+#[tokio::test]
+async fn input_json_deltas_split_at_every_point_over_http() {
+    let input = r#"{"path": "dir/é \"q\"", "n" : [1, 2.50]}"#;
+    let cuts: Vec<usize> = (0..=input.len())
+        .filter(|cut| input.is_char_boundary(*cut))
+        .collect();
+    let delta = |part: &str| {
+        serde_json::json!({"type":"content_block_delta","index":0,
+            "delta":{"type":"input_json_delta","partial_json":part}})
+        .to_string()
+    };
+    let script = cuts
+        .iter()
+        .map(|&cut| {
+            let (head, tail) = (delta(&input[..cut]), delta(&input[cut..]));
+            let body = events(&[
+                START,
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_a","name":"read","input":{}}}"#,
+                &head,
+                &tail,
+                r#"{"type":"content_block_stop","index":0}"#,
+                r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":6}}"#,
+                r#"{"type":"message_stop"}"#,
+            ]);
+            // The network splits it too: between the two deltas' events.
+            let middle = body.find(&tail).expect("second delta");
+            sse(vec![
+                body.as_bytes()[..middle].to_vec(),
+                body.as_bytes()[middle..].to_vec(),
+            ])
+        })
+        .collect();
+    let (fake, config) = serve(script).await;
+    let model = model(config);
+    for cut in cuts {
+        let mut fragments = String::new();
+        let response = model
+            .request_stream(&request(), &mut |event| {
+                if let StreamEvent::ToolCallArguments { fragment, .. } = event {
+                    fragments.push_str(&fragment);
+                }
+            })
+            .await
+            .expect("answer");
+        assert_eq!(
+            response.tool_calls[0].arguments.get(),
+            input,
+            "cut at {cut}"
+        );
+        assert_eq!(fragments, input, "cut at {cut}");
+    }
+    assert_eq!(fake.count(), input.chars().count() + 1);
+}
+
+fn error_body(kind: &str, message: &str) -> String {
+    format!(r#"{{"type":"error","error":{{"type":"{kind}","message":"{message}"}}}}"#)
+}
+
+#[tokio::test]
+async fn error_bodies_of_each_kind_are_typed_and_the_key_never_shows() {
+    let cases = [
+        (400, "invalid_request_error", false),
+        (401, "authentication_error", false),
+        (402, "billing_error", false),
+        (403, "permission_error", false),
+        (404, "not_found_error", false),
+        (413, "request_too_large", false),
+        (429, "rate_limit_error", true),
+        (500, "api_error", true),
+        (504, "timeout_error", true),
+        (529, "overloaded_error", true),
+    ];
+    for (status, kind, retryable) in cases {
+        let body = error_body(kind, "it went wrong");
+        let (fake, config) = serve(vec![json(status, &body)]).await;
+        let config = AnthropicConfig {
+            retry: RetryPolicy::none(),
+            ..config
+        };
+        let error = model(config).request(&request()).await.expect_err("error");
+        let provider = provider_error(&error);
+        assert_eq!(provider.kind, ProviderErrorKind::Status, "{status}");
+        assert_eq!(provider.status, Some(status));
+        assert_eq!(provider.error_type.as_deref(), Some(kind));
+        assert_eq!(provider.message, "it went wrong");
+        assert_eq!(provider.retryable, retryable, "{status}");
+        assert_eq!(
+            error.to_string(),
+            format!("anthropic: HTTP {status}: {kind}: it went wrong")
+        );
+        assert!(!format!("{error:?} {error}").contains(KEY));
+        assert_eq!(fake.count(), 1);
+    }
+
+    let (_, config) = serve(vec![json(502, "<html>Bad Gateway</html>")]).await;
+    let config = AnthropicConfig {
+        retry: RetryPolicy::none(),
+        ..config
+    };
+    let error = model(config.clone())
+        .request(&request())
+        .await
+        .expect_err("error");
+    let provider = provider_error(&error);
+    assert_eq!(
+        (provider.error_type.as_deref(), provider.message.as_str()),
+        (None, "<html>Bad Gateway</html>")
+    );
+    let debug = format!("{config:?} {:?}", model(config.clone()));
+    assert!(!debug.contains(KEY), "{debug}");
+}
+
+#[tokio::test]
+async fn retries_429_after_its_retry_after_then_succeeds() {
+    let mut limited = json(429, &error_body("rate_limit_error", "slow down"));
+    limited.headers.push(("retry-after", "1".into()));
+    let (fake, config) = serve(vec![limited, json(200, MESSAGE)]).await;
+    let started = Instant::now();
+    let response = model(config).request(&request()).await.expect("answer");
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "waited for retry-after"
+    );
+    assert_eq!(response.tool_calls.len(), 2);
+    assert_eq!(fake.count(), 2);
+}
+
+#[tokio::test]
+async fn retries_529_twice_then_succeeds_and_gives_up_after_max_attempts() {
+    let overloaded = || json(529, &error_body("overloaded_error", "Overloaded"));
+    let (fake, config) = serve(vec![overloaded(), overloaded(), json(200, MESSAGE)]).await;
+    model(config)
+        .request(&request())
+        .await
+        .expect("third time lucky");
+    assert_eq!(fake.count(), 3);
+
+    let (fake, config) = serve((0..5).map(|_| overloaded()).collect()).await;
+    let failure = model(config)
+        .request(&request())
+        .await
+        .expect_err("gives up");
+    let provider = provider_error(&failure);
+    assert_eq!(provider.status, Some(529));
+    assert_eq!(provider.error_type.as_deref(), Some("overloaded_error"));
+    assert_eq!(fake.count(), 4, "max_attempts");
+}
+
+#[tokio::test]
+async fn an_overloaded_error_event_before_any_content_is_retried() {
+    let failed = events(&[
+        START,
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    ]);
+    let (fake, config) = serve(vec![
+        sse(vec![failed.into_bytes()]),
+        sse(vec![transcript().into_bytes()]),
+    ])
+    .await;
+    let mut events = Vec::new();
+    let response = model(config)
+        .request_stream(&request(), &mut |event| events.push(event))
+        .await
+        .expect("answer on the second attempt");
+    assert_eq!(response.text, "Hi there");
+    assert_eq!(fake.count(), 2);
+    assert_eq!(events[0], StreamEvent::Text("Hi ".into()), "nothing twice");
+}
+
+#[tokio::test]
+async fn an_error_event_after_content_is_reported_and_not_retried() {
+    let full = transcript();
+    let cut = full.find("event: content_block_stop").expect("after text");
+    let mut body = full[..cut].to_owned();
+    body.push_str(&events(&[
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+    ]));
+    let (fake, config) = serve(vec![sse(vec![body.into_bytes()]), json(200, MESSAGE)]).await;
+    let mut events = Vec::new();
+    let error = model(config)
+        .request_stream(&request(), &mut |event| events.push(event))
+        .await
+        .expect_err("error event");
+    let provider = provider_error(&error);
+    assert_eq!(provider.error_type.as_deref(), Some("overloaded_error"));
+    assert_eq!(provider.message, "Overloaded");
+    assert!(!events.is_empty());
+    assert_eq!(fake.count(), 1, "not retried after delivery");
+}
+
+#[tokio::test]
+async fn a_stream_cut_mid_message_is_an_error_and_is_not_retried() {
+    let full = transcript();
+    let cut = full.find("th\\\"").expect("mid-input");
+    let (fake, config) = serve(vec![
+        sse(vec![full.as_bytes()[..cut].to_vec()]),
+        json(200, MESSAGE),
+    ])
+    .await;
+    let mut events = Vec::new();
+    let error = model(config)
+        .request_stream(&request(), &mut |event| events.push(event))
+        .await
+        .expect_err("cut");
+    assert_eq!(provider_error(&error).kind, ProviderErrorKind::StreamCut);
+    assert!(!events.is_empty(), "the start was delivered");
+    assert_eq!(fake.count(), 1, "not retried after delivery");
+}
+
+#[tokio::test]
+async fn a_slow_answer_times_out() {
+    let mut slow = json(200, MESSAGE);
+    slow.delay = Duration::from_secs(5);
+    let (_, config) = serve(vec![slow]).await;
+    let config = AnthropicConfig {
+        request_timeout: Duration::from_millis(200),
+        retry: RetryPolicy::none(),
+        ..config
+    };
+    let started = Instant::now();
+    let error = model(config)
+        .request(&request())
+        .await
+        .expect_err("timeout");
+    let provider = provider_error(&error);
+    assert_eq!(provider.kind, ProviderErrorKind::Timeout);
+    assert!(provider.retryable);
+    assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+#[tokio::test]
+async fn answers_larger_than_the_bound_are_refused() {
+    let (_, config) = serve(vec![
+        json(200, MESSAGE),
+        sse(vec![transcript().into_bytes()]),
+    ])
+    .await;
+    let model = model(AnthropicConfig {
+        max_response_bytes: 64,
+        retry: RetryPolicy::none(),
+        ..config
+    });
+    let error = model.request(&request()).await.expect_err("too large");
+    assert_eq!(provider_error(&error).kind, ProviderErrorKind::TooLarge);
+    let error = model
+        .request_stream(&request(), &mut |_| {})
+        .await
+        .expect_err("too large");
+    assert_eq!(provider_error(&error).kind, ProviderErrorKind::TooLarge);
+}
+
+#[tokio::test]
+async fn connection_failures_are_retried_then_reported_without_the_key() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    drop(listener);
+    let config = AnthropicConfig {
+        base_url: format!("http://{address}"),
+        api_key: Some(ApiKey::new(KEY)),
+        retry: RetryPolicy {
+            max_attempts: 2,
+            initial_backoff: Duration::from_millis(1),
+            ..RetryPolicy::default()
+        },
+        ..AnthropicConfig::new("m")
+    };
+    let error = model(config)
+        .request(&request())
+        .await
+        .expect_err("refused");
+    assert_eq!(provider_error(&error).kind, ProviderErrorKind::Connection);
+    assert!(!format!("{error:?} {error}").contains(KEY));
+}
+
+#[tokio::test]
+async fn a_bad_base_url_is_refused_with_the_fix() {
+    let error = Anthropic::new(AnthropicConfig {
+        base_url: "api.anthropic.com".into(),
+        ..AnthropicConfig::new("m")
+    })
+    .expect_err("no scheme");
+    assert!(
+        error.to_string().contains("https://api.anthropic.com"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_key_that_cannot_be_a_header_is_refused_without_showing_it() {
+    let error = Anthropic::new(AnthropicConfig {
+        api_key: Some(ApiKey::new(format!("{KEY}\n"))),
+        ..AnthropicConfig::new("m")
+    })
+    .expect_err("a line break");
+    assert!(error.to_string().contains("api_key"), "{error}");
+    assert!(!format!("{error:?} {error}").contains(KEY));
+}
