@@ -313,11 +313,11 @@ impl Transport for StdioTransport {
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         self.check_open()?;
         let mut writer = self.writer.lock().await;
-        // Watch for a close before checking for one, so none is missed; a
-        // close that came while this send waited for its turn wins.
+        // Watch for a close before checking for one, so none is missed (a
+        // `Notified` sees `notify_waiters` from its creation on); a close that
+        // came while this send waited for its turn wins.
         let closing = self.closing.notified();
         tokio::pin!(closing);
-        closing.as_mut().enable();
         self.check_open()?;
         match writer.write_line(message.into_body(), closing).await {
             Ok(()) => Ok(()),
@@ -336,13 +336,12 @@ impl Transport for StdioTransport {
     }
 
     /// Reads the next line that is a JSON object from the server's stdout.
+    /// A `close` ends the server, and with it a pending `recv` (within the
+    /// shutdown bound).
     ///
     /// Cancel safe: input stays in the transport's buffer, so a line half
     /// read when the future is dropped is completed by the next `recv`.
     async fn recv(&self) -> Result<Inbound, TransportError> {
-        let closing = self.closing.notified();
-        tokio::pin!(closing);
-        closing.as_mut().enable();
         self.check_open()?;
         let mut reader = self.reader.lock().await;
         let Reader {
@@ -371,7 +370,6 @@ impl Transport for StdioTransport {
                     // The server exited: keep reading what it left in the
                     // pipe; its status is now recorded.
                     _ = exited.wait_for(Option::is_some) => continue,
-                    () = closing.as_mut() => return Err(self.check_open().err().unwrap_or(TransportError::Closed)),
                 }
             } else {
                 // The server has exited, but a grandchild may still hold
@@ -400,7 +398,8 @@ impl Transport for StdioTransport {
     }
 
     /// Ends the server (see [`ShutdownTimeouts`] for the bound) and reaps it.
-    /// A send or receive under way gives way with [`TransportError::Closed`].
+    /// A send under way gives way at once with [`TransportError::Closed`]; a
+    /// receive ends with the server.
     ///
     /// Cancel safe in the sense that matters: if dropped half-way, calling
     /// it again finishes the job, and dropping the transport ends the
