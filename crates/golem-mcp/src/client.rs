@@ -504,6 +504,35 @@ impl Client {
         self.call(name, arguments, None).await
     }
 
+    /// Like [`call_tool`](Client::call_tool), with the arguments taken from
+    /// any serializable value (a `serde_json::json!` object, a struct of
+    /// yours) instead of raw JSON. It costs one serialization; `call_tool`
+    /// with a `RawValue` stays the zero-copy path for arguments that already
+    /// are JSON (a model's tool call). Fails with [`Error::Encode`] when the
+    /// value cannot be serialized, before anything is sent.
+    ///
+    /// Cancel safe (see [`Client`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
+    /// let result = client
+    ///     .call_tool_json("echo", &serde_json::json!({"message": "hi"}))
+    ///     .await?;
+    /// println!("{}", result.text());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool_json(
+        &self,
+        name: &str,
+        arguments: &impl serde::Serialize,
+    ) -> Result<CallResult, Error> {
+        let arguments = serde_json::value::to_raw_value(arguments).map_err(|error| {
+            Error::encode(&Operation("tools/call", Some(name)).to_string(), error)
+        })?;
+        self.call_tool(name, &arguments).await
+    }
+
     /// Like [`call_tool`](Client::call_tool), but asks the server for
     /// progress reports (a `progressToken` in the request's `_meta`) and
     /// hands each `notifications/progress` for this call to `on_progress`,

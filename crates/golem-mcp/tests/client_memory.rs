@@ -587,3 +587,40 @@ async fn close_does_not_wait_for_a_handshake_stuck_on_a_send() {
         "{initialized:?}"
     );
 }
+
+#[tokio::test]
+async fn arguments_can_come_from_any_serializable_value() {
+    #[derive(serde::Serialize)]
+    struct Query<'a> {
+        message: &'a str,
+        times: u8,
+    }
+    let (client, mut peer) = connected().await;
+    let (called, request) = tokio::join!(
+        client.call_tool_json(
+            "echo",
+            &Query {
+                message: "hi",
+                times: 2
+            }
+        ),
+        async {
+            let request = expect_message(&mut peer).await;
+            peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("ok")}));
+            request
+        }
+    );
+    assert_eq!(called.expect("answered").text(), "ok");
+    assert_eq!(
+        request["params"]["arguments"],
+        json!({"message": "hi", "times": 2})
+    );
+    // A value that is not valid JSON fails before anything is sent.
+    let mut bad = std::collections::HashMap::new();
+    bad.insert(vec![1u8], 1);
+    let error = client
+        .call_tool_json("echo", &bad)
+        .await
+        .expect_err("a map with non-string keys");
+    assert!(matches!(error, Error::Encode { .. }), "{error:?}");
+}
