@@ -121,9 +121,11 @@ impl ClientConfig {
 /// each is sent as soon as it is made and its reply is routed back to it by
 /// id. From [`initialize`](Client::initialize) until the client is closed,
 /// an inbound task reads the server, calls or no calls: a server `ping` is
-/// answered at once, any other server request is refused with "method not
+/// answered at once, the requests the application registered handlers for
+/// ([`ClientConfig`]) go to them and any other is refused with "method not
 /// found", progress reports go to the call that asked for them, and other
-/// notifications are dropped. (ADR 0006 says why it is a task.)
+/// notifications to [`notifications`](Client::notifications) subscribers.
+/// (ADRs 0006 and 0007 say why.)
 ///
 /// # Cancel safety
 ///
@@ -620,7 +622,8 @@ impl Client {
     /// the call that asked for it instead). Each subscription sees what
     /// arrives after it was made, in order; one that falls more than 256
     /// behind skips the oldest. Log messages also go to `tracing`, target
-    /// `mcp::server`, at the matching level.
+    /// `mcp::server`, at the matching level. A subscription ends (`recv`
+    /// returns `None`) when the client is closed or the connection is lost.
     ///
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) {
@@ -635,7 +638,7 @@ impl Client {
     /// # }
     /// ```
     pub fn notifications(&self) -> Notifications {
-        Notifications::new(self.inner.offered.events.subscribe())
+        Notifications::new(self.inner.offered.subscribe())
     }
 
     /// Asks the server to send log messages of `level` and above
@@ -665,6 +668,7 @@ impl Client {
     /// announced, so servers would not ask.
     pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
         let operation = Operation("notifications/roots/list_changed", None);
+        self.inner.connection.check_open(&operation)?;
         if !self.inner.offered.set_roots(roots) {
             return Err(Error::InvalidConfig {
                 operation: "set_roots",
@@ -672,7 +676,7 @@ impl Client {
                 problem: "the client was set up without roots; give ClientConfig::roots (even an empty list) to offer them".into(),
             });
         }
-        if !self.inner.ready.load(Ordering::Acquire) {
+        if !self.inner.connection.is_ready() {
             return Ok(()); // the server asks for them after initialize
         }
         let changed = encode_notification("notifications/roots/list_changed", None::<&()>)
@@ -699,6 +703,7 @@ impl Client {
     pub async fn close(&self) -> Result<(), Error> {
         let operation = Operation("close", None);
         self.inner.connection.close();
+        self.inner.offered.end_notifications();
         self.inner.ready.store(false, Ordering::Release);
         // The inbound task goes first: nothing is read or answered any more.
         drop(lock(&self.inner.inbound).take());

@@ -180,7 +180,9 @@ pub(crate) struct Offered {
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     roots: Mutex<Option<Vec<Root>>>,
     pub(crate) max_running: usize,
-    pub(crate) events: broadcast::Sender<ServerNotification>,
+    /// Where notifications are broadcast; `None` once the connection has
+    /// ended, which ends every subscription.
+    events: Mutex<Option<broadcast::Sender<ServerNotification>>>,
     client: OnceLock<Weak<ClientInner>>,
 }
 
@@ -196,9 +198,33 @@ impl Offered {
             elicitation,
             roots: Mutex::new(roots),
             max_running: max_running.max(1),
-            events: broadcast::channel(SUBSCRIBER_QUEUE).0,
+            events: Mutex::new(Some(broadcast::channel(SUBSCRIBER_QUEUE).0)),
             client: OnceLock::new(),
         }
+    }
+
+    /// A subscription to the notifications; one that has ended already
+    /// when the connection has.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerNotification> {
+        match &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(sender) => sender.subscribe(),
+            None => broadcast::channel(1).1,
+        }
+    }
+
+    /// Broadcasts a notification (dropped when nobody subscribes).
+    pub(crate) fn publish(&self, notification: ServerNotification) {
+        if let Some(sender) = &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
+            let _ = sender.send(notification);
+        }
+    }
+
+    /// Ends every subscription: the connection is over.
+    pub(crate) fn end_notifications(&self) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 
     /// Remembers the client, for the handlers' contexts.
@@ -376,8 +402,11 @@ impl Running {
                 };
                 // Checked above; `?` only restates it.
                 let handler = offered.sampling.clone()?;
-                let answer = handler.create_message(request, offered.context());
-                Box::pin(async move { encode(&answer.await?) })
+                let context = offered.context();
+                // The handler is called on its task too: a handler that
+                // blocks or panics before its future starts must not stop
+                // the inbound task.
+                Box::pin(async move { encode(&handler.create_message(request, context).await?) })
             }
             _ => {
                 let request = match ElicitationRequest::parse(params) {
@@ -391,8 +420,11 @@ impl Running {
                         "this client does not support URL-mode elicitation".into(),
                     );
                 }
-                let answer = handler.elicit(request.clone(), offered.context());
-                Box::pin(async move { settle_elicitation(&request, answer.await?) })
+                let context = offered.context();
+                Box::pin(async move {
+                    let response = handler.elicit(request.clone(), context).await?;
+                    settle_elicitation(&request, response)
+                })
             }
         };
         let key = serde_json::from_str::<Value>(raw_id)

@@ -55,7 +55,7 @@ pub(crate) async fn run<T: Transport>(
     offered: Arc<Offered>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
-    let _end = EndOnExit(&connection);
+    let _end = EndOnExit(&connection, &offered);
     let mut sends = FuturesUnordered::new();
     // Dropped (aborting every handler) when this task ends.
     let mut running = Running::new();
@@ -105,10 +105,12 @@ pub(crate) async fn run<T: Transport>(
 /// reader, every request in flight and every later one would wait for ever.
 /// After `close` or a transport error the connection has ended already and
 /// this does nothing.
-struct EndOnExit<'c>(&'c Connection);
+struct EndOnExit<'c>(&'c Connection, &'c Offered);
 
 impl Drop for EndOnExit<'_> {
     fn drop(&mut self) {
+        // Subscriptions end with the reader.
+        self.1.end_notifications();
         self.0.fail_all(TransportError::Other(
             "the client's inbound task stopped (its runtime shut down, or the transport panicked)"
                 .into(),
@@ -215,8 +217,7 @@ impl Dispatch<'_> {
                     if let ServerNotification::Log(message) = &notification {
                         message.trace();
                     }
-                    // No subscriber is fine: the notification is dropped.
-                    let _ = self.offered.events.send(notification);
+                    self.offered.publish(notification);
                 }
             }
         }

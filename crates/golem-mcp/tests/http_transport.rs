@@ -46,6 +46,10 @@ struct Fake {
     release: Notify,
     /// When the last early-ending stream ended.
     stream_ended_at: Mutex<Option<Instant>>,
+    /// Standalone GET streams still to end at once (with a short `retry`)
+    /// before one carries a notification; `None`: no standalone stream
+    /// (405).
+    standalone_endings: Mutex<Option<usize>>,
     /// How many resumption GETs to refuse with a stream that ends again.
     failing_resumes: AtomicUsize,
     /// How many initialize requests to answer with a stream that ends
@@ -63,6 +67,7 @@ impl Fake {
             pong: Notify::new(),
             release: Notify::new(),
             stream_ended_at: Mutex::new(None),
+            standalone_endings: Mutex::new(None),
             failing_resumes: AtomicUsize::new(0),
             failing_initializes: AtomicUsize::new(0),
         })
@@ -354,6 +359,24 @@ fn is_resumption(seen: &Seen) -> bool {
 /// `stream-1` was for (the last tools/call seen).
 async fn on_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Response {
     fake.record("GET", &headers, Value::Null);
+    if header(&headers, "last-event-id").is_none() {
+        let mut endings = fake.standalone_endings.lock().expect("lock");
+        if let Some(left) = endings.as_mut() {
+            let (sender, response) = sse_channel();
+            if *left > 0 {
+                *left -= 1;
+                let _ = sender.send(Bytes::from_static(b"retry: 10\n\n"));
+            } else {
+                let _ = sender.send(Bytes::from(format!(
+                    "data: {}\n\n",
+                    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                )));
+                // Kept open: the client reads on.
+                std::mem::forget(sender);
+            }
+            return response;
+        }
+    }
     if header(&headers, "last-event-id") != Some("stream-1-0") {
         return status(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -1011,4 +1034,26 @@ async fn the_standalone_stream_is_asked_for_once_and_a_405_is_respected() {
         .await
         .expect("works");
     assert_eq!(standalone().len(), 1, "a 405 is final");
+}
+
+#[tokio::test]
+async fn a_standalone_stream_the_server_keeps_ending_is_reopened() {
+    let fake = Fake::new(StatusCode::OK);
+    *fake.standalone_endings.lock().expect("lock") = Some(5);
+    let url = serve(Arc::clone(&fake)).await;
+    let client = Client::new(HttpTransport::new(HttpConfig::new(url)).expect("valid"));
+    let mut notifications = client.notifications();
+    bounded(client.initialize()).await.expect("initializes");
+    // Five streams that end at once (more than the resume attempts), then
+    // one that carries a notification: servers may close it at will.
+    assert_eq!(
+        bounded(notifications.recv()).await,
+        Some(golem_mcp::ServerNotification::ToolsListChanged)
+    );
+    let gets = fake
+        .seen()
+        .into_iter()
+        .filter(|seen| seen.method == "GET")
+        .count();
+    assert_eq!(gets, 6, "reopened after each end");
 }

@@ -365,3 +365,56 @@ async fn notifications_reach_subscribers_and_a_log_flood_stays_bounded() {
     });
     logged.expect("level set");
 }
+
+/// A handler whose call panics before it returns a future.
+struct PanicsAtOnce;
+
+impl golem_mcp::SamplingHandler for PanicsAtOnce {
+    fn create_message(
+        &self,
+        _request: CreateMessageRequest,
+        _context: RequestContext,
+    ) -> golem_mcp::HandlerFuture<CreateMessageResult> {
+        panic!("the handler panics before it has a future");
+    }
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_before_its_future_does_not_take_the_client_down() {
+    let (client, mut peer, _) =
+        connected(ClientConfig::default().with_sampling(PanicsAtOnce)).await;
+    peer.send(&sampling_request(json!("p")));
+    let failed = next_answer(&mut peer).await;
+    assert_eq!(failed["id"], "p");
+    assert_eq!(failed["error"]["code"], -32603, "{failed}");
+    let (pinged, _) = tokio::join!(client.ping(), async {
+        let ping = next_answer(&mut peer).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": ping["id"], "result": {}}));
+    });
+    pinged.expect("the inbound task lives on");
+}
+
+#[tokio::test]
+async fn subscriptions_end_when_the_client_closes_or_the_server_goes() {
+    let (client, peer, _) = connected(ClientConfig::default()).await;
+    let mut before = client.notifications();
+    client.close().await.expect("closes");
+    let ended = tokio::time::timeout(PATIENCE, before.recv())
+        .await
+        .expect("ends rather than waits");
+    assert_eq!(ended, None);
+    assert_eq!(
+        client.notifications().recv().await,
+        None,
+        "a late subscription has ended too"
+    );
+    drop(peer);
+
+    let (client, peer, _) = connected(ClientConfig::default()).await;
+    let mut notifications = client.notifications();
+    drop(peer); // the server goes away
+    let ended = tokio::time::timeout(PATIENCE, notifications.recv())
+        .await
+        .expect("ends rather than waits");
+    assert_eq!(ended, None);
+}

@@ -85,7 +85,7 @@ enum Checked {
 /// the configuration allows it and `may_renew` (a resent message is not
 /// resent twice).
 async fn check_status(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     message: &Outgoing,
     response: Response,
     sent_session: Option<HeaderValue>,
@@ -114,7 +114,7 @@ async fn check_status(
 /// did. The server's answer is read and dropped: the client already knows
 /// the server.
 async fn renew_session(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     expired: Option<HeaderValue>,
 ) -> Result<(), TransportError> {
     let _renewal = shared.renewal.lock().await;
@@ -146,6 +146,9 @@ async fn renew_session(
         return Err(status_error(response, false).await);
     }
     shared.session().id = new_session;
+    // The new session's own requests and notifications come on a stream of
+    // its own (the old one's task has ended on the 404).
+    super::stream::open_standalone(shared);
     Ok(())
 }
 

@@ -6,6 +6,7 @@
 //! log messages).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use golem_sse::{SseError, SseParser};
 use reqwest::header::ACCEPT;
@@ -44,13 +45,24 @@ async fn read(shared: Arc<Shared>, id: RequestId, response: Response) {
 /// transport closes. A server that offers none (`405`) is left alone.
 pub(super) fn open_standalone(shared: &Arc<Shared>) {
     let mut standalone = shared.standalone();
-    if standalone.is_some() || shared.check_open().is_err() {
+    let running = standalone.as_ref().is_some_and(|task| !task.is_finished());
+    if running || shared.check_open().is_err() {
         return;
     }
     let task = tokio::spawn(listen(shared.clone()));
     *standalone = Some(task.abort_handle());
 }
 
+/// The shortest wait before reopening the standalone stream, whatever the
+/// server's `retry` says: a server that closes it at once, over and over,
+/// costs a request per 100 ms, not a busy loop.
+const MIN_REOPEN_DELAY: Duration = Duration::from_millis(100);
+
+/// Keeps the standalone stream open. A stream that opened and later ended
+/// is reopened (resumed from its last event id) as often as the server
+/// ends it: servers may close it whenever they like. Only failures to open
+/// it count against [`ResumePolicy::max_attempts`](super::ResumePolicy), in
+/// a row; a `405` means the server offers none.
 async fn listen(shared: Arc<Shared>) {
     let mut stream = Stream::new(&shared, None);
     let policy = shared.resume;
@@ -63,35 +75,43 @@ async fn listen(shared: Arc<Shared>) {
             request = request.header(LAST_EVENT_ID_HEADER, last_event_id.to_owned());
         }
         match request.send().await {
-            Ok(response) if response.status().is_success() => match stream.read(response).await {
-                Read::Ended(_) => {}
-                Read::Answered | Read::NobodyReceives => return,
-                Read::Failed(error) => {
-                    tracing::debug!(%error, "mcp: the standalone event stream failed");
-                    return;
+            Ok(response) if response.status().is_success() => {
+                stream.attempts = 0;
+                match stream.read(response).await {
+                    Read::Ended(_) => {}
+                    Read::Answered | Read::NobodyReceives => return,
+                    Read::Failed(error) => {
+                        // An event too large or a malformed stream: start
+                        // afresh, from the last event that arrived whole.
+                        tracing::debug!(%error, "mcp: the standalone event stream failed; reopening it");
+                        stream.parser = SseParser::new(shared.max_message_bytes);
+                    }
                 }
-            },
+            }
             Ok(response) if response.status() == reqwest::StatusCode::METHOD_NOT_ALLOWED => {
                 tracing::debug!("mcp: the server offers no standalone event stream");
                 return;
             }
             Ok(response) => {
+                stream.attempts += 1;
                 tracing::debug!(status = %response.status(), "mcp: the server refused the standalone event stream");
             }
             Err(error) => {
+                stream.attempts += 1;
                 tracing::debug!(error = %error.without_url(), "mcp: could not open the standalone event stream");
             }
         }
-        stream.attempts += 1;
         if stream.attempts > policy.max_attempts {
-            tracing::debug!("mcp: gave up on the standalone event stream");
+            tracing::warn!(
+                "mcp: gave up opening the standalone event stream; the server's own requests and notifications will not arrive until the session is renewed"
+            );
             return;
         }
         let delay = stream
             .parser
             .retry()
             .unwrap_or(policy.default_retry)
-            .min(policy.max_retry);
+            .clamp(MIN_REOPEN_DELAY, policy.max_retry.max(MIN_REOPEN_DELAY));
         tokio::time::sleep(delay).await;
     }
 }
