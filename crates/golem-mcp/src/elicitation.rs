@@ -166,7 +166,7 @@ impl Field {
                 FieldKind::String {
                     min_length,
                     max_length,
-                    ..
+                    format,
                 },
                 Value::String(text),
             ) => {
@@ -177,7 +177,12 @@ impl Field {
                 if max_length.is_some_and(|max| length > max) {
                     return Err(format!("at most {} characters", max_length.unwrap_or(0)));
                 }
-                Ok(())
+                match format.as_deref() {
+                    Some(format) if !fits_format(format, text) => {
+                        Err(format!("a value of format {format}"))
+                    }
+                    _ => Ok(()),
+                }
             }
             (
                 FieldKind::Number {
@@ -219,7 +224,10 @@ impl Field {
                 },
                 Value::Array(items),
             ) => {
-                for item in items {
+                for (index, item) in items.iter().enumerate() {
+                    if items[..index].contains(item) {
+                        return Err("each choice once".into());
+                    }
                     let known = item
                         .as_str()
                         .is_some_and(|text| choices.iter().any(|choice| choice.value == text));
@@ -250,6 +258,38 @@ impl FieldKind {
             FieldKind::Choice { .. } => "one of the choices",
             FieldKind::MultiChoice { .. } => "a list of the choices",
         }
+    }
+}
+
+/// Whether `text` has the shape of `format` (the four the spec allows).
+/// A plausibility check for answers, not a full parser: the server
+/// validates too.
+fn fits_format(format: &str, text: &str) -> bool {
+    let digits =
+        |part: &str, count: usize| part.len() == count && part.bytes().all(|b| b.is_ascii_digit());
+    let date = |text: &str| {
+        let mut parts = text.splitn(3, '-');
+        matches!(
+            (parts.next(), parts.next(), parts.next()),
+            (Some(year), Some(month), Some(day)) if digits(year, 4) && digits(month, 2) && digits(day, 2)
+        )
+    };
+    match format {
+        "email" => text.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && domain.contains('.') && !text.contains(char::is_whitespace)
+        }),
+        "uri" => text.split_once(':').is_some_and(|(scheme, rest)| {
+            !rest.is_empty()
+                && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        }),
+        "date" => date(text),
+        "date-time" => text
+            .split_once(['T', 't', ' '])
+            .is_some_and(|(day, time)| date(day) && time.len() >= 8 && time.as_bytes()[2] == b':'),
+        _ => true,
     }
 }
 
@@ -385,7 +425,16 @@ impl Field {
         };
         let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
         let number = |key: &str| object.get(key).and_then(Value::as_f64);
-        let count = |key: &str| object.get(key).and_then(Value::as_u64);
+        // A count written as a float (`1.0`) is still a count.
+        let count = |key: &str| {
+            let value = object.get(key)?;
+            value.as_u64().or_else(|| {
+                value
+                    .as_f64()
+                    .filter(|number| number.fract() == 0.0 && *number >= 0.0)
+                    .map(|number| number as u64)
+            })
+        };
         let kind = match object.get("type").and_then(Value::as_str) {
             Some("string") => match (object.get("enum"), object.get("oneOf")) {
                 (Some(values), _) => FieldKind::Choice {
@@ -558,6 +607,41 @@ mod tests {
             Value::Object(content),
             json!({"zeta": "z", "alpha": 3, "mid": true, "tags": ["a"]})
         );
+    }
+
+    #[test]
+    fn formats_duplicates_and_float_counts_are_checked() {
+        let params = r#"{"message": "?", "requestedSchema": {"type": "object", "properties": {
+            "mail": {"type": "string", "format": "email", "minLength": 3.0},
+            "site": {"type": "string", "format": "uri"},
+            "day": {"type": "string", "format": "date"},
+            "at": {"type": "string", "format": "date-time"},
+            "tags": {"type": "array", "items": {"enum": ["a", "b"]}}
+        }}}"#;
+        let Ok(ElicitationRequest::Form { form, .. }) = ElicitationRequest::parse(params) else {
+            panic!("a form in the subset");
+        };
+        let check = |name: &str, value: Value| {
+            form.fields
+                .iter()
+                .find(|field| field.name == name)
+                .expect("a field")
+                .check(&value)
+        };
+        assert!(check("mail", json!("ada@example.org")).is_ok());
+        assert!(check("mail", json!("not an email")).is_err());
+        assert!(
+            check("mail", json!("a@")).is_err(),
+            "minLength 3.0 and the shape"
+        );
+        assert!(check("site", json!("https://example.org/x")).is_ok());
+        assert!(check("site", json!("example")).is_err());
+        assert!(check("day", json!("2026-11-30")).is_ok());
+        assert!(check("day", json!("30/11/2026")).is_err());
+        assert!(check("at", json!("2026-11-30T12:00:00Z")).is_ok());
+        assert!(check("at", json!("2026-11-30")).is_err());
+        assert!(check("tags", json!(["a", "b"])).is_ok());
+        assert!(check("tags", json!(["a", "a"])).is_err());
     }
 
     #[test]

@@ -72,6 +72,13 @@ impl SamplingHandler for ModelSampling {
                 });
             }
             let uses_tools = !response.tool_calls.is_empty();
+            if content.is_empty() && !uses_tools {
+                // One (empty) text block rather than an empty list, which
+                // servers of older revisions cannot read.
+                content.push(SamplingContent::Text {
+                    text: String::new(),
+                });
+            }
             for call in response.tool_calls {
                 let input = serde_json::from_str(call.arguments.get())
                     .unwrap_or_else(|_| serde_json::json!({}));
