@@ -117,10 +117,25 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 pub async fn as_tools<Deps: Send + Sync + 'static>(
     client: &Client,
 ) -> Result<Vec<Tool<Deps>>, Error> {
+    as_tools_prefixed(client, None).await
+}
+
+/// [`as_tools`], with each tool's name prefixed (`prefix_name`) for the
+/// model, while calls still name the server's tool.
+pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
+    client: &Client,
+    prefix: Option<&str>,
+) -> Result<Vec<Tool<Deps>>, Error> {
     let listed = client.list_tools().await?;
     listed
         .into_iter()
-        .map(|info| bridge(client, info))
+        .map(|info| {
+            let exposed = match prefix {
+                Some(prefix) => format!("{prefix}_{}", info.name),
+                None => info.name.clone(),
+            };
+            bridge(client, info, &exposed)
+        })
         .collect()
 }
 
@@ -128,6 +143,7 @@ pub async fn as_tools<Deps: Send + Sync + 'static>(
 fn bridge<Deps: Send + Sync + 'static>(
     client: &Client,
     info: ToolInfo,
+    exposed: &str,
 ) -> Result<Tool<Deps>, Error> {
     let schema = match info.input_schema {
         Some(schema) => schema,
@@ -141,18 +157,14 @@ fn bridge<Deps: Send + Sync + 'static>(
         let name = Arc::clone(&name);
         async move { call(&client, &name, &arguments).await }
     };
-    Tool::from_raw_schema(
-        info.name.as_str(),
-        info.description.unwrap_or_default(),
-        schema,
-        exec,
+    Tool::from_raw_schema(exposed, info.description.unwrap_or_default(), schema, exec).map_err(
+        |error| {
+            Error::invalid_response(
+                "tools/list",
+                format!("the server's tool cannot be bridged: {error}"),
+            )
+        },
     )
-    .map_err(|error| {
-        Error::invalid_response(
-            "tools/list",
-            format!("the server's tool cannot be bridged: {error}"),
-        )
-    })
 }
 
 /// Runs one call of a bridged tool and maps the outcome for the agent.

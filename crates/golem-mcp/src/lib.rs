@@ -53,6 +53,7 @@ mod roots;
 mod sampling;
 mod stdio;
 mod tools;
+mod toolset;
 mod transport;
 
 pub use bridge::as_tools;
@@ -78,4 +79,5 @@ pub use stdio::{
     StdioTransport,
 };
 pub use tools::{CallResult, Content, Progress, ToolInfo};
+pub use toolset::{McpToolset, ToolsetConfig};
 pub use transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};

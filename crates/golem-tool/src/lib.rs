@@ -429,6 +429,21 @@ impl From<ModelRetry> for ToolError {
     }
 }
 
+/// A source of tools that may change while an agent runs: the agent asks it
+/// for its tools before every model request (an MCP server's tools, say,
+/// re-listed when the server announces a change).
+///
+/// A call already running keeps the tool it started with.
+pub trait Toolset<Deps>: Send + Sync {
+    /// A name for messages (a server's name): two toolsets offering the same
+    /// tool name are an error naming both.
+    fn name(&self) -> &str;
+
+    /// The tools to offer for the next model request. Called once per
+    /// request: keep it cheap (tools are cheap to clone).
+    fn tools(&self) -> Vec<Tool<Deps>>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

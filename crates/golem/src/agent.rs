@@ -11,7 +11,7 @@ use std::time::Duration;
 use golem_model::{
     BoxFuture, Message, Model, ModelRetry, Request, Response, ToolCall, ToolSpec, Usage,
 };
-use golem_tool::{Tool, ToolContext, ToolError};
+use golem_tool::{Tool, ToolContext, ToolError, Toolset};
 
 use crate::decode::DecodeError;
 use crate::error::{ConfigError, RunError};
@@ -39,6 +39,11 @@ type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send +
 pub struct AgentConfig<Deps> {
     /// The tools offered to the model, in this order. Names must be unique.
     pub tools: Vec<Tool<Deps>>,
+    /// Sources of tools that may change between model requests (an MCP
+    /// server's, re-listed when it announces a change): asked before every
+    /// model request, their tools offered after [`tools`](Self::tools). A
+    /// name offered twice fails the run with [`RunError::DuplicateTool`].
+    pub toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     /// The system prompt, sent with every request as
     /// [`Request::instructions`]. Default: none.
     pub instructions: Option<String>,
@@ -63,6 +68,7 @@ impl<Deps> Default for AgentConfig<Deps> {
     fn default() -> Self {
         Self {
             tools: Vec::new(),
+            toolsets: Vec::new(),
             instructions: None,
             tool_retries: 0,
             tool_timeout: None,
@@ -77,6 +83,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
     fn clone(&self) -> Self {
         Self {
             tools: self.tools.clone(),
+            toolsets: self.toolsets.clone(),
             instructions: self.instructions.clone(),
             tool_retries: self.tool_retries,
             tool_timeout: self.tool_timeout,
@@ -90,6 +97,14 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentConfig")
             .field("tools", &self.tools)
+            .field(
+                "toolsets",
+                &self
+                    .toolsets
+                    .iter()
+                    .map(|set| set.name())
+                    .collect::<Vec<_>>(),
+            )
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)
@@ -201,9 +216,9 @@ pub struct RunOutput<Output> {
 pub struct Agent<Deps, Output> {
     model: Arc<dyn Model>,
     decoder: Arc<Decoder<Output>>,
-    tools: Vec<Tool<Deps>>,
-    by_name: HashMap<String, usize>,
-    specs: Vec<ToolSpec>,
+    /// The fixed tools, indexed once.
+    fixed: Offered<Deps>,
+    toolsets: Vec<Arc<dyn Toolset<Deps>>>,
     instructions: Option<String>,
     tool_retries: u32,
     tool_timeout: Option<Duration>,
@@ -215,7 +230,15 @@ impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Agent")
             .field("model", &self.model.name())
-            .field("tools", &self.tools)
+            .field("tools", &self.fixed.tools)
+            .field(
+                "toolsets",
+                &self
+                    .toolsets
+                    .iter()
+                    .map(|set| set.name())
+                    .collect::<Vec<_>>(),
+            )
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)
@@ -244,21 +267,18 @@ impl<Deps, Output> Agent<Deps, Output> {
                 default: DEFAULT_MAX_TURNS,
             });
         }
-        let mut by_name = HashMap::with_capacity(config.tools.len());
-        for (index, tool) in config.tools.iter().enumerate() {
-            if by_name.insert(tool.name().to_owned(), index).is_some() {
-                return Err(ConfigError::DuplicateTool {
-                    name: tool.name().to_owned(),
-                });
+        let mut fixed = Offered::default();
+        for tool in config.tools {
+            let name = tool.name().to_owned();
+            if fixed.add(tool, FIXED).is_err() {
+                return Err(ConfigError::DuplicateTool { name });
             }
         }
-        let specs = config.tools.iter().map(Tool::spec).collect();
         Ok(Self {
             model,
             decoder: Arc::new(decoder),
-            tools: config.tools,
-            by_name,
-            specs,
+            fixed,
+            toolsets: config.toolsets,
             instructions: config.instructions,
             tool_retries: config.tool_retries,
             tool_timeout: config.tool_timeout,
@@ -267,9 +287,80 @@ impl<Deps, Output> Agent<Deps, Output> {
         })
     }
 
-    /// The agent's tools, in the order they are offered to the model.
+    /// The agent's fixed tools, in the order they are offered to the model
+    /// (its toolsets' tools are asked for before each model request).
     pub fn tools(&self) -> &[Tool<Deps>] {
-        &self.tools
+        &self.fixed.tools
+    }
+
+    /// The tools for the next model request: the fixed ones, then each
+    /// toolset's. Borrowed when there are no toolsets.
+    fn offered(&self) -> Result<std::borrow::Cow<'_, Offered<Deps>>, RunError> {
+        if self.toolsets.is_empty() {
+            return Ok(std::borrow::Cow::Borrowed(&self.fixed));
+        }
+        let mut offered = self.fixed.clone();
+        for toolset in &self.toolsets {
+            for tool in toolset.tools() {
+                offered.add(tool, toolset.name())?;
+            }
+        }
+        Ok(std::borrow::Cow::Owned(offered))
+    }
+}
+
+/// Where the agent's fixed tools come from, in messages.
+const FIXED: &str = "the agent's tools";
+
+/// The tools offered for one model request, indexed by name.
+struct Offered<Deps> {
+    tools: Vec<Tool<Deps>>,
+    by_name: HashMap<String, usize>,
+    /// Where each tool came from (a toolset's name, or [`FIXED`]).
+    sources: Vec<String>,
+    specs: Vec<ToolSpec>,
+}
+
+impl<Deps> Default for Offered<Deps> {
+    fn default() -> Self {
+        Offered {
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            sources: Vec::new(),
+            specs: Vec::new(),
+        }
+    }
+}
+
+// Manual: a derive would demand `Deps: Clone`.
+impl<Deps> Clone for Offered<Deps> {
+    fn clone(&self) -> Self {
+        Offered {
+            tools: self.tools.clone(),
+            by_name: self.by_name.clone(),
+            sources: self.sources.clone(),
+            specs: self.specs.clone(),
+        }
+    }
+}
+
+impl<Deps> Offered<Deps> {
+    /// Adds a tool from `source`; a name offered already is refused, naming
+    /// both sources.
+    fn add(&mut self, tool: Tool<Deps>, source: &str) -> Result<(), RunError> {
+        if let Some(&index) = self.by_name.get(tool.name()) {
+            return Err(RunError::DuplicateTool {
+                name: tool.name().to_owned(),
+                first: self.sources[index].clone(),
+                second: source.to_owned(),
+            });
+        }
+        self.by_name
+            .insert(tool.name().to_owned(), self.tools.len());
+        self.specs.push(tool.spec());
+        self.sources.push(source.to_owned());
+        self.tools.push(tool);
+        Ok(())
     }
 }
 
@@ -303,14 +394,17 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         let mut request = Request {
             instructions: self.instructions.clone(),
             messages: vec![Message::user(prompt)],
-            tools: self.specs.clone(),
+            ..Request::default()
         };
         let mut usage = Usage::default();
-        // Rejections so far in this run, per tool (by index in `self.tools`).
-        let mut tool_rejections = vec![0u32; self.tools.len()];
+        // Rejections so far in this run, per tool name (toolsets' tools may
+        // come and go between turns).
+        let mut tool_rejections: HashMap<String, u32> = HashMap::new();
         let mut output_rejections = 0u32;
 
         for turn in 1..=self.max_turns {
+            let offered = self.offered()?;
+            request.tools.clone_from(&offered.specs);
             let response = self
                 .model
                 .request(&request)
@@ -360,16 +454,16 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
             let Response {
                 text, tool_calls, ..
             } = response;
-            let plan = self.resolve(&tool_calls)?;
+            let plan = resolve(&offered, &tool_calls)?;
             let results = self
-                .run_calls(&deps, &tool_calls, &plan, &mut tool_rejections)
+                .run_calls(&offered, &deps, &tool_calls, &plan, &mut tool_rejections)
                 .await?;
             let tool_messages: Vec<Message> = tool_calls
                 .iter()
                 .zip(&plan)
                 .zip(results)
                 .map(|((call, &tool), content)| {
-                    Message::tool_result(&call.id, self.tools[tool].name(), content)
+                    Message::tool_result(&call.id, offered.tools[tool].name(), content)
                 })
                 .collect();
             request
@@ -382,50 +476,38 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         })
     }
 
-    /// The index of the tool each call names; an unknown name fails the
-    /// whole turn before anything runs.
-    fn resolve(&self, calls: &[ToolCall]) -> Result<Vec<usize>, RunError> {
-        calls
-            .iter()
-            .map(|call| {
-                self.by_name
-                    .get(&call.name)
-                    .copied()
-                    .ok_or_else(|| RunError::UnknownTool {
-                        tool: call.name.clone(),
-                        call_id: call.id.clone(),
-                        available: self
-                            .tools
-                            .iter()
-                            .map(|tool| tool.name().to_owned())
-                            .collect(),
-                    })
-            })
-            .collect()
-    }
-
     /// Runs one turn's calls, in groups: a run of non-sequential calls
     /// together, each sequential call alone. Returns each call's message
     /// content, in call order.
     async fn run_calls(
         &self,
+        offered: &Offered<Deps>,
         deps: &Arc<Deps>,
         calls: &[ToolCall],
         plan: &[usize],
-        rejections: &mut [u32],
+        rejections: &mut HashMap<String, u32>,
     ) -> Result<Vec<String>, RunError> {
+        let tools = &offered.tools;
         let mut results: Vec<String> = vec![String::new(); calls.len()];
         let mut start = 0;
         while start < calls.len() {
-            let end = if self.tools[plan[start]].is_sequential() {
+            let end = if tools[plan[start]].is_sequential() {
                 start + 1
             } else {
                 (start..calls.len())
-                    .find(|&index| self.tools[plan[index]].is_sequential())
+                    .find(|&index| tools[plan[index]].is_sequential())
                     .unwrap_or(calls.len())
             };
-            self.run_group(deps, calls, plan, start..end, rejections, &mut results)
-                .await?;
+            self.run_group(
+                tools,
+                deps,
+                calls,
+                plan,
+                start..end,
+                rejections,
+                &mut results,
+            )
+            .await?;
             start = end;
         }
         Ok(results)
@@ -434,20 +516,23 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     /// Runs the calls `group` concurrently on this task and settles each as
     /// it finishes. The first failure returns at once, dropping (cancelling)
     /// the calls still running.
+    #[allow(clippy::too_many_arguments)]
     async fn run_group(
         &self,
+        tools: &[Tool<Deps>],
         deps: &Arc<Deps>,
         calls: &[ToolCall],
         plan: &[usize],
         group: std::ops::Range<usize>,
-        rejections: &mut [u32],
+        rejections: &mut HashMap<String, u32>,
         results: &mut [String],
     ) -> Result<(), RunError> {
         let mut running: Vec<Option<(usize, Pin<Box<CallFuture>>)>> = group
             .map(|index| {
-                let tool = &self.tools[plan[index]];
+                let tool = &tools[plan[index]];
                 let call = &calls[index];
-                let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejections[plan[index]]);
+                let rejected = rejections.get(tool.name()).copied().unwrap_or(0);
+                let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejected);
                 let future = tool.call(ctx, call.arguments.clone());
                 let timeout = tool.timeout().or(self.tool_timeout);
                 let future: Pin<Box<CallFuture>> = Box::pin(with_timeout(future, timeout));
@@ -466,7 +551,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                     Poll::Ready(outcome) => {
                         let index = *index;
                         *slot = None;
-                        match self.settle(&calls[index], plan[index], outcome, rejections) {
+                        match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
                             Ok(content) => results[index] = content,
                             Err(error) => return Poll::Ready(Err(error)),
                         }
@@ -486,17 +571,17 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     /// error.
     fn settle(
         &self,
+        tool: &Tool<Deps>,
         call: &ToolCall,
-        tool_index: usize,
         outcome: CallOutcome,
-        rejections: &mut [u32],
+        rejections: &mut HashMap<String, u32>,
     ) -> Result<String, RunError> {
-        let tool = &self.tools[tool_index];
         match outcome {
             CallOutcome::Done(Ok(content)) => Ok(content),
             CallOutcome::Done(Err(ToolError::Retry(retry))) => {
-                let attempts = rejections[tool_index].saturating_add(1);
-                rejections[tool_index] = attempts;
+                let rejected = rejections.entry(tool.name().to_owned()).or_insert(0);
+                let attempts = rejected.saturating_add(1);
+                *rejected = attempts;
                 let budget = tool.max_retries().unwrap_or(self.tool_retries);
                 if attempts > budget {
                     return Err(RunError::ToolRetriesExhausted {
@@ -560,4 +645,27 @@ fn output_rejection(retry: &ModelRetry) -> String {
         "Your answer was rejected: {}\nAnswer again, correcting it.",
         retry.reason()
     )
+}
+
+/// The index of the tool each call names; an unknown name fails the whole
+/// turn before anything runs.
+fn resolve<Deps>(offered: &Offered<Deps>, calls: &[ToolCall]) -> Result<Vec<usize>, RunError> {
+    calls
+        .iter()
+        .map(|call| {
+            offered
+                .by_name
+                .get(&call.name)
+                .copied()
+                .ok_or_else(|| RunError::UnknownTool {
+                    tool: call.name.clone(),
+                    call_id: call.id.clone(),
+                    available: offered
+                        .tools
+                        .iter()
+                        .map(|tool| tool.name().to_owned())
+                        .collect(),
+                })
+        })
+        .collect()
 }

@@ -37,6 +37,17 @@ pub enum ConfigError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
+    /// Two tool sources offered the same tool name for one model request
+    /// (give a toolset a prefix to keep its names apart).
+    #[error("the tool {name:?} is offered by both {first} and {second}; give one of them a prefix")]
+    DuplicateTool {
+        /// The name offered twice.
+        name: String,
+        /// The first source offering it (a toolset's name, or "the agent's tools").
+        first: String,
+        /// The second.
+        second: String,
+    },
     /// The model call failed.
     #[error("the model request of turn {turn} failed: {source}")]
     Model {

@@ -881,3 +881,81 @@ fn agents_and_their_runs_can_move_between_threads() {
     assert_send_sync(&agent);
     assert_send(agent.run((), "go"));
 }
+
+/// A toolset whose tools a test swaps between turns.
+struct Swappable {
+    name: &'static str,
+    tools: Mutex<Vec<Tool<()>>>,
+}
+
+impl golem::tool::Toolset<()> for Swappable {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn tools(&self) -> Vec<Tool<()>> {
+        self.tools.lock().expect("not poisoned").clone()
+    }
+}
+
+#[tokio::test]
+async fn toolsets_are_asked_before_every_model_request() {
+    let set = Arc::new(Swappable {
+        name: "server one",
+        tools: Mutex::new(vec![constant("first", "1")]),
+    });
+    let swap = Arc::clone(&set);
+    // The model calls `first`; the toolset then changes; the next request
+    // offers the new list.
+    let model = FunctionModel::new(move |request: &Request| {
+        let names: Vec<&str> = request
+            .tools
+            .iter()
+            .map(|spec| spec.name.as_str())
+            .collect();
+        if request.messages.len() == 1 {
+            assert_eq!(names, ["fixed", "first"]);
+            *swap.tools.lock().expect("not poisoned") = vec![constant("second", "2")];
+            return Ok(tool_calls_response([call("c1", "first", "{}")]));
+        }
+        assert_eq!(names, ["fixed", "second"]);
+        Ok(text_response("done"))
+    });
+    let config = AgentConfig {
+        tools: vec![constant("fixed", "0")],
+        toolsets: vec![set as Arc<dyn golem::tool::Toolset<()>>],
+        ..AgentConfig::default()
+    };
+    let agent = Agent::new(Arc::new(model), golem::decode::text, config).expect("valid");
+    let run = agent.run((), "go").await.expect("runs");
+    assert_eq!(run.output, "done");
+    assert_eq!(tool_messages(&run.messages)[0].2, "1");
+}
+
+#[tokio::test]
+async fn two_sources_offering_one_name_fail_the_run_naming_both() {
+    let set = |name: &'static str| {
+        Arc::new(Swappable {
+            name,
+            tools: Mutex::new(vec![constant("read_file", "x")]),
+        }) as Arc<dyn golem::tool::Toolset<()>>
+    };
+    let config = AgentConfig {
+        toolsets: vec![set("fs server"), set("git server")],
+        ..AgentConfig::default()
+    };
+    let agent = Agent::new(
+        Arc::new(ScriptedModel::new([text_response("unused")])),
+        golem::decode::text,
+        config,
+    )
+    .expect("valid: the clash shows only when the tools are asked for");
+    let error = agent.run((), "go").await.expect_err("a clash");
+    let message = error.to_string();
+    assert!(
+        matches!(&error, RunError::DuplicateTool { name, first, second }
+            if name == "read_file" && first == "fs server" && second == "git server"),
+        "{error:?}"
+    );
+    assert!(message.contains("prefix"), "{message}");
+}

@@ -222,7 +222,7 @@ async fn supervise(
 /// runtime's reaper.
 const AFTER_SIGKILL: Duration = Duration::from_secs(5);
 
-/// How long a drop outside a runtime waits to reap the killed leader, so it
+/// How long a drop waits to reap the killed leader, so it
 /// does not stay a zombie.
 const REAP_ON_DROP: Duration = Duration::from_millis(200);
 
@@ -232,11 +232,13 @@ impl Drop for ServerProcess {
             return;
         }
         self.signal_group(libc::SIGKILL);
-        if self.status.is_some() || tokio::runtime::Handle::try_current().is_ok() {
-            return; // reaped, or the runtime's reaper will do it
+        if self.status.is_some() {
+            return; // reaped already
         }
-        // No runtime to reap it later: do it now. SIGKILL takes effect in
-        // microseconds, so this wait is short and bounded.
+        // Reap it now: this drop happens when the supervising task is
+        // dropped, which is when its runtime shuts down, and then no reaper
+        // runs later. SIGKILL takes effect in microseconds, so this wait is
+        // short and bounded.
         let deadline = std::time::Instant::now() + REAP_ON_DROP;
         while std::time::Instant::now() < deadline {
             match self.child.try_wait() {
