@@ -97,14 +97,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentConfig")
             .field("tools", &self.tools)
-            .field(
-                "toolsets",
-                &self
-                    .toolsets
-                    .iter()
-                    .map(|set| set.name())
-                    .collect::<Vec<_>>(),
-            )
+            .field("toolsets", &toolset_names(&self.toolsets))
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)
@@ -112,6 +105,11 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("output_retries", &self.output_retries)
             .finish()
     }
+}
+
+/// The toolsets' names, for `Debug`.
+fn toolset_names<Deps>(toolsets: &[Arc<dyn Toolset<Deps>>]) -> Vec<&str> {
+    toolsets.iter().map(|set| set.name()).collect()
 }
 
 /// What a successful run produced.
@@ -231,14 +229,7 @@ impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
         f.debug_struct("Agent")
             .field("model", &self.model.name())
             .field("tools", &self.fixed.tools)
-            .field(
-                "toolsets",
-                &self
-                    .toolsets
-                    .iter()
-                    .map(|set| set.name())
-                    .collect::<Vec<_>>(),
-            )
+            .field("toolsets", &toolset_names(&self.toolsets))
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)
