@@ -10,6 +10,12 @@
 //!   [`Transport`], many in flight at once, honouring cancellation (drop the
 //!   future) at every await point; an inbound task answers the server
 //!   meanwhile.
+//! - [`ClientConfig`] registers what the client offers the server:
+//!   handlers for sampling ([`SamplingHandler`], or any model with
+//!   [`sampling_with_model`]) and elicitation ([`ElicitationHandler`]), and
+//!   roots; [`Client::notifications`] subscribes to what the server tells.
+//! - [`as_tools`] bridges a server's tools into agent tools (a snapshot);
+//!   [`McpToolset`] keeps them current as the server changes them.
 //! - [`config`] reads the `mcpServers` files desktop MCP hosts use into
 //!   transport configurations.
 //! - [`Error`] says which operation failed and why; a server's JSON-RPC error
