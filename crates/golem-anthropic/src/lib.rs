@@ -52,7 +52,8 @@ use golem_model::{
     ApiKey, BoxFuture, Model, ModelError, ProviderError, ProviderErrorKind, Request, Response,
     RetryPolicy, StreamSink, ToolCall, Usage,
 };
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use golem_provider_http::{Reader, retry_after};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 
 use crate::stream::Assembler;
 use crate::wire::{ErrorBody, MessagesRequest, MessagesResponse};
@@ -209,6 +210,14 @@ impl Anthropic {
         }
     }
 
+    /// How this provider reads its answers (the shared plumbing).
+    fn reader(&self) -> Reader {
+        Reader {
+            provider: PROVIDER,
+            timeout: self.config.request_timeout,
+        }
+    }
+
     /// Sends the body; a non-success status becomes its typed error.
     async fn send(&self, body: &[u8], stream: bool) -> Result<reqwest::Response, ProviderError> {
         let mut builder = self
@@ -237,17 +246,17 @@ impl Anthropic {
             value.set_sensitive(true);
             builder = builder.header("x-api-key", value);
         }
-        let response = tokio::time::timeout(self.config.request_timeout, builder.send())
-            .await
-            .map_err(|_| self.timed_out())?
-            .map_err(connection_error)?;
+        let response = self.reader().send(builder).await?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
         let retry_after = retry_after(response.headers());
         let mut response = response;
-        let body = self.read(&mut response, MAX_ERROR_BODY, true).await?;
+        let body = self
+            .reader()
+            .read(&mut response, MAX_ERROR_BODY, true)
+            .await?;
         let (error_type, message) = match serde_json::from_slice::<ErrorBody>(&body) {
             Ok(ErrorBody { error }) => (error.r#type, error.message),
             Err(_) => (None, String::from_utf8_lossy(&body).trim().to_owned()),
@@ -265,44 +274,10 @@ impl Anthropic {
         })
     }
 
-    /// Reads a whole body, at most `limit` bytes (or, with `truncate`, its first `limit`).
-    async fn read(
-        &self,
-        response: &mut reqwest::Response,
-        limit: usize,
-        truncate: bool,
-    ) -> Result<Vec<u8>, ProviderError> {
-        let mut body = Vec::new();
-        while let Some(chunk) = self.next_chunk(response).await? {
-            if body.len() + chunk.len() > limit {
-                if truncate {
-                    body.extend_from_slice(&chunk[..limit - body.len()]);
-                    break;
-                }
-                return Err(ProviderError::new(
-                    PROVIDER,
-                    ProviderErrorKind::TooLarge,
-                    format!("the answer is larger than the limit of {limit} bytes"),
-                ));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
-    }
-
-    async fn next_chunk(
-        &self,
-        response: &mut reqwest::Response,
-    ) -> Result<Option<bytes::Bytes>, ProviderError> {
-        tokio::time::timeout(self.config.request_timeout, response.chunk())
-            .await
-            .map_err(|_| self.timed_out())?
-            .map_err(connection_error)
-    }
-
     async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
         let mut response = self.send(body, false).await?;
         let body = self
+            .reader()
             .read(&mut response, self.config.max_response_bytes, false)
             .await?;
         let answer: MessagesResponse = serde_json::from_slice(&body)
@@ -341,7 +316,7 @@ impl Anthropic {
         let mut response = self.send(body, true).await?;
         let mut assembler = Assembler::new(self.config.max_response_bytes);
         loop {
-            let chunk = self.next_chunk(&mut response).await;
+            let chunk = self.reader().next_chunk(&mut response).await;
             let chunk = match chunk {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
@@ -358,17 +333,6 @@ impl Anthropic {
             }
         }
         assembler.finish()
-    }
-
-    fn timed_out(&self) -> ProviderError {
-        ProviderError::new(
-            PROVIDER,
-            ProviderErrorKind::Timeout,
-            format!(
-                "no answer within the request timeout of {:?}",
-                self.config.request_timeout
-            ),
-        )
     }
 }
 
@@ -424,37 +388,4 @@ fn stream_error(error_type: Option<String>, message: String) -> ProviderError {
         retryable,
         ..ProviderError::new(PROVIDER, ProviderErrorKind::Status, message)
     }
-}
-
-fn connection_error(error: reqwest::Error) -> ProviderError {
-    // Without the URL: the base URL is not secret, but a proxy's credentials may be.
-    let error = error.without_url();
-    let kind = if error.is_timeout() {
-        ProviderErrorKind::Timeout
-    } else {
-        ProviderErrorKind::Connection
-    };
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    ProviderError::new(PROVIDER, kind, message)
-}
-
-/// `retry-after` in seconds, as the API sends it with 429 and 529 answers (an HTTP date
-/// is not honoured and falls back to the backoff).
-fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    headers
-        .get("retry-after")?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|value| value.is_finite() && *value >= 0.0)
-        // A day is as good as forever, and keeps the conversion in range.
-        .map(|value| Duration::from_secs_f64(value.min(86_400.0)))
 }
