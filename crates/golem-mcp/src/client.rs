@@ -666,6 +666,10 @@ impl Client {
     /// Fails with [`Error::InvalidConfig`] when the client was not set up
     /// with roots ([`ClientConfig::roots`]): the capability was not
     /// announced, so servers would not ask.
+    ///
+    /// Cancel safe: the roots are replaced before anything is awaited; a
+    /// call dropped while sending the notification leaves it sent whole or
+    /// not at all (then the server learns of the change with the next one).
     pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
         let operation = Operation("notifications/roots/list_changed", None);
         self.inner.connection.check_open(&operation)?;

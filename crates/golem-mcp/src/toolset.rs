@@ -90,6 +90,9 @@ impl<Deps> Drop for McpToolset<Deps> {
 impl<Deps: Send + Sync + 'static> McpToolset<Deps> {
     /// Lists the tools of `client`'s server (initialized) and starts
     /// watching for changes. Fails as [`as_tools`](crate::as_tools) does.
+    ///
+    /// Cancel safe: nothing is started before the listing has completed; a
+    /// dropped call leaves no watcher behind.
     pub async fn new(client: &Client, config: ToolsetConfig) -> Result<Self, Error> {
         // Subscribed before listing: a change announced meanwhile is seen.
         let notifications = client.notifications();
