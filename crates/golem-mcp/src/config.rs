@@ -21,8 +21,16 @@
 //! An entry with `command` is a stdio server ([`StdioConfig`]); one with
 //! `url` is a streamable-HTTP endpoint (`HttpConfig`). An optional `type`
 //! (`"stdio"`, or `"http"` / `"streamable-http"` / `"streamableHttp"`) must
-//! agree with that; the legacy `"sse"` transport is refused. Fields other
-//! than these are ignored (hosts add their own, such as `disabled`).
+//! agree with that; the legacy `"sse"` transport is refused. An entry with
+//! `"disabled": true` stays readable but is left out of
+//! [`Servers::connect_all`] and [`Servers::enabled`]. Other fields (hosts add
+//! their own) are kept, unread, for the application: [`Servers::extra`].
+//!
+//! # Connecting
+//!
+//! [`ServerConfig::connect`] starts or reaches one server and initializes a
+//! [`Client`](crate::Client) on it; [`Servers::connect_all`] does that for
+//! every enabled entry at once, with one result per entry.
 //!
 //! # Environment variables
 //!
@@ -84,24 +92,74 @@ pub enum ServerConfig {
 #[derive(Debug, Clone)]
 pub struct Servers {
     origin: String,
-    entries: BTreeMap<String, Result<ServerConfig, ConfigError>>,
+    entries: BTreeMap<String, Slot>,
 }
+
+/// One entry as read: its configuration or problem, and the fields this
+/// module does not interpret.
+#[derive(Debug, Clone)]
+struct Slot {
+    config: Result<ServerConfig, ConfigError>,
+    disabled: bool,
+    extra: Map<String, Value>,
+}
+
+/// The entry fields this module reads; any other is [`Servers::extra`].
+const KNOWN_FIELDS: [&str; 8] = [
+    "type", "command", "args", "env", "cwd", "url", "headers", "disabled",
+];
 
 impl Servers {
     /// The server named `name`.
     ///
     /// Fails with [`ConfigError::UnknownServer`] (listing the names there
     /// are) when the file has no such entry, and with the entry's own
-    /// [`ConfigError::Invalid`] when it is malformed.
+    /// [`ConfigError::Invalid`] when it is malformed. A disabled entry is
+    /// returned like any other: asking for it by name is taken as meaning
+    /// it (check [`is_disabled`](Servers::is_disabled) to refuse it).
     pub fn get(&self, name: &str) -> Result<ServerConfig, ConfigError> {
-        match self.entries.get(name) {
-            Some(entry) => entry.clone(),
-            None => Err(ConfigError::UnknownServer {
+        self.slot(name).and_then(|slot| slot.config.clone())
+    }
+
+    /// Whether the entry `name` says `"disabled": true` (`false` for a name
+    /// the file does not have).
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.entries.get(name).is_some_and(|slot| slot.disabled)
+    }
+
+    /// The fields of entry `name` that this module does not read (such as a
+    /// host's own `"timeout"` or `"autoApprove"`), for the application to
+    /// honour; `None` for a name the file does not have.
+    ///
+    /// ```
+    /// let servers = golem_mcp::config::parse(
+    ///     r#"{"mcpServers": {"git": {"command": "mcp-git", "autoApprove": ["git_status"]}}}"#,
+    ///     |_| None,
+    /// )?;
+    /// let extra = servers.extra("git").expect("the entry exists");
+    /// assert_eq!(extra["autoApprove"], serde_json::json!(["git_status"]));
+    /// # Ok::<(), golem_mcp::config::ConfigError>(())
+    /// ```
+    pub fn extra(&self, name: &str) -> Option<&Map<String, Value>> {
+        self.entries.get(name).map(|slot| &slot.extra)
+    }
+
+    /// The names of the entries that are not disabled, in sorted order.
+    pub fn enabled(&self) -> impl Iterator<Item = &str> {
+        self.entries
+            .iter()
+            .filter(|(_, slot)| !slot.disabled)
+            .map(|(name, _)| name.as_str())
+    }
+
+    fn slot(&self, name: &str) -> Result<&Slot, ConfigError> {
+        self.entries
+            .get(name)
+            .ok_or_else(|| ConfigError::UnknownServer {
                 origin: self.origin.clone(),
                 name: name.to_owned(),
                 available: self.entries.keys().cloned().collect(),
-            }),
-        }
+            })
     }
 
     /// The names of every entry, malformed ones included, in sorted order.
@@ -109,11 +167,12 @@ impl Servers {
         self.entries.keys().map(String::as_str)
     }
 
-    /// Every entry with its configuration or its problem, in name order.
+    /// Every entry (disabled ones included) with its configuration or its
+    /// problem, in name order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, Result<&ServerConfig, &ConfigError>)> {
         self.entries
             .iter()
-            .map(|(name, entry)| (name.as_str(), entry.as_ref()))
+            .map(|(name, slot)| (name.as_str(), slot.config.as_ref()))
     }
 
     /// How many entries the file has.
@@ -240,7 +299,7 @@ fn parse_from(
                 name,
                 env: &env,
             };
-            (name.clone(), reader.read(entry))
+            (name.clone(), reader.slot(entry))
         })
         .collect();
     Ok(Servers { origin, entries })
@@ -265,6 +324,36 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
             server: Some(self.name.to_owned()),
             field,
             problem: problem.into(),
+        }
+    }
+
+    fn slot(&self, entry: &Value) -> Slot {
+        let (disabled, extra) = match entry.as_object() {
+            Some(fields) => (
+                fields.get("disabled"),
+                fields
+                    .iter()
+                    .filter(|(key, _)| !KNOWN_FIELDS.contains(&key.as_str()))
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect(),
+            ),
+            None => (None, Map::new()),
+        };
+        let (disabled, config) = match disabled {
+            None | Some(Value::Null) => (false, self.read(entry)),
+            Some(Value::Bool(disabled)) => (*disabled, self.read(entry)),
+            Some(other) => (
+                false,
+                Err(self.invalid(
+                    "disabled",
+                    format!("expected true or false, found {}", kind_of(other)),
+                )),
+            ),
+        };
+        Slot {
+            config,
+            disabled,
+            extra,
         }
     }
 

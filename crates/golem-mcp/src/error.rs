@@ -101,6 +101,26 @@ pub enum Error {
         /// What is wrong and how to fix it.
         problem: String,
     },
+    /// A configuration file entry was malformed (from
+    /// [`Servers::connect_all`](crate::config::Servers::connect_all)).
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// An operation did not finish within the bound it was given (from
+    /// [`Servers::connect_all`](crate::config::Servers::connect_all)); what
+    /// it had started was stopped.
+    #[error(
+        "mcp: {operation}: no answer from the server within {after:?}{}",
+        describe_stderr_tail(.stderr_tail)
+    )]
+    Timeout {
+        /// The operation that ran out of time.
+        operation: String,
+        /// The bound.
+        after: std::time::Duration,
+        /// The end of what a stdio server wrote to stderr by then (empty
+        /// for HTTP, or when it wrote nothing or stderr was not captured).
+        stderr_tail: String,
+    },
     /// The server process could not be started.
     #[error("mcp: spawn {command:?}: {}", describe_spawn_error(.source))]
     Spawn {
@@ -110,6 +130,30 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+}
+
+/// How a timeout's message ends: the server's last stderr words, which
+/// usually say why it never answered, or the two likely causes.
+fn describe_stderr_tail(tail: &str) -> String {
+    match stderr_excerpt(tail) {
+        Some(excerpt) => format!("; its stderr ended with:\n{excerpt}"),
+        None => "; it may be stuck or slow to start (allow it more time)".to_owned(),
+    }
+}
+
+/// The last [`DISPLAYED_STDERR`] bytes of a stderr tail, `…` in front when
+/// cut; `None` when there is nothing but whitespace.
+fn stderr_excerpt(tail: &str) -> Option<String> {
+    let tail = tail.trim_end();
+    if tail.is_empty() {
+        return None;
+    }
+    let mut start = tail.len().saturating_sub(DISPLAYED_STDERR);
+    while !tail.is_char_boundary(start) {
+        start += 1;
+    }
+    let ellipsis = if start > 0 { "…" } else { "" };
+    Some(format!("{ellipsis}{}", &tail[start..]))
 }
 
 fn describe_spawn_error(error: &io::Error) -> String {
@@ -396,18 +440,10 @@ impl fmt::Display for ProcessExit {
             Some(status) => write!(f, "the server process exited ({status})")?,
             None => write!(f, "the server process closed its pipes but has not exited")?,
         }
-        let tail = self.stderr_tail.trim_end();
-        if tail.is_empty() {
-            if self.stderr_captured {
-                write!(f, "; it wrote nothing to stderr")?;
-            }
-        } else {
-            let mut start = tail.len().saturating_sub(DISPLAYED_STDERR);
-            while !tail.is_char_boundary(start) {
-                start += 1;
-            }
-            let ellipsis = if start > 0 { "…" } else { "" };
-            write!(f, "; its stderr ended with:\n{ellipsis}{}", &tail[start..])?;
+        match stderr_excerpt(&self.stderr_tail) {
+            Some(excerpt) => write!(f, "; its stderr ended with:\n{excerpt}")?,
+            None if self.stderr_captured => write!(f, "; it wrote nothing to stderr")?,
+            None => {}
         }
         if let Some(last) = self.skipped_stdout.last() {
             write!(

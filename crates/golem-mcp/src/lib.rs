@@ -43,6 +43,7 @@
 mod bridge;
 mod client;
 pub mod config;
+mod connect;
 mod connection;
 mod elicitation;
 mod error;

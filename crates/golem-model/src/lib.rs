@@ -163,6 +163,30 @@ impl ToolCall {
             arguments,
         })
     }
+
+    /// Builds a tool call from any serializable arguments (a
+    /// `serde_json::Value`, a struct), encoded compactly: for tests and for
+    /// models that produce parsed arguments. [`new`](Self::new) keeps a
+    /// model's own bytes and is the one adapters use.
+    ///
+    /// ```
+    /// use golem_model::ToolCall;
+    ///
+    /// let call = ToolCall::from_value("call_1", "search", &serde_json::json!({"q": "rust"}))?;
+    /// assert_eq!(call.arguments.get(), r#"{"q":"rust"}"#);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn from_value(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: &impl serde::Serialize,
+    ) -> Result<Self, serde_json::Error> {
+        Ok(Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: serde_json::value::to_raw_value(arguments)?,
+        })
+    }
 }
 
 impl PartialEq for ToolCall {
@@ -463,6 +487,27 @@ impl ModelError {
     /// The message, without the cause.
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+/// A provider's answer that is not the JSON it should be (or arguments that
+/// cannot be encoded), so that a model implementation can use `?` on
+/// `serde_json` calls and [`ToolCall::new`]; the JSON error is the
+/// `source()`.
+///
+/// ```
+/// fn parse(body: &str) -> Result<golem_model::ToolCall, golem_model::ModelError> {
+///     Ok(golem_model::ToolCall::new("call_1", "search", body)?)
+/// }
+/// let error = parse("{").expect_err("not JSON");
+/// assert!(error.to_string().starts_with("invalid JSON from the model provider"));
+/// ```
+impl From<serde_json::Error> for ModelError {
+    fn from(error: serde_json::Error) -> Self {
+        ModelError::with_source(
+            format!("invalid JSON from the model provider: {error}"),
+            error,
+        )
     }
 }
 

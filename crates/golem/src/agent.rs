@@ -34,7 +34,7 @@ type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send +
 ///     tool_timeout: Some(Duration::from_secs(30)),
 ///     ..AgentConfig::default()
 /// };
-/// assert_eq!(config.tool_retries, 0);
+/// assert_eq!(config.tool_retries, 1);
 /// ```
 pub struct AgentConfig<Deps> {
     /// The tools offered to the model, in this order. Names must be unique.
@@ -49,8 +49,11 @@ pub struct AgentConfig<Deps> {
     pub instructions: Option<String>,
     /// How many times, in one run, each tool may reject its arguments with a
     /// [`ModelRetry`] and have the model try again; a tool's own
-    /// [`Tool::max_retries`] replaces it for that tool. Default 0: correction
-    /// is off, and a tool's first `ModelRetry` fails the run.
+    /// [`Tool::max_retries`] replaces it for that tool. Default 1: a tool
+    /// that rejects its arguments (a bridged MCP tool answering `isError`,
+    /// such as a server's input-validation error) gives the model one
+    /// chance to correct them before the run fails; 0 turns correction
+    /// off, so the first `ModelRetry` fails the run.
     pub tool_retries: u32,
     /// How long one tool call may take when the tool sets no
     /// [`Tool::timeout`] of its own. Default: no limit.
@@ -70,7 +73,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             tools: Vec::new(),
             toolsets: Vec::new(),
             instructions: None,
-            tool_retries: 0,
+            tool_retries: 1,
             tool_timeout: None,
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,

@@ -51,12 +51,25 @@ pub use agent::{Agent, AgentConfig, DEFAULT_MAX_TURNS, RunOutput};
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
 
+// The re-exported crates are inlined, so that `cargo doc -p golem` gives
+// each its pages under `golem::` (a plain re-export of a crate only links
+// to the crate's own docs, which `--no-deps` does not build).
+
 /// Provider-neutral model types: the `golem-model` crate.
+#[doc(inline)]
 pub use golem_model as model;
 /// Agent tools: the `golem-tool` crate.
+#[doc(inline)]
 pub use golem_tool as tool;
 
 /// The Model Context Protocol client: the `golem-mcp` crate (cargo feature
 /// `mcp`, on by default).
 #[cfg(feature = "mcp")]
+#[doc(inline)]
 pub use golem_mcp as mcp;
+
+// The README's Rust examples, compiled (not run) as doc tests, so that the
+// quick start cannot drift from the API.
+#[cfg(all(doctest, feature = "mcp"))]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

@@ -396,29 +396,33 @@ async fn within_budget_a_rejection_goes_back_to_the_model_and_the_batch_still_ru
 }
 
 #[tokio::test]
-async fn by_default_the_first_rejection_fails_the_run_with_the_model_retry_as_source() {
+async fn by_default_one_correction_is_allowed_and_the_second_rejection_fails_the_run() {
     let calls = Arc::new(AtomicU32::new(0));
     let seen_retries = Arc::new(Mutex::new(Vec::new()));
     let model = ScriptedModel::new([
         tool_calls_response([call("c1", "picky", "{}")]),
+        tool_calls_response([call("c2", "picky", "{}")]),
         text_response("unreachable"),
     ]);
     let agent = text_agent(model.clone(), vec![picky(&calls, &seen_retries)]);
 
-    let error = agent.run((), "go").await.expect_err("correction is off");
+    let error = agent
+        .run((), "go")
+        .await
+        .expect_err("one correction, then the run fails");
 
     assert!(
         matches!(
             &error,
-            RunError::ToolRetriesExhausted { tool, call_id, attempts: 1, budget: 0, .. }
-                if tool == "picky" && call_id == "c1"
+            RunError::ToolRetriesExhausted { tool, call_id, attempts: 2, budget: 1, .. }
+                if tool == "picky" && call_id == "c2"
         ),
         "{error:?}"
     );
     assert_eq!(error.tool(), Some("picky"));
     let message = error.to_string();
     assert!(
-        message.contains("\"picky\"") && message.contains("attempt 1"),
+        message.contains("\"picky\"") && message.contains("attempt 2"),
         "{message}"
     );
     let retry = std::error::Error::source(&error)
@@ -427,6 +431,7 @@ async fn by_default_the_first_rejection_fails_the_run_with_the_model_retry_as_so
     assert_eq!(retry.reason(), "`n` is required");
     assert_eq!(error.find::<ModelRetry>(), Some(retry));
     assert_eq!(model.remaining(), 1, "the model was not asked again");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the tool ran twice");
 }
 
 #[tokio::test]

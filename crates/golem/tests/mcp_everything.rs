@@ -128,17 +128,10 @@ fn sum_script() -> ScriptedModel {
 }
 
 #[tokio::test]
-async fn with_a_budget_of_one_a_rejected_call_is_corrected() {
+async fn by_default_a_rejected_call_is_corrected() {
     let (client, tools) = connect().await;
     let model = sum_script();
-    let agent = agent(
-        model.clone(),
-        tools,
-        AgentConfig {
-            tool_retries: 1,
-            ..AgentConfig::default()
-        },
-    );
+    let agent = agent(model.clone(), tools, AgentConfig::default());
 
     let run = tokio::time::timeout(PATIENCE, agent.run((), "Add one and two."))
         .await
@@ -173,7 +166,11 @@ async fn with_a_budget_of_one_a_rejected_call_is_corrected() {
 async fn with_no_budget_a_rejected_call_fails_the_run_with_the_model_retry() {
     let (client, tools) = connect().await;
     let model = sum_script();
-    let agent = agent(model.clone(), tools, AgentConfig::default());
+    let config = AgentConfig {
+        tool_retries: 0,
+        ..AgentConfig::default()
+    };
+    let agent = agent(model.clone(), tools, config);
 
     let error = tokio::time::timeout(PATIENCE, agent.run((), "Add one and two."))
         .await

@@ -1,0 +1,147 @@
+//! From a configuration entry to an initialized [`Client`]: the spawn or
+//! connection, the handshake, and a bound on how long that may take.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::config::{ServerConfig, Servers};
+use crate::{Client, ClientConfig, Error, ServerStderr, StdioTransport};
+
+impl ServerConfig {
+    /// Starts (stdio) or reaches (HTTP) this server and initializes a client
+    /// on it with the default [`ClientConfig`].
+    ///
+    /// The handshake has no bound of its own: wrap the call in
+    /// [`tokio::time::timeout`], or use [`connect_with`](Self::connect_with)
+    /// through [`Servers::connect_all`], which bounds each server.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops the half-made client, which
+    /// ends a stdio server's process group.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), golem_mcp::Error> {
+    /// let servers = golem_mcp::config::load("mcp.json")?;
+    /// let client = servers.get("files")?.connect().await?;
+    /// println!("{} tools", client.list_tools().await?.len());
+    /// client.close().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect(&self) -> Result<Client, Error> {
+        self.connect_with(ClientConfig::default()).await
+    }
+
+    /// [`connect`](Self::connect) with the handlers and identity of `config`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe, as [`connect`](Self::connect).
+    pub async fn connect_with(&self, config: ClientConfig) -> Result<Client, Error> {
+        let (client, _) = self.client(config)?;
+        handshake(&client).await?;
+        Ok(client)
+    }
+
+    /// A client on a fresh transport, not yet initialized, and the handle on
+    /// a stdio server's stderr.
+    fn client(&self, config: ClientConfig) -> Result<(Client, Option<ServerStderr>), Error> {
+        Ok(match self {
+            ServerConfig::Stdio(stdio) => {
+                let transport = StdioTransport::spawn(stdio.clone())?;
+                let stderr = transport.stderr();
+                (Client::with_config(transport, config), Some(stderr))
+            }
+            #[cfg(feature = "http")]
+            ServerConfig::Http(http) => (
+                Client::with_config(crate::HttpTransport::new(http.clone())?, config),
+                None,
+            ),
+        })
+    }
+
+    /// [`connect_with`](Self::connect_with) within `timeout`; a server that
+    /// takes longer is stopped and reported with its stderr so far.
+    async fn connect_within(
+        &self,
+        config: ClientConfig,
+        timeout: Duration,
+    ) -> Result<Client, Error> {
+        let (client, stderr) = self.client(config)?;
+        match tokio::time::timeout(timeout, handshake(&client)).await {
+            Ok(result) => result.map(|()| client),
+            Err(_) => {
+                let _ = client.close().await;
+                Err(Error::Timeout {
+                    operation: "initialize".to_owned(),
+                    after: timeout,
+                    stderr_tail: stderr.map(|stderr| stderr.tail()).unwrap_or_default(),
+                })
+            }
+        }
+    }
+}
+
+/// `initialize`, closing the client when it fails: that reaps a stdio
+/// server now rather than when the last clone goes, and the handshake's
+/// error is the one worth reporting.
+async fn handshake(client: &Client) -> Result<(), Error> {
+    if let Err(error) = client.initialize().await {
+        let _ = client.close().await;
+        return Err(error);
+    }
+    Ok(())
+}
+
+impl Servers {
+    /// Connects every enabled entry at once (see
+    /// [`ServerConfig::connect_with`]), each with `config` and at most
+    /// `timeout` for its start and handshake, and returns one result per
+    /// entry, by name.
+    ///
+    /// Disabled entries (`"disabled": true`) are left out; a malformed entry
+    /// gets its [`ConfigError`](crate::config::ConfigError) as
+    /// [`Error::Config`]; a server that does not finish its handshake in
+    /// time gets [`Error::Timeout`] (with what a stdio server wrote to
+    /// stderr) and is stopped. One server's failure
+    /// does not affect the others.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: dropping the future drops every client made so far,
+    /// which ends their stdio servers.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use golem_mcp::ClientConfig;
+    ///
+    /// # async fn run() -> Result<(), golem_mcp::Error> {
+    /// let servers = golem_mcp::config::load("mcp.json")?;
+    /// for (name, result) in servers.connect_all(&ClientConfig::default(), Duration::from_secs(30)).await {
+    ///     match result {
+    ///         Ok(client) => println!("{name}: {} tools", client.list_tools().await?.len()),
+    ///         Err(error) => eprintln!("{name}: {error}"),
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_all(
+        &self,
+        config: &ClientConfig,
+        timeout: Duration,
+    ) -> BTreeMap<String, Result<Client, Error>> {
+        let connects = self.enabled().map(|name| async move {
+            let result = match self.get(name) {
+                Ok(server) => server.connect_within(config.clone(), timeout).await,
+                Err(error) => Err(Error::Config(error)),
+            };
+            (name.to_owned(), result)
+        });
+        futures_util::future::join_all(connects)
+            .await
+            .into_iter()
+            .collect()
+    }
+}

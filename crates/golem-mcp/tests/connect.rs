@@ -1,0 +1,114 @@
+//! From an `mcpServers` file to initialized clients: `ServerConfig::connect`
+//! and `Servers::connect_all` against the reference server, with a
+//! disabled, a malformed and a hanging entry beside it.
+
+mod support;
+
+use std::time::Duration;
+
+use golem_mcp::config::{self, ConfigError};
+use golem_mcp::{ClientConfig, Error};
+use support::{read_pid, scratch_path, server_everything, until_gone};
+
+fn file(hang_pid: &std::path::Path) -> String {
+    serde_json::json!({"mcpServers": {
+        "everything": {"command": server_everything(), "args": ["stdio"], "timeoutMs": 5000},
+        "off": {"command": "/nonexistent/never-started", "disabled": true},
+        "broken": {"command": "x", "env": {"TOKEN": "${GOLEM_TEST_UNSET_VARIABLE}"}},
+        "hangs": {"command": "sh", "args": ["-c", format!(
+            "echo $$ > {}; echo 'could not bind port 8080' >&2; exec sleep 100",
+            hang_pid.display()
+        )]},
+    }})
+    .to_string()
+}
+
+#[tokio::test]
+async fn one_entry_connects_and_is_initialized() {
+    let servers = config::parse(&file(&scratch_path("unused")), |_| None).expect("a valid file");
+    let client = servers
+        .get("everything")
+        .expect("a valid entry")
+        .connect()
+        .await
+        .expect("connected");
+    assert!(client.server().is_some(), "initialize ran");
+    assert!(!client.list_tools().await.expect("tools").is_empty());
+    client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn connect_all_gives_one_result_per_enabled_entry() {
+    let hang_pid = scratch_path("hang.pid");
+    let servers = config::parse(&file(&hang_pid), |_| None).expect("a valid file");
+    assert!(servers.is_disabled("off"));
+    assert_eq!(
+        servers.enabled().collect::<Vec<_>>(),
+        ["broken", "everything", "hangs"]
+    );
+    assert_eq!(
+        servers.extra("everything").expect("entry")["timeoutMs"],
+        5000,
+        "fields the format does not define are kept for the application"
+    );
+
+    let mut results = servers
+        .connect_all(&ClientConfig::default(), Duration::from_secs(3))
+        .await;
+    assert_eq!(
+        results.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["broken", "everything", "hangs"],
+        "the disabled entry is not started"
+    );
+
+    let everything = results
+        .remove("everything")
+        .expect("result")
+        .expect("connected");
+    assert!(!everything.list_tools().await.expect("tools").is_empty());
+
+    match results.remove("broken").expect("result") {
+        Err(Error::Config(ConfigError::Invalid { field, .. })) => {
+            assert_eq!(field, "mcpServers.broken.env.TOKEN");
+        }
+        other => panic!("expected the entry's config error, got {other:?}"),
+    }
+
+    match results.remove("hangs").expect("result") {
+        Err(error @ Error::Timeout { .. }) => {
+            let Error::Timeout { stderr_tail, .. } = &error else {
+                unreachable!()
+            };
+            assert!(
+                stderr_tail.contains("could not bind port 8080"),
+                "{stderr_tail:?}"
+            );
+            let message = error.to_string();
+            assert!(message.starts_with("mcp: initialize: no answer from the server within 3s"));
+            assert!(message.contains("its stderr ended with:\ncould not bind port 8080"));
+        }
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    let pid = read_pid(&hang_pid);
+    assert!(
+        until_gone(pid, Duration::from_secs(10)).await,
+        "the server that timed out was stopped"
+    );
+    everything.close().await.expect("closed");
+}
+
+#[test]
+fn disabled_must_be_a_boolean() {
+    let servers = config::parse(
+        r#"{"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}"#,
+        |_| None,
+    )
+    .expect("a valid file");
+    match servers.get("a") {
+        Err(ConfigError::Invalid { field, problem, .. }) => {
+            assert_eq!(field, "mcpServers.a.disabled");
+            assert_eq!(problem, "expected true or false, found a string");
+        }
+        other => panic!("expected an invalid entry, got {other:?}"),
+    }
+}
