@@ -17,7 +17,7 @@ use crate::elicit::Elicitor;
 use crate::failure::{Exit, Failure, describe};
 use crate::feedback::{Console, Feedback};
 use crate::render;
-use crate::trace::Traced;
+use crate::trace::traced;
 
 /// How long ending the session may take after the command's work is done,
 /// at most: `--timeout` bounds the whole command, so closing gets only what
@@ -168,7 +168,7 @@ fn connect(target: Target, config: ClientConfig, verbose: bool) -> Result<Client
         Target::Stdio(stdio) => {
             let transport = StdioTransport::spawn(stdio).map_err(mcp)?;
             if verbose {
-                Client::with_config(Traced::new(transport), config)
+                Client::with_config(traced(transport), config)
             } else {
                 Client::with_config(transport, config)
             }
@@ -176,7 +176,7 @@ fn connect(target: Target, config: ClientConfig, verbose: bool) -> Result<Client
         Target::Http(http) => {
             let transport = HttpTransport::new(http).map_err(mcp)?;
             if verbose {
-                Client::with_config(Traced::new(transport), config)
+                Client::with_config(traced(transport), config)
             } else {
                 Client::with_config(transport, config)
             }

@@ -1,48 +1,25 @@
 //! `-v`'s protocol trace: every message, as sent and as received, on stderr.
 
-use std::future::Future;
 use std::io::Write;
 
-use golem_mcp::{Inbound, Outgoing, Transport, TransportError};
+use golem_mcp::{Observed, Transport, WireEvent};
 
 /// The longest part of a message the trace shows; the rest is counted.
 const SHOWN_BYTES: usize = 4096;
 
-/// A transport that writes each message it carries to stderr, `→` for
-/// messages to the server, `←` for messages from it and `×` for a
-/// request whose answer the transport lost.
-#[derive(Debug)]
-pub struct Traced<T> {
-    inner: T,
+/// `inner`, writing each message it carries to stderr: `→` for messages
+/// to the server, `←` for messages from it and `×` for a request whose
+/// answer the transport lost.
+pub fn traced<T: Transport>(inner: T) -> Observed<T, fn(WireEvent<'_>)> {
+    Observed::new(inner, trace_event)
 }
 
-impl<T> Traced<T> {
-    /// Traces `inner`'s messages.
-    pub fn new(inner: T) -> Self {
-        Traced { inner }
-    }
-}
-
-impl<T: Transport> Transport for Traced<T> {
-    fn send(&self, message: Outgoing) -> impl Future<Output = Result<(), TransportError>> + Send {
-        trace("→", message.body());
-        self.inner.send(message)
-    }
-
-    async fn recv(&self) -> Result<Inbound, TransportError> {
-        let received = self.inner.recv().await?;
-        match &received {
-            Inbound::Message(message) => trace("←", message),
-            Inbound::RequestFailed { id, error } => {
-                trace("×", format!("request {id}: {error}").as_bytes());
-            }
-            _ => {}
-        }
-        Ok(received)
-    }
-
-    fn close(&self) -> impl Future<Output = Result<(), TransportError>> + Send {
-        self.inner.close()
+fn trace_event(event: WireEvent<'_>) {
+    match event {
+        WireEvent::Sent(message) => trace("→", message.body()),
+        WireEvent::Received(message) => trace("←", message),
+        WireEvent::Lost { id, error } => trace("×", format!("request {id}: {error}").as_bytes()),
+        _ => {}
     }
 }
 

@@ -132,6 +132,22 @@ pub enum Error {
     },
 }
 
+/// `error`'s message, followed by its innermost cause's when that says
+/// something more ("error sending request: Connection refused (os error
+/// 111)"), so that a one-line message names what actually went wrong.
+fn with_root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut root = error;
+    while let Some(source) = root.source() {
+        root = source;
+    }
+    let (top, bottom) = (error.to_string(), root.to_string());
+    if std::ptr::addr_eq(root, error) || top.contains(&bottom) {
+        top
+    } else {
+        format!("{top}: {bottom}")
+    }
+}
+
 /// How a timeout's message ends: the server's last stderr words, which
 /// usually say why it never answered, or the two likely causes.
 fn describe_stderr_tail(tail: &str) -> String {
@@ -267,8 +283,9 @@ pub enum TransportError {
     #[error("{0}")]
     HttpStatus(Box<HttpStatusError>),
     /// An HTTP request failed before an answer (connection refused, reset,
-    /// TLS failure, ...).
-    #[error("{context}: {source}")]
+    /// TLS failure, ...). The message ends with the root cause (the HTTP
+    /// client's own message says little: "error sending request").
+    #[error("{context}: {}", with_root_cause(&**.source))]
     Http {
         /// What the transport was doing, e.g. `POST`.
         context: &'static str,
@@ -404,11 +421,49 @@ impl fmt::Display for HttpStatusError {
                 f,
                 " (the server no longer knows this session; initialize a new client)"
             )?;
+        } else if self.status == 401 {
+            write!(
+                f,
+                " (the server requires authorization: send a token in an \
+                 \"Authorization: Bearer …\" header)"
+            )?;
         }
-        if !self.body_excerpt.is_empty() {
-            write!(f, ": {}", self.body_excerpt)?;
+        let excerpt = one_line(&self.body_excerpt, DISPLAYED_BODY);
+        if !excerpt.is_empty() {
+            write!(f, ": {excerpt}")?;
         }
         Ok(())
+    }
+}
+
+/// How much of an HTTP error body a message shows (the full excerpt stays
+/// in [`HttpStatusError::body_excerpt`]).
+const DISPLAYED_BODY: usize = 200;
+
+/// `body` as one line of at most `limit` characters: markup tags dropped
+/// (an error page's text is what says something), whitespace runs made one
+/// space, `…` where it was cut.
+fn one_line(body: &str, limit: usize) -> String {
+    let mut text = String::with_capacity(body.len().min(limit * 4));
+    let mut in_tag = false;
+    let markup = body.trim_start().starts_with('<');
+    for c in body.chars() {
+        match c {
+            '<' if markup => in_tag = true,
+            '>' if markup && in_tag => {
+                in_tag = false;
+                text.push(' ');
+            }
+            _ if in_tag => {}
+            c if c.is_whitespace() => text.push(' '),
+            c => text.push(c),
+        }
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let line = words.join(" ");
+    match line.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
     }
 }
 
@@ -453,5 +508,66 @@ impl fmt::Display for ProcessExit {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16, body: &str) -> HttpStatusError {
+        HttpStatusError {
+            status,
+            url: "http://127.0.0.1:1/mcp".to_owned(),
+            body_excerpt: body.to_owned(),
+            session_expired: false,
+            www_authenticate: None,
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn a_401_says_how_to_authorize() {
+        assert_eq!(
+            status(401, "").to_string(),
+            "HTTP 401 from http://127.0.0.1:1/mcp (the server requires authorization: send a \
+             token in an \"Authorization: Bearer …\" header)"
+        );
+    }
+
+    #[test]
+    fn a_body_shows_as_one_short_line() {
+        assert_eq!(
+            status(
+                404,
+                "<!DOCTYPE html>\n<html>\n  <h1>Not   Found</h1>\n</html>"
+            )
+            .to_string(),
+            "HTTP 404 from http://127.0.0.1:1/mcp: Not Found"
+        );
+        assert_eq!(
+            status(500, "line one\n\tline two").to_string(),
+            "HTTP 500 from http://127.0.0.1:1/mcp: line one line two"
+        );
+        let long = status(500, &"é".repeat(300)).to_string();
+        assert!(
+            long.ends_with(&format!("{}…", "é".repeat(DISPLAYED_BODY))),
+            "{long}"
+        );
+        // Not markup: a '<' in plain text stays.
+        assert_eq!(
+            status(400, "a < b").to_string(),
+            "HTTP 400 from http://127.0.0.1:1/mcp: a < b"
+        );
+    }
+
+    #[test]
+    fn the_root_cause_ends_the_message_once() {
+        let io = io::Error::new(io::ErrorKind::ConnectionRefused, "Connection refused");
+        let error = TransportError::Http {
+            context: "POST",
+            source: Box::new(io),
+        };
+        assert_eq!(error.to_string(), "POST: Connection refused");
     }
 }

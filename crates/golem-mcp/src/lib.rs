@@ -18,6 +18,8 @@
 //!   [`McpToolset`] keeps them current as the server changes them.
 //! - [`config`] reads the `mcpServers` files desktop MCP hosts use into
 //!   transport configurations.
+//! - [`Observed`] wraps any transport to show every message on the wire
+//!   (to a closure, or as `tracing` events).
 //! - [`Error`] says which operation failed and why; a server's JSON-RPC error
 //!   is the typed [`ProtocolError`].
 //!
@@ -55,6 +57,7 @@ mod jsonrpc;
 pub mod memory;
 mod model_sampling;
 mod notifications;
+mod observe;
 mod protocol;
 mod roots;
 mod sampling;
@@ -75,6 +78,7 @@ pub use http::{HttpConfig, HttpTransport, ResumePolicy};
 pub use jsonrpc::ProtocolError;
 pub use model_sampling::{ModelSampling, sampling_with_model};
 pub use notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
+pub use observe::{Observed, WireEvent};
 pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
 pub use roots::Root;
 pub use sampling::{

@@ -612,6 +612,16 @@ async fn a_500_with_html_is_a_status_error_with_a_bounded_excerpt() {
         status.body_excerpt
     );
     assert!(status.body_excerpt.len() <= 1024);
+    let shown = status.to_string();
+    let (_, body) = shown.split_once(": ").expect("the body follows");
+    assert!(
+        body.starts_with("Internal Server Error xxx") && body.ends_with('…'),
+        "the page's text, not its markup: {shown}"
+    );
+    assert!(
+        !shown.contains('\n') && body.chars().count() <= 201,
+        "{shown}"
+    );
     assert!(!error.is_session_expired());
     // The session is intact: the next call works.
     assert_eq!(
@@ -872,6 +882,12 @@ async fn a_server_that_is_not_there_fails_fast() {
         "{error:?}"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
+    let message = error.to_string();
+    assert!(
+        message.starts_with("mcp: initialize: POST: ")
+            && message.ends_with("Connection refused (os error 111)"),
+        "the message ends with the root cause: {message}"
+    );
 }
 
 #[tokio::test]
