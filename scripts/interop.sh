@@ -202,11 +202,19 @@ common_checks() {
 }
 
 unknown_tool_is_a_json_rpc_error() {
+  # The Python peer answers an unknown tool with the JSON-RPC error -32602; golem-mcp
+  # sees the tool is not listed: exit 2, as for an isError answer.
   run call no-such-tool "$@"
+  expect_status 2
+  expect_stdout ""
+  expect_stderr_line 'the server has no tool named "no-such-tool" \(it answered: "Unknown tool: no-such-tool"\); it offers: echo, add, '
+  verdict "unknown tool (JSON-RPC error): exit 2 with the server's words and its tool list"
+
+  run call refuse "$@"
   expect_status 3
   expect_stdout ""
-  expect_stderr_line 'tools/call no-such-tool: the server answered with an error: Unknown tool: no-such-tool \(JSON-RPC error -32602\)'
-  verdict "unknown tool: exit 3 with the server's message"
+  expect_stderr_line 'tools/call refuse: the server answered with an error: refused: this tool never runs \(JSON-RPC error -32602\)'
+  verdict "a listed tool refused with a JSON-RPC error: exit 3 with the server's message"
 }
 
 unknown_tool_is_reported_as_is_error() {
@@ -355,6 +363,7 @@ PY_TOOLS="echo
 add
 slow
 fail
+refuse
 ask_model
 ask_user
 chatty"
@@ -480,7 +489,8 @@ Notes:
   tool missing from `tools/list` and exits 2 with the server's words and the
   tools there are. The Python peer answers with the JSON-RPC error (its
   `call_tool` is overridden for that, the SDK's default being `isError`):
-  exit 3 with the server's message.
+  the same exit 2 and list. A JSON-RPC error for a tool the server lists
+  (the Python peer's `refuse`) exits 3 with the server's message.
 - JSON answers (`application/json`) carry one message per request, so
   progress notifications have no way to arrive; the call itself is checked.
 - `--timeout` over stdio also checks that the server process is gone once

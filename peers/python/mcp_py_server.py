@@ -11,8 +11,10 @@ Usage (with peers/.venv/bin/python):
 The HTTP endpoint is http://127.0.0.1:PORT/mcp.
 
 A call to an unknown tool is answered with the JSON-RPC error the MCP specification shows
-for it (-32602 "Unknown tool: NAME"); the SDK's own default is an isError result. The
-interop suite (scripts/interop.sh) relies on this to check golem-mcp's exit status 3.
+for it (-32602 "Unknown tool: NAME"); the SDK's own default is an isError result. The tool
+``refuse`` is listed but always answered with a JSON-RPC error (-32602 "refused: ..."). The
+interop suite (scripts/interop.sh) relies on both: golem-mcp exits 2 for the first (a tool
+the server does not list) and 3 for the second.
 """
 
 import argparse
@@ -33,6 +35,8 @@ class SpecServer(MCPServer):
     async def call_tool(self, name, arguments, context=None):
         if name not in {tool.name for tool in await self.list_tools()}:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+        if name == "refuse":
+            raise MCPError(code=INVALID_PARAMS, message="refused: this tool never runs")
         return await super().call_tool(name, arguments, context)
 
 
@@ -64,6 +68,12 @@ async def slow(steps: int, ctx: Context, delay: float = 0.1) -> str:
 def fail(reason: str = "requested failure") -> str:
     """Always fail: the SDK turns ToolError into a result with isError=true and text=reason."""
     raise ToolError(reason)
+
+
+@mcp.tool()
+def refuse() -> str:
+    """Listed, but every call is answered with a JSON-RPC error (see SpecServer)."""
+    return "unreachable"
 
 
 class Contact(BaseModel):

@@ -31,7 +31,8 @@ cannot ask it for completions. The server's log messages are printed on stderr a
 `golem-mcp: server log [LEVEL] LOGGER: TEXT` (--quiet hides them).
 
 Exit status: 0 success; 1 the tool answered isError (its text is still printed);
-2 usage error; 3 JSON-RPC error; 4 transport, process or HTTP failure; 5 timeout.
+2 usage error (an unknown tool included); 3 JSON-RPC error; 4 transport, process or
+HTTP failure; 5 timeout; 130 interrupted (Ctrl-C).
 
 Examples:
   golem-mcp list -- npx -y @modelcontextprotocol/server-everything
@@ -500,6 +501,42 @@ fn is_token_byte(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&byte)
 }
 
+/// Whether a word given where JSON was expected looks like a program name
+/// or path (`npx`, `./server`, `uvx`) rather than mistyped JSON.
+fn looks_like_a_command(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "./_-@:".contains(c))
+        && !matches!(text, "true" | "false" | "null")
+        && text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '.' || c == '/')
+}
+
+/// For a command line clap refused because of an unexpected word, when it
+/// has no `--`: the server's command was probably meant, and belongs after
+/// `--` (`golem-mcp list npx -y server` → `golem-mcp list -- npx -y server`).
+pub fn missing_separator_tip(
+    error: &clap::Error,
+    args: impl IntoIterator<Item = String>,
+) -> Option<String> {
+    use clap::error::ErrorKind;
+    if !matches!(
+        error.kind(),
+        ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand
+    ) {
+        return None;
+    }
+    let args: Vec<String> = args.into_iter().skip(1).collect();
+    if args.iter().any(|arg| arg == "--") {
+        return None;
+    }
+    Some(
+        "tip: the server's command goes last, after --, e.g. \
+         golem-mcp list -- npx -y @modelcontextprotocol/server-everything"
+            .to_owned(),
+    )
+}
+
 /// `ARGS_JSON`, or stdin for `-`: a JSON object, kept byte for byte.
 pub fn read_arguments(args_json: &str, mut stdin: impl Read) -> Result<Box<RawValue>, Failure> {
     let (text, from) = if args_json == "-" {
@@ -521,10 +558,17 @@ pub fn read_arguments(args_json: &str, mut stdin: impl Read) -> Result<Box<RawVa
         )));
     }
     let arguments = RawValue::from_string(text.to_owned()).map_err(|error| {
-        Failure::usage(format!(
+        let mut message = format!(
             "{from} is not valid JSON ({error}); give an object in single quotes, e.g. \
              '{{\"message\": \"hi\"}}'"
-        ))
+        );
+        if looks_like_a_command(text) {
+            message.push_str(&format!(
+                "; if {text:?} is the server's command, put -- before it: \
+                 golem-mcp call TOOL [ARGS_JSON] -- {text} ..."
+            ));
+        }
+        Failure::usage(message)
     })?;
     if !arguments.get().starts_with('{') {
         return Err(Failure::usage(format!(

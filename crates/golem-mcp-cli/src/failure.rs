@@ -19,6 +19,8 @@ pub enum Exit {
     Transport = 4,
     /// `--timeout` ran out.
     Timeout = 5,
+    /// Ctrl-C (SIGINT) ended the command; 128 + 2, as shells report it.
+    Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {

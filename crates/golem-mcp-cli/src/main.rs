@@ -10,7 +10,7 @@
 //! `SERVER` is `--url URL [-H 'Name: value']...`, `[-e KEY=VALUE]...
 //! [--cwd DIR] -- COMMAND [ARGS...]`, or `--config FILE --server NAME`.
 //! Exit status: 0 success, 1 the tool answered `isError`, 2 usage error,
-//! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout
+//! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout, 130 Ctrl-C
 //! (ADR 0005). It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
 //! messages on stderr, and declares no sampling capability.
@@ -34,7 +34,16 @@ use crate::failure::{Exit, Failure};
 
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0.
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            if let Some(tip) = cli::missing_separator_tip(&error, std::env::args()) {
+                eprintln!("\n{tip}");
+            }
+            return ExitCode::from(error.exit_code().clamp(0, 255) as u8);
+        }
+    };
     let stdin_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let plan = match Plan::from_cli(cli, std::io::stdin().lock(), stdin_is_terminal) {
         Ok(plan) => plan,
@@ -65,14 +74,14 @@ fn main() -> ExitCode {
 }
 
 /// `-v`: the client library's own log lines (spawns, skipped stdout lines,
-/// refused server requests, ...) on stderr, next to the protocol trace.
+/// refused server requests, ...) on stderr, next to the protocol trace and
+/// in its style: `golem-mcp: · spawned stdio server (command: npx, pid: 42)`.
 fn trace_library_logs() {
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let layer = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .without_time()
-        .with_ansi(false);
+        .event_format(trace::LogLine);
     let only_ours =
         tracing_subscriber::filter::Targets::new().with_target("golem_mcp", tracing::Level::DEBUG);
     let _ = tracing_subscriber::registry()

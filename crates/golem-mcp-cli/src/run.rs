@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use golem_mcp::{
     CallResult, Client, ClientConfig, HttpTransport, LogLevel, Notifications, ServerNotification,
-    StdioTransport,
+    ServerStderr, StdioTransport,
 };
 
 use crate::cli::{Action, Plan, Target};
@@ -24,6 +24,8 @@ use crate::trace::traced;
 /// is left of it. Past that the server's process group is killed (when the
 /// runtime drops the transport's shutdown task).
 const CLOSE_LIMIT: Duration = Duration::from_secs(2);
+/// How many lines of a silent server's stderr a timeout message shows.
+const STDERR_LINES_SHOWN: usize = 20;
 /// How many tool names an "unknown tool" message lists.
 const NAMES_SHOWN: usize = 20;
 /// While the user answers a prompt the deadline moves; how often it is
@@ -39,8 +41,8 @@ pub async fn execute(plan: Plan) -> Exit {
     if let Some(roots) = plan.roots.clone() {
         config = config.with_roots(roots);
     }
-    let client = match connect(plan.target, config, plan.verbose) {
-        Ok(client) => client,
+    let (client, server_stderr) = match connect(plan.target, config, plan.verbose) {
+        Ok(connected) => connected,
         Err(failure) => {
             feedback.finish();
             return failure.report();
@@ -58,7 +60,23 @@ pub async fn execute(plan: Plan) -> Exit {
         &mut feedback,
     );
     let relay = relay_logs(&mut notifications, &console, plan.quiet);
-    let outcome = within(started + plan.timeout, &console, alongside(job, relay)).await;
+    let bounded = within(started + plan.timeout, &console, alongside(job, relay));
+    // Ctrl-C ends the command here rather than killing it: the spinner is
+    // cleared, the user is told what was interrupted, and dropping the
+    // client ends the server, whose own process group the terminal's
+    // SIGINT does not reach.
+    let outcome = tokio::select! {
+        outcome = bounded => outcome,
+        _ = tokio::signal::ctrl_c() => {
+            feedback.finish();
+            drop(client);
+            return Failure::new(
+                Exit::Interrupted,
+                format!("interrupted while {}; the server was stopped", feedback.current_stage()),
+            )
+            .report();
+        }
+    };
     // What arrived before the answer is printed before the session ends.
     drain_logs(&mut notifications, &console, plan.quiet).await;
     feedback.finish();
@@ -72,10 +90,11 @@ pub async fn execute(plan: Plan) -> Exit {
         Err(_elapsed) => {
             let failure = Failure::new(
                 Exit::Timeout,
-                format!(
-                    "timed out after {} s while {}; raise --timeout if the server needs longer",
-                    plan.timeout.as_secs_f64(),
-                    feedback.current_stage()
+                timeout_message(
+                    plan.timeout,
+                    feedback.current_stage(),
+                    client.server().is_some(),
+                    server_stderr.as_ref(),
                 ),
             );
             // No time is left to close: dropping the client kills the
@@ -160,28 +179,63 @@ fn show(notification: &ServerNotification, console: &Console, quiet: bool) {
     }
 }
 
-/// Starts the stdio server or prepares the HTTP transport. Nothing is sent
-/// yet.
-fn connect(target: Target, config: ClientConfig, verbose: bool) -> Result<Client, Failure> {
+/// Starts the stdio server (keeping a handle on its stderr for messages)
+/// or prepares the HTTP transport. Nothing is sent yet.
+fn connect(
+    target: Target,
+    config: ClientConfig,
+    verbose: bool,
+) -> Result<(Client, Option<ServerStderr>), Failure> {
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
     Ok(match target {
         Target::Stdio(stdio) => {
             let transport = StdioTransport::spawn(stdio).map_err(mcp)?;
-            if verbose {
+            let stderr = transport.stderr();
+            let client = if verbose {
                 Client::with_config(traced(transport), config)
             } else {
                 Client::with_config(transport, config)
-            }
+            };
+            (client, Some(stderr))
         }
         Target::Http(http) => {
             let transport = HttpTransport::new(http).map_err(mcp)?;
-            if verbose {
+            let client = if verbose {
                 Client::with_config(traced(transport), config)
             } else {
                 Client::with_config(transport, config)
-            }
+            };
+            (client, None)
         }
     })
+}
+
+/// What a timeout says: what was being done and, for a server that never
+/// answered `initialize`, what it wrote to stderr meanwhile (usually why:
+/// a port in use, a missing key) instead of advice to wait longer.
+fn timeout_message(
+    timeout: Duration,
+    stage: &str,
+    initialized: bool,
+    stderr: Option<&ServerStderr>,
+) -> String {
+    let head = format!("timed out after {} s while {stage}", timeout.as_secs_f64());
+    if initialized {
+        return format!("{head}; raise --timeout if the server needs longer");
+    }
+    let tail = stderr.map(ServerStderr::tail).unwrap_or_default();
+    let tail = tail.trim_end();
+    if tail.is_empty() {
+        format!(
+            "{head}: the server never answered initialize; check that the command starts an \
+             MCP server speaking on stdin/stdout (or the URL is its MCP endpoint), or raise \
+             --timeout if it is slow to start"
+        )
+    } else {
+        let lines: Vec<&str> = tail.lines().collect();
+        let shown = lines[lines.len().saturating_sub(STDERR_LINES_SHOWN)..].join("\n");
+        format!("{head}: the server never answered initialize; its stderr ended with:\n{shown}")
+    }
 }
 
 async fn work(
@@ -224,10 +278,23 @@ async fn work(
         Action::Call { tool, arguments } => {
             feedback.stage(format!("calling {tool}"));
             let mut on_progress = |report: golem_mcp::Progress| feedback.progress(&report);
-            let raw = client
+            let raw = match client
                 .call_tool_raw(tool, arguments, Some(&mut on_progress))
                 .await
-                .map_err(mcp)?;
+            {
+                Ok(raw) => raw,
+                Err(error) => {
+                    // Servers differ in how they refuse an unknown tool:
+                    // `isError` (below) or a JSON-RPC error such as -32602.
+                    // Either way, a name the server does not list is a
+                    // usage error naming the tools there are.
+                    if let Some(refusal) = error.protocol_error() {
+                        feedback.stage(format!("checking that {tool} exists"));
+                        check_tool_exists(client, tool, &refusal.message).await?;
+                    }
+                    return Err(mcp(error));
+                }
+            };
             let result: CallResult = serde_json::from_str(raw.get()).map_err(|error| {
                 Failure::new(
                     Exit::Transport,
@@ -236,7 +303,7 @@ async fn work(
             })?;
             if result.is_error {
                 feedback.stage(format!("checking that {tool} exists"));
-                check_tool_exists(client, tool, &result).await?;
+                check_tool_exists(client, tool, &result.text()).await?;
             }
             feedback.finish();
             if json {
@@ -275,15 +342,11 @@ async fn set_log_level(client: &Client, level: LogLevel, console: &Console) {
     }
 }
 
-/// After an `isError` answer: many servers report an unknown tool that way
-/// rather than with the JSON-RPC error the specification asks for. If the
+/// After a refused call (`isError`, which is how many servers report an
+/// unknown tool, or a JSON-RPC error, which is how others do): if the
 /// server does not list the tool, that is a usage error (exit 2) saying
 /// which tools there are. If listing fails, the answer stands.
-async fn check_tool_exists(
-    client: &Client,
-    tool: &str,
-    result: &CallResult,
-) -> Result<(), Failure> {
+async fn check_tool_exists(client: &Client, tool: &str, answer: &str) -> Result<(), Failure> {
     let tools = match client.list_tools().await {
         Ok(tools) => tools,
         Err(error) => {
@@ -294,7 +357,6 @@ async fn check_tool_exists(
     if tools.iter().any(|listed| listed.name == tool) {
         return Ok(());
     }
-    let answer = result.text();
     let answer = answer.lines().next().unwrap_or_default();
     let offers = if tools.is_empty() {
         "it lists no tools".to_owned()

@@ -1,4 +1,5 @@
-//! `-v`'s protocol trace: every message, as sent and as received, on stderr.
+//! `-v`'s protocol trace: every message, as sent and as received, on stderr;
+//! and the library's log lines in the same style.
 
 use std::io::Write;
 
@@ -27,6 +28,71 @@ fn trace(direction: &str, message: &[u8]) {
     let line = shown(message);
     // A trace line that cannot be written is not worth failing the command.
     let _ = writeln!(std::io::stderr().lock(), "golem-mcp: {direction} {line}");
+}
+
+/// The library's log events as `-v` lines: `golem-mcp: · ` then the
+/// message (without the library's `mcp: ` prefix), its fields in
+/// parentheses, and the level when it is a warning or worse.
+pub struct LogLine;
+
+impl<S, N> tracing_subscriber::fmt::FormatEvent<S, N> for LogLine
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    N: for<'a> tracing_subscriber::fmt::FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        _context: &tracing_subscriber::fmt::FmtContext<'_, S, N>,
+        mut writer: tracing_subscriber::fmt::format::Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let level = *event.metadata().level();
+        let severity = if level <= tracing::Level::WARN {
+            format!("{}: ", level.as_str().to_lowercase())
+        } else {
+            String::new()
+        };
+        let message = fields
+            .message
+            .strip_prefix("mcp: ")
+            .unwrap_or(&fields.message);
+        write!(writer, "golem-mcp: · {severity}{message}")?;
+        if !fields.pairs.is_empty() {
+            write!(writer, " ({})", fields.pairs.join(", "))?;
+        }
+        writeln!(writer)
+    }
+}
+
+/// An event's message and its other fields as `name: value`.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    pairs: Vec<String>,
+}
+
+impl tracing::field::Visit for Fields {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.message = value.to_owned();
+        } else {
+            self.pairs.push(format!("{}: {value}", field.name()));
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        // `%value` fields and the message arrive here already formatted
+        // with Display; only `?value` fields would show Rust syntax, and
+        // the library uses none.
+        let shown = format!("{value:?}");
+        if field.name() == "message" {
+            self.message = shown;
+        } else {
+            self.pairs.push(format!("{}: {shown}", field.name()));
+        }
+    }
 }
 
 /// The message as text, cut after [`SHOWN_BYTES`] (at a character boundary).

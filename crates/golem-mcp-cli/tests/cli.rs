@@ -207,6 +207,7 @@ fn list_over_http_accepts_options_before_and_after_the_subcommand() {
                 "add",
                 "slow",
                 "fail",
+                "refuse",
                 "ask_model",
                 "ask_user",
                 "chatty"
@@ -219,7 +220,7 @@ fn list_over_http_accepts_options_before_and_after_the_subcommand() {
         .success();
     assert_eq!(
         String::from_utf8_lossy(&plain.get_output().stdout),
-        "echo\nadd\nslow\nfail\nask_model\nask_user\nchatty\n"
+        "echo\nadd\nslow\nfail\nrefuse\nask_model\nask_user\nchatty\n"
     );
 }
 
@@ -528,18 +529,35 @@ fn a_tool_the_server_does_not_list_is_a_usage_error_naming_its_tools() {
 
 #[test]
 fn a_json_rpc_error_exits_3_with_the_servers_message() {
-    // The Python peer answers an unknown tool with the JSON-RPC error -32602.
+    // The Python peer lists `refuse` and answers every call of it with a
+    // JSON-RPC error.
     golem_mcp()
-        .args(["call", "no-such-tool"])
+        .args(["call", "refuse"])
         .args(python_stdio())
         .assert()
         .code(3)
         .stdout("")
         .stderr(
-            predicate::str::contains("tools/call no-such-tool: the server answered with an error")
-                .and(predicate::str::contains(
-                    "Unknown tool: no-such-tool (JSON-RPC error -32602)",
-                )),
+            predicate::str::contains("tools/call refuse: the server answered with an error").and(
+                predicate::str::contains("refused: this tool never runs (JSON-RPC error -32602)"),
+            ),
+        );
+}
+
+#[test]
+fn an_unknown_tool_refused_with_a_json_rpc_error_is_a_usage_error_too() {
+    // The Python peer answers an unknown tool with -32602, as the
+    // specification shows: the same usage error as for an isError answer.
+    golem_mcp()
+        .args(["call", "no-such-tool"])
+        .args(python_stdio())
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            predicate::str::contains("the server has no tool named \"no-such-tool\"")
+                .and(predicate::str::contains("Unknown tool: no-such-tool"))
+                .and(predicate::str::contains("it offers: echo, add, ")),
         );
 }
 
@@ -921,4 +939,125 @@ fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
         String::from_utf8_lossy(&output.stdout).contains("\"action\": \"decline\""),
         "{output:?}"
     );
+}
+
+// ---- messages that point at the fix -------------------------------------------------------
+
+#[test]
+fn a_server_command_without_the_separator_gets_a_tip() {
+    golem_mcp()
+        .args([
+            "list",
+            "npx",
+            "-y",
+            "@modelcontextprotocol/server-everything",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "tip: the server's command goes last, after --, e.g. golem-mcp list -- npx -y",
+        ));
+    golem_mcp()
+        .args(["call", "echo", "npx"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "if \"npx\" is the server's command, put -- before it: golem-mcp call TOOL \
+             [ARGS_JSON] -- npx ...",
+        ));
+}
+
+#[test]
+fn a_server_that_never_answers_shows_its_stderr_at_the_timeout() {
+    golem_mcp()
+        .args(["list", "--timeout", "2", "--", "sh", "-c"])
+        .arg("echo 'could not bind port 8080' >&2; exec sleep 100")
+        .assert()
+        .code(5)
+        .stderr(
+            predicate::str::contains(
+                "timed out after 2 s while connecting to the server: the server never \
+                 answered initialize; its stderr ended with:\ncould not bind port 8080",
+            )
+            .and(predicate::str::contains("raise --timeout").not()),
+        );
+}
+
+#[test]
+fn verbose_library_lines_share_the_traces_style() {
+    let output = golem_mcp()
+        .args(["-v", "list"])
+        .args(everything_stdio())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let spawned = stderr
+        .lines()
+        .find(|line| line.contains("spawned stdio server"))
+        .unwrap_or_else(|| panic!("no spawn line in {stderr}"));
+    assert!(
+        spawned.starts_with("golem-mcp: · spawned stdio server (command: ")
+            && spawned.contains(", pid: "),
+        "{spawned}"
+    );
+    assert!(!stderr.contains("Some("), "no Rust Debug values: {stderr}");
+    assert!(!stderr.contains("DEBUG"), "no log-level columns: {stderr}");
+}
+
+#[test]
+fn ctrl_c_stops_the_server_says_what_was_interrupted_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    let dir = TempDir::new();
+    let pid_file = dir.0.join("server.pid");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
+    command
+        .args(["-v", "call", "trigger-long-running-operation"])
+        .arg(r#"{"duration": 60, "steps": 60}"#)
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "echo $$ > '{}'; exec '{}' stdio",
+            pid_file.display(),
+            everything()
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().expect("starts");
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    // The call is on the wire once the trace shows it.
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).expect("reads") > 0,
+            "ended early: {seen}"
+        );
+        seen.push_str(&line);
+        if line.starts_with("golem-mcp: → ") && line.contains("\"tools/call\"") {
+            break;
+        }
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("reads");
+    let exit = child.wait().expect("exits");
+    assert_eq!(exit.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains(
+            "golem-mcp: interrupted while calling trigger-long-running-operation; the server \
+             was stopped"
+        ),
+        "{rest}"
+    );
+    let pid = std::fs::read_to_string(&pid_file).expect("the server wrote its pid");
+    let pid = pid.trim();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !is_gone(pid) {
+        assert!(Instant::now() < deadline, "server {pid} still runs");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

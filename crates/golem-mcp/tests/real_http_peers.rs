@@ -97,6 +97,7 @@ async fn exercise_python_peer(client: &Client, progress_expected: bool) {
             "chatty",
             "echo",
             "fail",
+            "refuse",
             "slow"
         ]
     );

@@ -263,8 +263,8 @@ impl<'s> Stream<'s> {
                 .min(policy.max_retry);
             self.attempts += 1;
             tracing::debug!(
-                request_id = ?self.id,
-                ?delay,
+                stream = %self.id.map_or("standalone".to_owned(), |id| format!("of request {id}")),
+                delay_ms = delay.as_millis() as u64,
                 attempt = self.attempts,
                 "mcp: event stream ended early; resuming"
             );

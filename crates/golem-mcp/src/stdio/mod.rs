@@ -148,7 +148,11 @@ impl StdioTransport {
             }
             _ => (ServerStderr::default(), None),
         };
-        tracing::debug!(command = %config.command, pid = ?child.id(), "mcp: spawned stdio server");
+        tracing::debug!(
+            command = %config.command,
+            pid = child.id().unwrap_or_default(),
+            "mcp: spawned stdio server"
+        );
         let process = Supervised::start(ServerProcess::new(child), config.shutdown);
         let exited = process.exited();
         Ok(StdioTransport {
@@ -417,7 +421,15 @@ impl Transport for StdioTransport {
         let stdin = self.writer.lock().await.take_stdin();
         drop(stdin);
         let status = self.process.shutdown(self.shutdown).await;
-        tracing::debug!(command = %self.command, ?status, "mcp: stdio server closed");
+        match status {
+            Some(status) => {
+                tracing::debug!(command = %self.command, %status, "mcp: stdio server closed")
+            }
+            None => tracing::debug!(
+                command = %self.command,
+                "mcp: stdio server closed its pipes; not waiting for its exit"
+            ),
+        }
         if let Some(task) = self.stderr_task.lock().await.take() {
             let _ = tokio::time::timeout(STDERR_CATCH_UP, task).await;
         }
