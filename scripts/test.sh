@@ -20,6 +20,14 @@ echo "== cargo clippy"
 # golem-bench/rmcp), without making the test build below compile rmcp.
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
+echo "== stdio-only build (golem with feature mcp alone compiles no HTTP stack)"
+if cargo tree -p golem --no-default-features --features mcp -e normal --locked --prefix none \
+  | grep -E '^(reqwest|hyper|rustls|golem-sse) '; then
+  echo "golem's mcp feature pulls in an HTTP stack" >&2
+  exit 1
+fi
+cargo check -p golem --no-default-features --features mcp --locked --quiet
+
 echo "== cargo test"
 # The example tests build the examples themselves (so they never run a stale
 # binary); building them here first keeps that step a no-op.

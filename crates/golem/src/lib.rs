@@ -37,7 +37,11 @@
 //!
 //! # Cargo features
 //!
-//! - `mcp` (default): re-exports `golem-mcp` as [`mcp`].
+//! - `mcp` (default): re-exports `golem-mcp` as [`mcp`], with the stdio
+//!   transport only: no HTTP or TLS stack is compiled.
+//! - `mcp-http` (default): `mcp` with the streamable-HTTP transport
+//!   (`golem-mcp`'s `http` feature: reqwest with rustls). A stdio-only
+//!   application sets `default-features = false, features = ["mcp"]`.
 //!
 //! The run loop's decisions are recorded in `docs/adr/0003-agent-run-loop.md`
 //! of the repository.
@@ -70,6 +74,6 @@ pub use golem_mcp as mcp;
 
 // The README's Rust examples, compiled (not run) as doc tests, so that the
 // quick start cannot drift from the API.
-#[cfg(all(doctest, feature = "mcp"))]
+#[cfg(all(doctest, feature = "mcp-http"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
