@@ -1,6 +1,5 @@
 //! The MCP client: handshake, tool listing and calling, close.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError};
@@ -14,16 +13,11 @@ use crate::error::{Error, TransportError};
 use crate::handlers::{ElicitationHandler, Offered, SamplingHandler};
 use crate::inbound;
 use crate::notifications::{LogLevel, Notifications};
+use crate::paging;
 use crate::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
 use crate::roots::Root;
-use crate::tools::{
-    CallMeta, CallResult, CallToolParams, ListToolsParams, Progress, ToolInfo, ToolsPage,
-};
+use crate::tools::{CallMeta, CallResult, CallToolParams, Progress, ToolInfo, ToolsPage};
 use crate::transport::{Outgoing, RequestId, Transport};
-
-/// The most `tools/list` pages followed before giving up: a bound for
-/// servers whose cursors never repeat and never end.
-const MAX_TOOL_PAGES: usize = 10_000;
 
 /// How a [`Client`] is set up: how it introduces itself, and what it offers
 /// the server (ADR 0007). The capabilities announced at `initialize` are
@@ -462,34 +456,7 @@ impl Client {
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let operation = Operation("tools/list", None);
         self.ready(operation)?;
-        let mut tools = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = ListToolsParams {
-                cursor: cursor.as_deref(),
-            };
-            let page: ToolsPage = self
-                .inner
-                .connection
-                .request(&operation, "tools/list", |_| params, None)
-                .await?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                None => return Ok(tools),
-                Some(next) if next.is_empty() => return Ok(tools),
-                Some(next) => {
-                    if !seen.insert(next.clone()) {
-                        return Err(Error::CursorLoop { cursor: next });
-                    }
-                    cursor = Some(next);
-                }
-            }
-        }
-        Err(Error::invalid_response(
-            "tools/list",
-            format!("more than {MAX_TOOL_PAGES} pages of tools; stopped paging"),
-        ))
+        paging::list_all::<ToolsPage>(&self.inner.connection, "tools/list").await
     }
 
     /// Calls tool `name` with `arguments`, which are sent verbatim.

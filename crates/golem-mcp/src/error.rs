@@ -83,11 +83,14 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
-    /// `tools/list` paging did not end: the server repeated a cursor.
+    /// Paging through a list (`tools/list`, `resources/list`, ...) did not
+    /// end: the server repeated a cursor.
     #[error(
-        "mcp: tools/list: the server returned the cursor {cursor:?} twice; stopped paging to avoid an endless loop"
+        "mcp: {operation}: the server returned the cursor {cursor:?} twice; stopped paging to avoid an endless loop"
     )]
     CursorLoop {
+        /// The list method, e.g. `tools/list`.
+        operation: String,
         /// The repeated cursor.
         cursor: String,
     },

@@ -54,6 +54,7 @@ mod jsonrpc;
 pub mod memory;
 mod model_sampling;
 mod notifications;
+mod paging;
 mod protocol;
 mod roots;
 mod sampling;
