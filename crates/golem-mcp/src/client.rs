@@ -14,6 +14,7 @@ use crate::handlers::{ElicitationHandler, Offered, SamplingHandler};
 use crate::inbound;
 use crate::notifications::{LogLevel, Notifications};
 use crate::paging;
+use crate::prompts::PromptCache;
 use crate::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
 use crate::roots::Root;
 use crate::tools::{CallMeta, CallResult, CallToolParams, Progress, ToolInfo, ToolsPage};
@@ -189,6 +190,8 @@ pub(crate) struct Inner {
     inbound: StdMutex<Option<AbortOnDrop>>,
     server: OnceLock<ServerInfo>,
     config: ClientConfig,
+    /// The prompt list `get_prompt` checks arguments against (`prompts.rs`).
+    prompts: PromptCache,
 }
 
 type StartInbound = Box<dyn FnOnce() -> JoinHandle<()> + Send>;
@@ -309,6 +312,7 @@ impl Client {
                 inbound: StdMutex::new(None),
                 server: OnceLock::new(),
                 config,
+                prompts: PromptCache::default(),
             }),
         };
         client
@@ -688,6 +692,39 @@ impl Client {
         let result = self.inner.connection.close_transport().await;
         *closed = true;
         result.map_err(|source| Error::transport(&operation.to_string(), source))
+    }
+
+    /// Sends request `method` (about `target`, for error messages: a tool,
+    /// a prompt, a URI) once the client is initialized, and reads its
+    /// result: how the feature modules (`resources.rs`, `prompts.rs`,
+    /// `completion.rs`) ask the server. Cancel safe (see [`Client`]).
+    pub(crate) async fn request<R: serde::de::DeserializeOwned, P: serde::Serialize>(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        params: P,
+    ) -> Result<R, Error> {
+        let operation = Operation(method, target);
+        self.ready(operation)?;
+        self.inner
+            .connection
+            .request(&operation, method, |_| params, None)
+            .await
+    }
+
+    /// Every item of list `method`, following its cursors (`paging.rs`).
+    /// Cancel safe (see [`Client`]).
+    pub(crate) async fn list_all<P: paging::Page>(
+        &self,
+        method: &'static str,
+    ) -> Result<Vec<P::Item>, Error> {
+        self.ready(Operation(method, None))?;
+        paging::list_all::<P>(&self.inner.connection, method).await
+    }
+
+    /// The prompt list kept for `get_prompt`.
+    pub(crate) fn prompt_cache(&self) -> &PromptCache {
+        &self.inner.prompts
     }
 
     /// Checks the client may send requests.

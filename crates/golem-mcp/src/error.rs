@@ -94,6 +94,17 @@ pub enum Error {
         /// The repeated cursor.
         cursor: String,
     },
+    /// A request the client refused to send because the server's own
+    /// declarations say it cannot be right: a prompt the server does not
+    /// list, a required prompt argument left out, an argument the prompt
+    /// does not take. Nothing was sent.
+    #[error("mcp: {operation}: not sent: {problem}")]
+    InvalidRequest {
+        /// The operation, e.g. `prompts/get args-prompt`.
+        operation: String,
+        /// What is wrong and what would be right.
+        problem: String,
+    },
     /// A configuration value is invalid.
     #[error("mcp: {operation}: invalid {field}: {problem}")]
     InvalidConfig {
