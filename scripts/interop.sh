@@ -325,8 +325,75 @@ everything_checks() {
   verdict "--quiet: no log lines"
 }
 
+# Resources, prompts, completion and ping (golem-mcp's features.rs).
+everything_feature_checks() {
+  run resources "$@"
+  expect_status 0
+  [[ "$(grep -c '^demo://resource/static/document/[^ ]*  ' "$OUT")" == 7 ]] \
+    || problem "not the 7 static documents"
+  verdict "resources (the 7 static documents)"
+
+  run resources --templates "$@"
+  expect_status 0
+  expect_stdout "demo://resource/dynamic/text/{resourceId}  Dynamic Text Resource
+demo://resource/dynamic/blob/{resourceId}  Dynamic Blob Resource"
+  verdict "resources --templates"
+
+  run read demo://resource/static/document/features.md "$@"
+  expect_status 0
+  expect_stdout_line '^# Everything Server - Features$'
+  verdict "read a text document"
+
+  run read demo://resource/dynamic/blob/1 "$@"
+  expect_status 0
+  expect_stdout_line '^\[binary contents: demo://resource/dynamic/blob/1 \(text/plain\), [0-9]+ bytes not shown; --output FILE or --raw writes them\]$'
+  verdict "read a blob: a placeholder on stdout"
+
+  run read demo://resource/dynamic/blob/1 --raw "$@"
+  expect_status 0
+  expect_stdout_line '^Resource 1: This is a base64 blob created at '
+  verdict "read --raw: the blob's decoded bytes"
+
+  run prompts "$@"
+  expect_status 0
+  expect_stdout_line '^args-prompt city \[state\]  \(Arguments Prompt\)$'
+  expect_stdout_line '^completable-prompt department name  \(Team Management\)$'
+  verdict "prompts"
+
+  run prompt args-prompt '{"city":"Paris"}' "$@"
+  expect_status 0
+  expect_stdout "[user]
+What's weather in Paris?"
+  verdict "prompt with arguments"
+
+  run prompt args-prompt '{"state":"CA"}' "$@"
+  expect_status 2
+  expect_stdout ""
+  expect_stderr_line 'prompts/get args-prompt: not sent: missing required argument "city"'
+  verdict "prompt without a required argument: exit 2, nothing sent"
+
+  run complete --prompt completable-prompt name "" --context '{"department":"Engineering"}' "$@"
+  expect_status 0
+  expect_stdout "Alice
+Bob
+Charlie"
+  verdict "complete a prompt argument with context"
+
+  run call get-resource-reference '{"resourceType":"Text","resourceId":2}' "$@"
+  expect_status 0
+  expect_stdout_line '^\[embedded resource: demo://resource/dynamic/text/2 \(text/plain\)\]$'
+  expect_stdout_line '^Resource 2: This is a plaintext resource'
+  verdict "call: an embedded text resource under its URI"
+
+  run ping "$@"
+  expect_status 0
+  expect_stdout_line '^pong in [0-9.]+ ms$'
+  verdict "ping"
+}
+
 begin_row "\`@modelcontextprotocol/server-everything\` (npm)" "$EVERYTHING_VERSION" "stdio"
 everything_checks -- "$EVERYTHING" stdio
+everything_feature_checks -- "$EVERYTHING" stdio
 
 run call trigger-long-running-operation '{"duration":60,"steps":60}' --timeout 3 \
   -- sh -c "echo \$\$ > '$WORK/everything.pid'; exec '$EVERYTHING' stdio"
@@ -353,6 +420,7 @@ start_http everything-http "$EVERYTHING_PORT" env PORT="$EVERYTHING_PORT" "$EVER
 EVERYTHING_URL="http://127.0.0.1:$EVERYTHING_PORT/mcp"
 begin_row "\`@modelcontextprotocol/server-everything\` (npm)" "$EVERYTHING_VERSION" "streamable HTTP (event stream)"
 everything_checks --url "$EVERYTHING_URL"
+everything_feature_checks --url "$EVERYTHING_URL"
 
 http_timeout_check "$EVERYTHING_URL" trigger-long-running-operation '{"duration":60,"steps":60}'
 
@@ -400,8 +468,57 @@ python_checks() { # python_checks PROGRESS-EXPECTED SERVER-OPTIONS...
   verdict "--log-level without the logging capability: a warning, not sent"
 }
 
+python_feature_checks() {
+  run resources "$@"
+  expect_status 0
+  expect_stdout "note://readme  readme
+note://logo  logo"
+  verdict "resources"
+
+  run read note://readme "$@"
+  expect_status 0
+  expect_stdout "Hello from the Python peer."
+  verdict "read a text resource"
+
+  rm -f "$WORK/logo.bin"
+  run read note://logo --output "$WORK/logo.bin" "$@"
+  expect_status 0
+  expect_stdout ""
+  [[ "$(od -An -tx1 "$WORK/logo.bin" 2>/dev/null | tr -d ' \n')" == "000102ff" ]] \
+    || problem "--output did not get the 4 decoded bytes"
+  verdict "read --output: a blob's decoded bytes"
+
+  run prompt paint '{"colour":"red"}' "$@"
+  expect_status 0
+  expect_stdout "[user]
+Paint something red."
+  verdict "prompt with arguments"
+
+  run prompt paint '{"colour":"red","size":"L"}' "$@"
+  expect_status 2
+  expect_stderr_line 'prompts/get paint: not sent: unknown argument "size"'
+  verdict "prompt with an unknown argument: exit 2, nothing sent"
+
+  run complete --template 'colour://{name}' name g "$@"
+  expect_status 0
+  expect_stdout "green"
+  verdict "complete a template variable"
+
+  run complete --prompt paint shade "" --context '{"colour":"blue"}' "$@"
+  expect_status 0
+  expect_stdout "navy
+teal"
+  verdict "complete a prompt argument with context"
+
+  run ping "$@"
+  expect_status 0
+  expect_stdout_line '^pong in [0-9.]+ ms$'
+  verdict "ping"
+}
+
 begin_row "\`mcp\` Python SDK (PyPI), \`peers/python/mcp_py_server.py\`" "$PY_SDK_VERSION" "stdio"
 python_checks "1 2 3" -- "$PY" "$PY_SERVER"
+python_feature_checks -- "$PY" "$PY_SERVER"
 
 run call slow '{"steps":100,"delay":1}' --timeout 5 \
   -- sh -c "echo \$\$ > '$WORK/python.pid'; exec '$PY' '$PY_SERVER'"
@@ -416,6 +533,7 @@ start_http python-sse "$PY_SSE_PORT" "$PY" "$PY_SERVER" --http --port "$PY_SSE_P
 PY_SSE_URL="http://127.0.0.1:$PY_SSE_PORT/mcp"
 begin_row "\`mcp\` Python SDK (PyPI), \`peers/python/mcp_py_server.py\`" "$PY_SDK_VERSION" "streamable HTTP (event stream)"
 python_checks "1 2 3" --url "$PY_SSE_URL"
+python_feature_checks --url "$PY_SSE_URL"
 
 http_timeout_check "$PY_SSE_URL" slow '{"steps":100,"delay":1}'
 
@@ -430,6 +548,7 @@ start_http python-json "$PY_JSON_PORT" "$PY" "$PY_SERVER" --http --port "$PY_JSO
 PY_JSON_URL="http://127.0.0.1:$PY_JSON_PORT/mcp"
 begin_row "\`mcp\` Python SDK (PyPI), \`peers/python/mcp_py_server.py\`" "$PY_SDK_VERSION" "streamable HTTP (JSON)"
 python_checks "" --url "$PY_JSON_URL"
+python_feature_checks --url "$PY_JSON_URL"
 
 http_timeout_check "$PY_JSON_URL" slow '{"steps":100,"delay":1}'
 

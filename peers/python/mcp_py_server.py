@@ -118,6 +118,49 @@ async def chatty(ctx: Context) -> str:
     return "logged"
 
 
+# Resources, a template, prompts and completion (golem's resources/prompts tests).
+
+COLOURS = ["red", "green", "blue"]
+SHADES = {"red": ["crimson", "scarlet"], "green": ["lime", "olive"], "blue": ["navy", "teal"]}
+
+
+@mcp.resource("note://readme", name="readme", mime_type="text/plain", description="A short note.")
+def readme() -> str:
+    """The note's text."""
+    return "Hello from the Python peer."
+
+
+@mcp.resource("note://logo", name="logo", mime_type="application/octet-stream")
+def logo() -> bytes:
+    """Four bytes, sent as a base64 blob."""
+    return bytes([0, 1, 2, 255])
+
+
+@mcp.resource("colour://{name}", name="colour", mime_type="text/plain")
+def colour(name: str) -> str:
+    """A colour by name."""
+    return f"the colour {name}"
+
+
+@mcp.prompt(title="Paint", description="Ask for a painting in a colour.")
+def paint(colour: str, shade: str = "") -> str:
+    """A prompt with one required and one optional argument."""
+    return f"Paint something {colour}" + (f" ({shade})" if shade else "") + "."
+
+
+@mcp.completion()
+async def complete(ref, argument, context):
+    """Completes the colour (for the paint prompt and the colour:// template) and, given
+    the colour in context, the shade."""
+    if argument.name in ("colour", "name"):
+        return types.Completion(values=[c for c in COLOURS if c.startswith(argument.value)])
+    if argument.name == "shade":
+        chosen = (context.arguments or {}).get("colour", "") if context else ""
+        values = [s for s in SHADES.get(chosen, []) if s.startswith(argument.value)]
+        return types.Completion(values=values, total=len(values), has_more=False)
+    return None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")

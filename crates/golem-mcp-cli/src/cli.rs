@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::elicit;
 use crate::failure::Failure;
+use crate::features;
 
 /// The default of `--timeout`, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -87,6 +88,9 @@ pub enum Command {
         #[arg(last = true, value_name = "COMMAND")]
         server_command: Vec<String>,
     },
+    /// Resources, prompts, completion and ping (`features.rs`).
+    #[command(flatten)]
+    Features(features::FeatureCommand),
 }
 
 /// Options accepted before or after the subcommand.
@@ -209,6 +213,8 @@ pub enum Action {
         /// Its arguments, a JSON object, sent verbatim.
         arguments: Box<RawValue>,
     },
+    /// `resources`, `read`, `prompts`, `prompt`, `complete`, `ping`.
+    Features(features::FeatureAction),
 }
 
 /// A checked command line: everything needed to run, nothing started yet.
@@ -241,8 +247,11 @@ impl Plan {
     /// `--on-elicitation`.
     pub fn from_cli(cli: Cli, stdin: impl Read, stdin_is_terminal: bool) -> Result<Plan, Failure> {
         let Cli { command, options } = cli;
-        let arguments_from_stdin =
-            matches!(&command, Command::Call { args_json, .. } if args_json == "-");
+        let arguments_from_stdin = match &command {
+            Command::Call { args_json, .. } => args_json == "-",
+            Command::Features(command) => command.reads_stdin(),
+            _ => false,
+        };
         let elicitation = elicitation_mode(
             options.on_elicitation,
             stdin_is_terminal,
@@ -267,6 +276,11 @@ impl Plan {
                     ));
                 }
                 (Action::Call { tool, arguments }, server_command)
+            }
+            Command::Features(command) => {
+                let stdout_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+                let (action, server_command) = command.plan(stdin, stdout_is_terminal)?;
+                (Action::Features(action), server_command)
             }
         };
         let mut target = select_target(&options, server_command)?;

@@ -65,6 +65,9 @@ impl Failure {
             // A malformed -H value, a --cwd that is not a directory, a URL
             // that does not parse: found before anything was started.
             golem_mcp::Error::InvalidConfig { .. } => Exit::Usage,
+            // A prompt's arguments that do not fit its declaration: nothing
+            // was sent.
+            golem_mcp::Error::InvalidRequest { .. } => Exit::Usage,
             _ => Exit::Transport,
         };
         Failure {

@@ -5,6 +5,12 @@
 //! golem-mcp info                    [SERVER]
 //! golem-mcp list [--long]           [SERVER]
 //! golem-mcp call TOOL [ARGS_JSON]   [SERVER]
+//! golem-mcp resources [--templates] [SERVER]
+//! golem-mcp read URI [--output FILE | --raw] [SERVER]
+//! golem-mcp prompts                 [SERVER]
+//! golem-mcp prompt NAME [ARGS_JSON] [SERVER]
+//! golem-mcp complete (--prompt NAME | --template URI_TEMPLATE) ARGUMENT VALUE [--context JSON] [SERVER]
+//! golem-mcp ping                    [SERVER]
 //! ```
 //!
 //! `SERVER` is `--url URL [-H 'Name: value']...`, `[-e KEY=VALUE]...
@@ -19,6 +25,7 @@
 mod cli;
 mod elicit;
 mod failure;
+mod features;
 mod feedback;
 mod render;
 mod run;

@@ -15,6 +15,7 @@ use golem_mcp::{
 use crate::cli::{Action, Plan, Target};
 use crate::elicit::Elicitor;
 use crate::failure::{Exit, Failure, describe};
+use crate::features;
 use crate::feedback::{Console, Feedback};
 use crate::render;
 use crate::trace::traced;
@@ -309,7 +310,7 @@ async fn work(
             if json {
                 emit(&render::line(raw.get()))?;
             } else {
-                emit(&render::line(&result.text()))?;
+                emit(&render::line(&features::call_text(&result)))?;
             }
             if result.is_error {
                 eprintln!("golem-mcp: the tool {tool:?} answered with an error (isError)");
@@ -318,6 +319,7 @@ async fn work(
                 Ok(Exit::Success)
             }
         }
+        Action::Features(action) => features::run(client, action, json, feedback).await,
     }
 }
 
@@ -371,7 +373,7 @@ async fn check_tool_exists(client: &Client, tool: &str, answer: &str) -> Result<
 
 /// Writes `text` to stdout. A closed pipe (`golem-mcp list | head -1`) is
 /// not an error.
-fn emit(text: &str) -> Result<(), Failure> {
+pub fn emit(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

@@ -1,6 +1,5 @@
 //! The MCP client: handshake, tool listing and calling, close.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError};
@@ -14,16 +13,12 @@ use crate::error::{Error, TransportError};
 use crate::handlers::{ElicitationHandler, Offered, SamplingHandler};
 use crate::inbound;
 use crate::notifications::{LogLevel, Notifications};
+use crate::paging;
+use crate::prompts::PromptCache;
 use crate::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
 use crate::roots::Root;
-use crate::tools::{
-    CallMeta, CallResult, CallToolParams, ListToolsParams, Progress, ToolInfo, ToolsPage,
-};
+use crate::tools::{CallMeta, CallResult, CallToolParams, Progress, ToolInfo, ToolsPage};
 use crate::transport::{Outgoing, RequestId, Transport};
-
-/// The most `tools/list` pages followed before giving up: a bound for
-/// servers whose cursors never repeat and never end.
-const MAX_TOOL_PAGES: usize = 10_000;
 
 /// How a [`Client`] is set up: how it introduces itself, and what it offers
 /// the server (ADR 0007). The capabilities announced at `initialize` are
@@ -195,6 +190,8 @@ pub(crate) struct Inner {
     inbound: StdMutex<Option<AbortOnDrop>>,
     server: OnceLock<ServerInfo>,
     config: ClientConfig,
+    /// The prompt list `get_prompt` checks arguments against (`prompts.rs`).
+    prompts: PromptCache,
 }
 
 type StartInbound = Box<dyn FnOnce() -> JoinHandle<()> + Send>;
@@ -315,6 +312,7 @@ impl Client {
                 inbound: StdMutex::new(None),
                 server: OnceLock::new(),
                 config,
+                prompts: PromptCache::default(),
             }),
         };
         client
@@ -462,34 +460,7 @@ impl Client {
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let operation = Operation("tools/list", None);
         self.ready(operation)?;
-        let mut tools = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_TOOL_PAGES {
-            let params = ListToolsParams {
-                cursor: cursor.as_deref(),
-            };
-            let page: ToolsPage = self
-                .inner
-                .connection
-                .request(&operation, "tools/list", |_| params, None)
-                .await?;
-            tools.extend(page.tools);
-            match page.next_cursor {
-                None => return Ok(tools),
-                Some(next) if next.is_empty() => return Ok(tools),
-                Some(next) => {
-                    if !seen.insert(next.clone()) {
-                        return Err(Error::CursorLoop { cursor: next });
-                    }
-                    cursor = Some(next);
-                }
-            }
-        }
-        Err(Error::invalid_response(
-            "tools/list",
-            format!("more than {MAX_TOOL_PAGES} pages of tools; stopped paging"),
-        ))
+        paging::list_all::<ToolsPage>(&self.inner.connection, "tools/list").await
     }
 
     /// Calls tool `name` with `arguments`, which are sent verbatim.
@@ -721,6 +692,39 @@ impl Client {
         let result = self.inner.connection.close_transport().await;
         *closed = true;
         result.map_err(|source| Error::transport(&operation.to_string(), source))
+    }
+
+    /// Sends request `method` (about `target`, for error messages: a tool,
+    /// a prompt, a URI) once the client is initialized, and reads its
+    /// result: how the feature modules (`resources.rs`, `prompts.rs`,
+    /// `completion.rs`) ask the server. Cancel safe (see [`Client`]).
+    pub(crate) async fn request<R: serde::de::DeserializeOwned, P: serde::Serialize>(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        params: P,
+    ) -> Result<R, Error> {
+        let operation = Operation(method, target);
+        self.ready(operation)?;
+        self.inner
+            .connection
+            .request(&operation, method, |_| params, None)
+            .await
+    }
+
+    /// Every item of list `method`, following its cursors (`paging.rs`).
+    /// Cancel safe (see [`Client`]).
+    pub(crate) async fn list_all<P: paging::Page>(
+        &self,
+        method: &'static str,
+    ) -> Result<Vec<P::Item>, Error> {
+        self.ready(Operation(method, None))?;
+        paging::list_all::<P>(&self.inner.connection, method).await
+    }
+
+    /// The prompt list kept for `get_prompt`.
+    pub(crate) fn prompt_cache(&self) -> &PromptCache {
+        &self.inner.prompts
     }
 
     /// Checks the client may send requests.

@@ -83,13 +83,27 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
-    /// `tools/list` paging did not end: the server repeated a cursor.
+    /// Paging through a list (`tools/list`, `resources/list`, ...) did not
+    /// end: the server repeated a cursor.
     #[error(
-        "mcp: tools/list: the server returned the cursor {cursor:?} twice; stopped paging to avoid an endless loop"
+        "mcp: {operation}: the server returned the cursor {cursor:?} twice; stopped paging to avoid an endless loop"
     )]
     CursorLoop {
+        /// The list method, e.g. `tools/list`.
+        operation: String,
         /// The repeated cursor.
         cursor: String,
+    },
+    /// A request the client refused to send because the server's own
+    /// declarations say it cannot be right: a prompt the server does not
+    /// list, a required prompt argument left out, an argument the prompt
+    /// does not take. Nothing was sent.
+    #[error("mcp: {operation}: not sent: {problem}")]
+    InvalidRequest {
+        /// The operation, e.g. `prompts/get args-prompt`.
+        operation: String,
+        /// What is wrong and what would be right.
+        problem: String,
     },
     /// A configuration value is invalid.
     #[error("mcp: {operation}: invalid {field}: {problem}")]

@@ -14,6 +14,11 @@
 //!   handlers for sampling ([`SamplingHandler`], or any model with
 //!   [`sampling_with_model`]) and elicitation ([`ElicitationHandler`]), and
 //!   roots; [`Client::notifications`] subscribes to what the server tells.
+//! - Beyond tools: resources ([`Client::list_resources`],
+//!   [`Client::read_resource`], [`Client::subscribe_resource`], templates
+//!   expanded with [`UriTemplate`]), prompts ([`Client::get_prompt`], its
+//!   arguments checked before sending) and argument completion
+//!   ([`Client::complete`]); every list follows its cursors.
 //! - [`as_tools`] bridges a server's tools into agent tools (a snapshot);
 //!   [`McpToolset`] keeps them current as the server changes them.
 //! - [`config`] reads the `mcpServers` files desktop MCP hosts use into
@@ -44,6 +49,7 @@
 
 mod bridge;
 mod client;
+mod completion;
 pub mod config;
 mod connect;
 mod connection;
@@ -58,16 +64,21 @@ pub mod memory;
 mod model_sampling;
 mod notifications;
 mod observe;
+mod paging;
+mod prompts;
 mod protocol;
+mod resources;
 mod roots;
 mod sampling;
 mod stdio;
 mod tools;
 mod toolset;
 mod transport;
+mod uri_template;
 
 pub use bridge::as_tools;
 pub use client::{Client, ClientConfig};
+pub use completion::{Completion, CompletionRef};
 pub use elicitation::{Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form};
 pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
 pub use handlers::{
@@ -79,7 +90,11 @@ pub use jsonrpc::ProtocolError;
 pub use model_sampling::{ModelSampling, sampling_with_model};
 pub use notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
 pub use observe::{Observed, WireEvent};
+pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
+pub use resources::{
+    ReadResourceResult, Resource, ResourceContents, ResourceSubscription, ResourceTemplate,
+};
 pub use roots::Root;
 pub use sampling::{
     CreateMessageRequest, CreateMessageResult, ModelHint, ModelPreferences, Role, SamplingContent,
@@ -92,3 +107,4 @@ pub use stdio::{
 pub use tools::{CallResult, Content, Progress, ToolInfo};
 pub use toolset::{McpToolset, ToolsetConfig};
 pub use transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
+pub use uri_template::{UriTemplate, UriTemplateError};

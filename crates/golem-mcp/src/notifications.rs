@@ -172,6 +172,12 @@ impl Notifications {
         Notifications { receiver }
     }
 
+    /// The underlying queue, for handles that filter it
+    /// (`ResourceSubscription`).
+    pub(crate) fn into_receiver(self) -> broadcast::Receiver<ServerNotification> {
+        self.receiver
+    }
+
     /// The next notification; `None` once the client is gone.
     ///
     /// Cancel safe: a notification not yet returned stays queued.

@@ -191,7 +191,7 @@ async fn a_cursor_loop_is_an_error() {
     });
     let error = listed.expect_err("loop detected");
     assert!(
-        matches!(error, Error::CursorLoop { ref cursor } if cursor == "same"),
+        matches!(error, Error::CursorLoop { ref cursor, .. } if cursor == "same"),
         "{error:?}"
     );
 }

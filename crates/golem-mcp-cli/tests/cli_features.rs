@@ -1,0 +1,310 @@
+//! The `golem-mcp` subcommands beyond tools (`resources`, `read`,
+//! `prompts`, `prompt`, `complete`, `ping`) and `call`'s embedded text
+//! resources, end to end against real servers nobody here wrote, installed
+//! by `scripts/install-peers.sh`: `@modelcontextprotocol/server-everything`
+//! (npm) and the official Python SDK's server
+//! (`peers/python/mcp_py_server.py`). A missing peer fails the test.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+const PATIENCE: Duration = Duration::from_secs(90);
+
+fn installed(relative: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers")
+        .join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+fn golem_mcp() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
+    command.timeout(PATIENCE);
+    command
+}
+
+fn everything() -> [String; 3] {
+    [
+        "--".into(),
+        installed("node_modules/.bin/mcp-server-everything"),
+        "stdio".into(),
+    ]
+}
+
+fn python() -> [String; 3] {
+    [
+        "--".into(),
+        installed(".venv/bin/python"),
+        installed("python/mcp_py_server.py"),
+    ]
+}
+
+fn stdout_json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn resources_lists_uris_and_names_and_templates_with_their_flag() {
+    golem_mcp()
+        .arg("resources")
+        .args(everything())
+        .assert()
+        .success()
+        .stdout(predicate::function(|out: &str| {
+            out.lines()
+                .filter(|line| line.starts_with("demo://resource/static/document/"))
+                .count()
+                == 7
+        }));
+    golem_mcp()
+        .args(["resources", "--templates"])
+        .args(everything())
+        .assert()
+        .success()
+        .stdout(
+            "demo://resource/dynamic/text/{resourceId}  Dynamic Text Resource\n\
+             demo://resource/dynamic/blob/{resourceId}  Dynamic Blob Resource\n",
+        );
+    let output = golem_mcp()
+        .args(["resources", "--json"])
+        .args(python())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        stdout_json(&output)["resources"][0],
+        json!({"uri": "note://readme", "name": "readme", "description": "A short note.",
+               "mimeType": "text/plain"})
+    );
+}
+
+#[test]
+fn read_prints_text_and_keeps_binary_off_stdout_unless_asked() {
+    golem_mcp()
+        .args(["read", "note://readme"])
+        .args(python())
+        .assert()
+        .success()
+        .stdout("Hello from the Python peer.\n");
+    golem_mcp()
+        .args(["read", "note://logo"])
+        .args(python())
+        .assert()
+        .success()
+        .stdout(
+            "[binary contents: note://logo (application/octet-stream), 4 bytes not shown; \
+             --output FILE or --raw writes them]\n",
+        );
+    golem_mcp()
+        .args(["read", "note://logo", "--raw"])
+        .args(python())
+        .assert()
+        .success()
+        .stdout(predicate::eq(&[0u8, 1, 2, 255][..]));
+    let file = std::env::temp_dir().join(format!("golem-mcp-read-{}.bin", std::process::id()));
+    golem_mcp()
+        .args(["read", "note://logo", "--output"])
+        .arg(&file)
+        .args(python())
+        .assert()
+        .success()
+        .stdout("");
+    let written = std::fs::read(&file).expect("written");
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(written, [0, 1, 2, 255]);
+    let output = golem_mcp()
+        .args(["read", "note://logo", "--json"])
+        .args(python())
+        .output()
+        .expect("runs");
+    assert_eq!(
+        stdout_json(&output),
+        json!({"contents": [{"uri": "note://logo", "mimeType": "application/octet-stream", "blob": "AAEC/w=="}]})
+    );
+}
+
+#[test]
+fn read_of_an_unknown_resource_is_a_json_rpc_error() {
+    golem_mcp()
+        .args(["read", "note://nothing"])
+        .args(python())
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "resources/read note://nothing: the server answered with an error",
+        ));
+}
+
+#[test]
+fn prompts_and_prompt_with_arguments_checked_before_sending() {
+    golem_mcp()
+        .arg("prompts")
+        .args(everything())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "args-prompt city [state]  (Arguments Prompt)\n",
+        ));
+    golem_mcp()
+        .args(["prompt", "args-prompt", r#"{"city":"Paris","state":"TX"}"#])
+        .args(everything())
+        .assert()
+        .success()
+        .stdout("[user]\nWhat's weather in Paris, TX?\n");
+    golem_mcp()
+        .args(["prompt", "args-prompt", "-"])
+        .args(everything())
+        .write_stdin(r#"{"state": "TX"}"#)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "prompts/get args-prompt: not sent: missing required argument \"city\"; the prompt takes city (required), state",
+        ));
+    golem_mcp()
+        .args(["prompt", "paint", r#"{"colour":"red","size":"L"}"#])
+        .args(python())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown argument \"size\""));
+    golem_mcp()
+        .args(["prompt", "args-prompt", r#"{"city": 3}"#])
+        .args(everything())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("prompt arguments are strings"));
+}
+
+#[test]
+fn prompt_shows_an_embedded_resource_and_json_keeps_it_whole() {
+    golem_mcp()
+        .args(["prompt", "resource-prompt", r#"{"resourceType":"Text","resourceId":"4"}"#])
+        .args(everything())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "[user]\n[embedded resource: demo://resource/dynamic/text/4 (text/plain)]\nResource 4: ",
+        ));
+    let output = golem_mcp()
+        .args([
+            "prompt",
+            "resource-prompt",
+            r#"{"resourceType":"Blob","resourceId":"4"}"#,
+            "--json",
+        ])
+        .args(everything())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let json = stdout_json(&output);
+    assert_eq!(json["messages"][1]["role"], "user");
+    assert_eq!(json["messages"][1]["content"]["type"], "resource");
+    assert_eq!(
+        json["messages"][1]["content"]["resource"]["uri"],
+        "demo://resource/dynamic/blob/4"
+    );
+    assert!(json["messages"][1]["content"]["resource"]["blob"].is_string());
+}
+
+#[test]
+fn complete_uses_the_context_for_prompts_and_templates() {
+    golem_mcp()
+        .args([
+            "complete",
+            "--prompt",
+            "completable-prompt",
+            "name",
+            "",
+            "--context",
+        ])
+        .arg(r#"{"department":"Engineering"}"#)
+        .args(everything())
+        .assert()
+        .success()
+        .stdout("Alice\nBob\nCharlie\n");
+    golem_mcp()
+        .args(["complete", "--template", "colour://{name}", "name", "b"])
+        .args(python())
+        .assert()
+        .success()
+        .stdout("blue\n");
+    let output = golem_mcp()
+        .args([
+            "complete",
+            "--prompt",
+            "paint",
+            "shade",
+            "",
+            "--json",
+            "--context",
+        ])
+        .arg(r#"{"colour":"green"}"#)
+        .args(python())
+        .output()
+        .expect("runs");
+    assert_eq!(
+        stdout_json(&output),
+        json!({"values": ["lime", "olive"], "total": 2, "hasMore": false})
+    );
+    golem_mcp()
+        .args(["complete", "name", "x"])
+        .args(everything())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--prompt"));
+}
+
+#[test]
+fn ping_answers_with_the_round_trip_time() {
+    golem_mcp()
+        .arg("ping")
+        .args(everything())
+        .assert()
+        .success()
+        .stdout(predicate::function(|out: &str| {
+            out.strip_prefix("pong in ")
+                .and_then(|rest| rest.strip_suffix(" ms\n"))
+                .is_some_and(|millis| millis.parse::<f64>().is_ok())
+        }));
+}
+
+#[test]
+fn call_prints_an_embedded_text_resource_under_its_uri() {
+    golem_mcp()
+        .args(["call", "get-resource-reference", r#"{"resourceType":"Text","resourceId":5}"#])
+        .args(everything())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "\n[embedded resource: demo://resource/dynamic/text/5 (text/plain)]\nResource 5: This is a plaintext resource",
+        ));
+    // A blob stays a placeholder.
+    golem_mcp()
+        .args([
+            "call",
+            "get-resource-reference",
+            r#"{"resourceType":"Blob","resourceId":5}"#,
+        ])
+        .args(everything())
+        .assert()
+        .success()
+        .stdout(predicate::function(|out: &str| {
+            out.lines().any(|line| {
+                line.strip_prefix(
+                    "[embedded resource: demo://resource/dynamic/blob/5 (text/plain), ",
+                )
+                .and_then(|rest| rest.strip_suffix(" bytes not shown]"))
+                .is_some_and(|size| size.parse::<u64>().is_ok())
+            })
+        }));
+}
