@@ -728,3 +728,96 @@ fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
         !servers.iter().any(|pid| alive(*pid))
     });
 }
+
+/// The `--options` a text names.
+fn long_options(text: &str) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = text[at..].find("--") {
+        let start = at + offset;
+        let mut end = start + 2;
+        while end < bytes.len() && (bytes[end].is_ascii_lowercase() || bytes[end] == b'-') {
+            end += 1;
+        }
+        if end > start + 2 {
+            found.insert(text[start..end].trim_end_matches('-').to_owned());
+        }
+        at = end.max(start + 2);
+    }
+    found
+}
+
+#[test]
+fn the_readme_and_the_help_agree() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let start = readme
+        .find("## The `golem` command")
+        .expect("the README's golem section");
+    let end = readme[start + 3..]
+        .find("\n## ")
+        .map_or(readme.len(), |end| start + 3 + end);
+    let section = &readme[start..end];
+    // The options the section's list describes (its items and their
+    // continuation lines).
+    let mut listed = String::new();
+    let mut in_item = false;
+    for line in section.lines() {
+        in_item = line.starts_with("- `--") || (in_item && line.starts_with("  "));
+        if in_item {
+            listed.push_str(line);
+            listed.push('\n');
+        }
+    }
+    let in_readme = long_options(&listed);
+    assert!(in_readme.len() >= 8, "{in_readme:?}");
+    for subcommand in ["run", "chat"] {
+        let help = text(
+            &golem()
+                .args([subcommand, "--help"])
+                .output()
+                .expect("help")
+                .stdout,
+        );
+        // The options clap lists, not the ones its prose mentions.
+        let options: String = help
+            .lines()
+            .filter(|line| line.trim_start().starts_with('-'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for option in long_options(&options) {
+            if option != "--help" {
+                assert!(
+                    long_options(section).contains(&option),
+                    "`golem {subcommand} --help` has {option}, the README's section does not"
+                );
+            }
+        }
+        for option in &in_readme {
+            assert!(
+                options.contains(option.as_str()),
+                "the README names {option}, `golem {subcommand} --help` does not list it"
+            );
+        }
+        for words in ["(default 50)", "(default 60)"] {
+            assert!(section.contains(words), "README: {words}");
+        }
+        assert!(help.contains("[default: 50]") && help.contains("[default: 60]"));
+        let (flat_help, flat_section) = (help.replace('\n', " "), section.replace('\n', " "));
+        let statuses = "0 success; 1 the run ended without an answer";
+        assert!(flat_help.contains(statuses), "{help}");
+        assert!(flat_section.contains(statuses), "README");
+        for status in [
+            "2 usage error",
+            "3 a server answered with an",
+            "4 a server could not be reached",
+            "5 a",
+            "130 Ctrl-C",
+        ] {
+            assert!(flat_help.contains(status), "help: {status}");
+            assert!(flat_section.contains(status), "README: {status}");
+        }
+    }
+}
