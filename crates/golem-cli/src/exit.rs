@@ -75,9 +75,31 @@ impl Failure {
         Failure::new(exit, format!("MCP server {name:?}: {}", describe(error)))
     }
 
-    /// A failed run, with the status its cause deserves.
+    /// A failed run, with the status its cause deserves. Where the
+    /// library's message names a setting, this one names the option.
     pub fn run(error: &RunError) -> Self {
-        Failure::new(run_exit(error), describe(error))
+        let message = match error {
+            RunError::ToolTimeout { tool, timeout, .. } => format!(
+                "the tool {tool:?} did not finish within {} s and was cancelled; raise \
+                 --tool-timeout if it needs longer",
+                timeout.as_secs_f64()
+            ),
+            RunError::TurnLimit { max_turns } => format!(
+                "no answer after {max_turns} model request(s); raise --max-turns if the task \
+                 needs more"
+            ),
+            RunError::ToolRetriesExhausted {
+                tool,
+                attempts,
+                source,
+                ..
+            } => format!(
+                "the tool {tool:?} rejected its arguments {attempts} times, more than \
+                 --max-turns allows: {source}"
+            ),
+            _ => describe(error),
+        };
+        Failure::new(run_exit(error), message)
     }
 
     /// Prints the message on stderr and returns the exit status.

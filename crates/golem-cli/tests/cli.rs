@@ -35,6 +35,17 @@ fn filesystem_server() -> String {
     path.to_string_lossy().into_owned()
 }
 
+fn everything_server() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
 /// A directory removed when dropped.
 struct TempDir(PathBuf);
 
@@ -194,6 +205,97 @@ fn run_calls_a_filesystem_tool_and_streams_an_answer_with_its_result() {
     assert_eq!(tool["role"], "tool");
     assert_eq!(tool["tool_call_id"], "call_1");
     assert_eq!(tool["content"], "the owl flies at midnight");
+}
+
+#[test]
+fn anthropic_models_take_their_key_and_the_host_as_base_url() {
+    let dir = TempDir::new();
+    let notes = dir.file("notes.txt", "anthropic read this");
+    let config = dir.config(&["fs"]);
+    let provider = FakeProvider::start(reader(notes, "read_text_file"));
+    let host = provider.base_url.trim_end_matches("/v1").to_owned();
+
+    let output = golem()
+        .env_remove("OPENAI_API_KEY")
+        .env("ANTHROPIC_API_KEY", KEY)
+        .args([
+            "run",
+            "--model",
+            "anthropic:claude-fake",
+            "--base-url",
+            &host,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .args(["--system", "Be brief.", "Read notes.txt"])
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The file says: anthropic read this\n");
+    assert!(
+        has_line(&stderr, "golem: [fs] read_text_file ok (", " ms)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("golem: usage: 2 requests, 30 input tokens, 10 output tokens\n"),
+        "{stderr}"
+    );
+    let seen = provider.seen();
+    assert_eq!(seen.len(), 2);
+    for request in &seen {
+        assert_eq!(request.path, "/v1/messages");
+        assert_eq!(request.api_key.as_deref(), Some(KEY));
+        assert_eq!(request.authorization, None);
+        assert_eq!(request.body["system"], "Be brief.");
+        assert_eq!(request.body["stream"], true);
+    }
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+}
+
+#[test]
+fn a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        &json!({"mcpServers": {"everything": {"command": everything_server(), "args": ["stdio"]}}})
+            .to_string(),
+    );
+    let provider = FakeProvider::start(|_| Reply::ToolCall {
+        tool: "trigger-long-running-operation".into(),
+        arguments: r#"{"duration": 60, "steps": 2}"#.into(),
+    });
+    let start = Instant::now();
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .args(["--tool-timeout", "0.5", "Take your time", "--config"])
+        .arg(&config)
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("golem: [everything] trigger-long-running-operation error (")
+            && stderr.contains("no answer within 0.5 s; raise --tool-timeout"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "golem: the tool \"trigger-long-running-operation\" did not finish within 0.5 s"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -526,6 +628,57 @@ fn a_provider_error_exits_3_without_showing_the_key() {
     assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
     assert!(!stderr.contains(KEY), "{stderr}");
     assert_eq!(provider.seen().len(), 1, "a 401 is not retried");
+}
+
+#[test]
+fn the_turn_limit_exits_1_naming_the_option() {
+    let dir = TempDir::new();
+    let notes = dir.file("notes.txt", "again and again");
+    let config = dir.config(&["fs"]);
+    // A model that never stops calling the tool.
+    let provider = FakeProvider::start(move |_| Reply::ToolCall {
+        tool: "read_text_file".into(),
+        arguments: json!({"path": notes}).to_string(),
+    });
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .args(["--max-turns", "2", "Loop", "--config"])
+        .arg(&config)
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("golem: no answer after 2 model request(s); raise --max-turns"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("golem: usage: 2 requests"), "{stderr}");
+    assert_eq!(provider.seen().len(), 2);
+}
+
+#[test]
+fn an_unreachable_provider_exits_4() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let output = golem()
+        .args(["run", "--model", "openai:gpt-fake", "--base-url"])
+        .arg(format!("http://127.0.0.1:{port}/v1"))
+        .arg("hi")
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("openai:"), "{stderr}");
+    assert!(!stderr.contains(KEY), "{stderr}");
 }
 
 #[test]

@@ -1,9 +1,10 @@
-//! A fake OpenAI-compatible provider for the `golem` command's tests: an
-//! HTTP server on 127.0.0.1, on a thread of its own, that answers `POST
+//! A fake model provider for the `golem` command's tests: an HTTP server on
+//! 127.0.0.1, on a thread of its own, that answers `POST
 //! /v1/chat/completions` as the Chat Completions API documents it (JSON or,
 //! for `"stream": true`, `chat.completion.chunk` events ending in
-//! `data: [DONE]`), with answers a test decides from each request, which it
-//! records.
+//! `data: [DONE]`) and `POST /v1/messages` as Anthropic's Messages API
+//! streams (`message_start` ... `message_stop`), with answers a test decides
+//! from each request, which it records.
 
 #![allow(dead_code)] // each test binary uses a part
 
@@ -39,8 +40,12 @@ pub enum Reply {
 /// One request as received.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    /// The path asked for.
+    pub path: String,
     /// The `Authorization` header.
     pub authorization: Option<String>,
+    /// The `x-api-key` header.
+    pub api_key: Option<String>,
     /// The body.
     pub body: Value,
 }
@@ -71,6 +76,7 @@ impl FakeProvider {
         let address = listener.local_addr().expect("address");
         let app = Router::new()
             .route("/v1/chat/completions", post(completions))
+            .route("/v1/messages", post(anthropic_messages))
             .with_state(Arc::clone(&fake));
         std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -95,20 +101,89 @@ impl FakeProvider {
     }
 }
 
+/// Records the request; returns its body.
+fn record(fake: &Fake, path: &str, headers: &HeaderMap, body: &Bytes) -> Value {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    fake.seen.lock().expect("lock").push(Seen {
+        path: path.to_owned(),
+        authorization: header("authorization"),
+        api_key: header("x-api-key"),
+        body: body.clone(),
+    });
+    body
+}
+
+/// `POST /v1/messages`, streamed.
+async fn anthropic_messages(
+    State(fake): State<Arc<Fake>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> HttpResponse {
+    let body = record(&fake, "/v1/messages", &headers, &body);
+    let event = |data: Value| {
+        let kind = data["type"].as_str().unwrap_or_default().to_owned();
+        format!("event: {kind}\ndata: {data}\n\n").into_bytes()
+    };
+    let start = json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message",
+        "role": "assistant", "content": [], "model": "claude-fake", "stop_reason": null,
+        "stop_sequence": null, "usage": {"input_tokens": 15, "output_tokens": 1}}});
+    let mut chunks = vec![event(start)];
+    let stop_reason = match (fake.script)(&body) {
+        Reply::Text(text) => {
+            chunks.push(event(json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}})));
+            for piece in pieces(&text, 3) {
+                chunks.push(event(json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "text_delta", "text": piece}})));
+            }
+            "end_turn"
+        }
+        Reply::ToolCall { tool, arguments } => {
+            chunks.push(event(json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": tool, "input": {}}})));
+            for piece in pieces(&arguments, 5) {
+                chunks.push(event(json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}})));
+            }
+            "tool_use"
+        }
+        Reply::Error {
+            status,
+            kind,
+            message,
+        } => {
+            let body = json!({"type": "error", "error": {"type": kind, "message": message}});
+            return respond(
+                status,
+                "application/json",
+                vec![body.to_string().into_bytes()],
+            );
+        }
+        Reply::Hang => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            return respond(500, "application/json", vec![b"{}".to_vec()]);
+        }
+    };
+    chunks.push(event(json!({"type": "content_block_stop", "index": 0})));
+    chunks.push(event(json!({"type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+        "usage": {"output_tokens": 5}})));
+    chunks.push(event(json!({"type": "message_stop"})));
+    respond(200, "text/event-stream", chunks)
+}
+
 async fn completions(
     State(fake): State<Arc<Fake>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> HttpResponse {
-    let authorization = headers
-        .get("authorization")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    fake.seen.lock().expect("lock").push(Seen {
-        authorization,
-        body: body.clone(),
-    });
+    let body = record(&fake, "/v1/chat/completions", &headers, &body);
     let stream = body["stream"].as_bool() == Some(true);
     match (fake.script)(&body) {
         Reply::Hang => {
@@ -234,22 +309,36 @@ pub fn messages(body: &Value) -> Vec<Value> {
     body["messages"].as_array().cloned().unwrap_or_default()
 }
 
-/// The content of the last tool message, if the request has one after its
-/// last user message.
+/// The content of the last tool message, if the request ends with one
+/// (Chat Completions: a `tool` message; Messages: a user turn with a
+/// `tool_result` block).
 pub fn last_tool_result(body: &Value) -> Option<String> {
     let messages = messages(body);
     let last = messages.last()?;
-    (last["role"] == "tool").then(|| last["content"].as_str().unwrap_or_default().to_owned())
+    if last["role"] == "tool" {
+        return Some(last["content"].as_str().unwrap_or_default().to_owned());
+    }
+    let block = last["content"]
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|block| block["type"] == "tool_result")?;
+    Some(block["content"].as_str().unwrap_or_default().to_owned())
 }
 
-/// The names of the tools offered.
+/// The names of the tools offered (either API's shape).
 pub fn tool_names(body: &Value) -> Vec<String> {
     body["tools"]
         .as_array()
         .map(|tools| {
             tools
                 .iter()
-                .filter_map(|tool| tool["function"]["name"].as_str().map(str::to_owned))
+                .filter_map(|tool| {
+                    tool["function"]["name"]
+                        .as_str()
+                        .or(tool["name"].as_str())
+                        .map(str::to_owned)
+                })
                 .collect()
         })
         .unwrap_or_default()
