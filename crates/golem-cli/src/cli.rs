@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use golem::DEFAULT_MAX_TURNS;
 use golem::mcp::config::{self, ServerConfig};
-use golem::model::{ApiKey, Model};
+use golem::model::{ApiKey, Message, Model};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
 
@@ -74,6 +74,10 @@ pub enum Command {
         /// The prompt ("-" reads it from stdin).
         #[arg(value_name = "PROMPT")]
         prompt: String,
+        /// An image sent with the prompt: a .png, .jpg, .gif or .webp file,
+        /// or an http(s) URL (repeatable).
+        #[arg(long = "image", value_name = "FILE|URL", help_heading = "Model")]
+        images: Vec<String>,
         /// The model, the servers and the limits.
         #[command(flatten)]
         options: Options,
@@ -135,8 +139,8 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 /// What to do with the agent.
 #[derive(Debug)]
 pub enum Mode {
-    /// Answer this prompt.
-    Run(String),
+    /// Answer this prompt (a user message, with its images).
+    Run(Message),
     /// Converse on stdin.
     Chat,
 }
@@ -167,7 +171,21 @@ impl Plan {
         stdin: impl Read,
     ) -> Result<Plan, Failure> {
         let (mode, options) = match cli.command {
-            Command::Run { prompt, options } => (Mode::Run(read_prompt(&prompt, stdin)?), options),
+            Command::Run {
+                prompt,
+                images,
+                options,
+            } => {
+                let images = images
+                    .iter()
+                    .map(|image| crate::image::load(image))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let prompt = read_prompt(&prompt, stdin)?;
+                (
+                    Mode::Run(Message::user_with_images(prompt, images)),
+                    options,
+                )
+            }
             Command::Chat { options } => (Mode::Chat, options),
         };
         let model = build_model(&options, &env)?;

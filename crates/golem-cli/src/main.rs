@@ -18,6 +18,7 @@
 
 mod cli;
 mod exit;
+mod image;
 mod servers;
 mod session;
 mod show;

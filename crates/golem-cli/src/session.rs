@@ -80,7 +80,7 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// `golem run`: one exchange, then the usage totals.
-    async fn run(&mut self, prompt: String, signals: &mut Signals) -> Exit {
+    async fn run(&mut self, prompt: Message, signals: &mut Signals) -> Exit {
         let outcome = signals.or_signal(self.exchange(Vec::new(), prompt)).await;
         self.output.end_line();
         self.output.note(&show::usage(&self.usage));
@@ -147,7 +147,7 @@ impl Session<'_> {
                 _ => {}
             }
             let outcome = signals
-                .or_signal(self.exchange(history.clone(), line.to_owned()))
+                .or_signal(self.exchange(history.clone(), Message::user(line)))
                 .await;
             self.output.end_line();
             exit = match outcome {
@@ -172,12 +172,12 @@ impl Session<'_> {
         exit
     }
 
-    /// One prompt answered, after `history`: the answer streamed to stdout,
-    /// tool calls to stderr. Returns the conversation with it.
+    /// One user message answered, after `history`: the answer streamed to
+    /// stdout, tool calls to stderr. Returns the conversation with it.
     async fn exchange(
         &mut self,
         history: Vec<Message>,
-        prompt: String,
+        prompt: Message,
     ) -> Result<Vec<Message>, Failure> {
         let (servers, output) = (self.servers, self.output);
         let usage = &mut self.usage;

@@ -682,6 +682,42 @@ fn an_unreachable_provider_exits_4() {
 }
 
 #[test]
+fn images_go_with_the_prompt() {
+    let dir = TempDir::new();
+    let png = dir.path().join("dot.png");
+    std::fs::write(&png, [0x89, b'P', b'N', b'G']).expect("written");
+    let provider = FakeProvider::start(|_| Reply::Text("a dot".into()));
+    golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--image")
+        .arg(&png)
+        .args(["--image", "https://example.com/cat.jpg", "What are these?"])
+        .assert()
+        .code(0)
+        .stdout("a dot\n");
+    let content = &messages(&provider.seen()[0].body)[0]["content"];
+    assert_eq!(
+        content,
+        &json!([
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+            {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+            {"type": "text", "text": "What are these?"}
+        ])
+    );
+    golem()
+        .args(["run", "--model", "openai:m", "--image", "notes.txt", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--image notes.txt: not a .png"));
+}
+
+#[test]
 fn the_prompt_can_come_from_stdin() {
     let provider = FakeProvider::start(parrot);
     golem()

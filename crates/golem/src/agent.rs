@@ -476,15 +476,17 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
 
     /// [`run`](Self::run), continuing a conversation: `history` (the
     /// [`messages`](RunOutput::messages) of an earlier run, say) comes
-    /// before the new prompt, and the output's `messages` hold all of it.
+    /// before `message`, the user's next message ([`Message::user`], or
+    /// [`Message::user_with_images`]), and the output's `messages` hold all
+    /// of it.
     pub async fn run_with_history(
         &self,
         deps: impl Into<Arc<Deps>>,
-        history: Vec<Message>,
-        prompt: impl Into<String>,
+        mut history: Vec<Message>,
+        message: Message,
     ) -> Result<RunOutput<Output>, RunError> {
-        self.run_loop(deps.into(), with_prompt(history, prompt), None)
-            .await
+        history.push(message);
+        self.run_loop(deps.into(), history, None).await
     }
 
     /// [`run`](Self::run), streaming: the model is asked with
@@ -551,12 +553,12 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     pub async fn run_stream_with_history(
         &self,
         deps: impl Into<Arc<Deps>>,
-        history: Vec<Message>,
-        prompt: impl Into<String>,
+        mut history: Vec<Message>,
+        message: Message,
         sink: RunSink<'_>,
     ) -> Result<RunOutput<Output>, RunError> {
-        self.run_loop(deps.into(), with_prompt(history, prompt), Some(sink))
-            .await
+        history.push(message);
+        self.run_loop(deps.into(), history, Some(sink)).await
     }
 
     /// The run loop; `sink` selects streaming.
@@ -835,12 +837,6 @@ fn emit(sink: &mut Option<RunSink<'_>>, make: impl FnOnce() -> RunEvent) {
     if let Some(sink) = sink.as_deref_mut() {
         sink(make());
     }
-}
-
-/// `history` with the user's `prompt` after it.
-fn with_prompt(mut history: Vec<Message>, prompt: impl Into<String>) -> Vec<Message> {
-    history.push(Message::user(prompt));
-    history
 }
 
 /// How a finished call is reported to a host.

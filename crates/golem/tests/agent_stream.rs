@@ -357,9 +357,12 @@ async fn a_history_comes_before_the_new_prompt() {
 
     let mut events = Vec::new();
     let second = agent
-        .run_stream_with_history((), first.messages.clone(), "two", &mut |event| {
-            events.push(event)
-        })
+        .run_stream_with_history(
+            (),
+            first.messages.clone(),
+            Message::user("two"),
+            &mut |event| events.push(event),
+        )
         .await
         .expect("second run");
     assert_eq!(second.output, "you said: one, two");
@@ -375,7 +378,7 @@ async fn a_history_comes_before_the_new_prompt() {
     );
     // The same without streaming.
     let third = agent
-        .run_with_history((), second.messages, "three")
+        .run_with_history((), second.messages, Message::user("three"))
         .await
         .expect("third run");
     assert_eq!(third.output, "you said: one, two, three");
@@ -440,4 +443,20 @@ async fn a_model_error_after_a_streamed_answer_keeps_what_was_delivered() {
         "the script has no second answer: {result:?}"
     );
     assert!(outline(&events).contains(&"1 finish c1 clock Ok(\"12:00\")".to_owned()));
+}
+
+#[tokio::test]
+async fn the_next_message_may_carry_images() {
+    let model = ScriptedModel::new([text_response("a cat")]);
+    let agent = agent(model.clone(), AgentConfig::default());
+    let message = Message::user_with_images(
+        "What is this?",
+        vec![golem::model::Image::url("https://example.com/cat.jpg")],
+    );
+    let run = agent
+        .run_with_history((), Vec::new(), message.clone())
+        .await
+        .expect("the run succeeds");
+    assert_eq!(run.messages[0], message);
+    assert_eq!(model.requests()[0].messages, [message]);
 }
