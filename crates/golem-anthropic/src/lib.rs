@@ -19,9 +19,9 @@
 //! reached the caller. Bodies are bounded by [`AnthropicConfig::max_response_bytes`].
 //! The API key is an [`ApiKey`]: never in `Debug` output or errors.
 //!
-//! It does **not** do images or documents (the neutral
-//! [`Message`](golem_model::Message) has no such part yet), extended thinking (thinking
-//! blocks are skipped), prompt-cache breakpoints (`cache_control`), `tool_choice`, or
+//! Images of user messages are `image` blocks (a `base64` or `url` source) before the
+//! turn's text. It does **not** do images outside user messages (refused before
+//! sending), documents, extended thinking (thinking blocks are skipped), prompt-cache breakpoints (`cache_control`), `tool_choice`, or
 //! the Batches and token-counting endpoints.
 //!
 //! ```no_run
@@ -166,6 +166,9 @@ impl Anthropic {
     }
 
     fn body(&self, request: &Request, stream: bool) -> Result<Vec<u8>, ModelError> {
+        if let Some(complaint) = wire::misplaced_images(request) {
+            return Err(ModelError::new(complaint));
+        }
         let body = MessagesRequest {
             model: &self.config.model,
             max_tokens: self.config.max_tokens,

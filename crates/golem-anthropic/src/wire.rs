@@ -7,7 +7,7 @@
 //! serde buffers a tagged enum's fields before choosing the variant, which would lose
 //! the bytes of a tool call's `input` that [`RawValue`] keeps.
 
-use golem_model::{FinishReason, Request, Role, ToolSpec, Usage};
+use golem_model::{FinishReason, Image, Request, Role, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -49,6 +49,39 @@ enum BlockOut<'a> {
         tool_use_id: &'a str,
         content: &'a str,
     },
+    Image {
+        source: ImageSource<'a>,
+    },
+}
+
+/// Where an image block's bytes come from.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ImageSource<'a> {
+    Base64 { media_type: &'a str, data: &'a str },
+    Url { url: &'a str },
+}
+
+fn image_block(image: &Image) -> BlockOut<'_> {
+    BlockOut::Image {
+        source: match image {
+            Image::Base64 { media_type, data } => ImageSource::Base64 { media_type, data },
+            Image::Url { url } => ImageSource::Url { url },
+        },
+    }
+}
+
+/// The first message with images that is not a user message, as a complaint: this
+/// adapter sends images in user turns only.
+pub(crate) fn misplaced_images(request: &Request) -> Option<String> {
+    let index = request
+        .messages
+        .iter()
+        .position(|message| message.role != Role::User && !message.images.is_empty())?;
+    Some(format!(
+        "anthropic: messages[{index}] has images but is not a user message; images are sent \
+         in user messages only"
+    ))
 }
 
 #[derive(Serialize)]
@@ -87,7 +120,12 @@ pub(crate) fn messages(request: &Request) -> Vec<WireMessage<'_>> {
     for message in &request.messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", text_block(&message.content).into_iter().collect()),
+            Role::User => {
+                // Images first, as Anthropic's documentation advises.
+                let images = message.images.iter().map(image_block);
+                let blocks: Vec<_> = images.chain(text_block(&message.content)).collect();
+                ("user", blocks)
+            }
             Role::Assistant => {
                 let calls = message.tool_calls.iter().map(|call| BlockOut::ToolUse {
                     id: &call.id,
@@ -281,6 +319,47 @@ mod tests {
             )
         );
         assert_eq!(system(&Request::default()), None);
+    }
+
+    #[test]
+    fn user_images_are_image_blocks_before_the_text() {
+        let request = Request {
+            messages: vec![
+                Message::user_with_images(
+                    "What is this?",
+                    vec![
+                        Image::base64("image/png", "iVBORw0KGgo="),
+                        Image::url("https://example.com/cat.jpg"),
+                    ],
+                ),
+                Message::assistant("A cat."),
+                Message::user_with_images("", vec![Image::url("https://example.com/dog.jpg")]),
+            ],
+            ..Request::default()
+        };
+        let json = serde_json::to_string(&messages(&request)).expect("encode");
+        assert_eq!(
+            json,
+            concat!(
+                r#"[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},"#,
+                r#"{"type":"image","source":{"type":"url","url":"https://example.com/cat.jpg"}},"#,
+                r#"{"type":"text","text":"What is this?"}]},"#,
+                r#"{"role":"assistant","content":[{"type":"text","text":"A cat."}]},"#,
+                r#"{"role":"user","content":[{"type":"image","source":{"type":"url","url":"https://example.com/dog.jpg"}}]}]"#,
+            )
+        );
+        assert_eq!(misplaced_images(&request), None);
+        let mut tool = Message::tool_result("t1", "shot", "png");
+        tool.images.push(Image::url("https://example.com/a.png"));
+        let request = Request {
+            messages: vec![Message::user("hi"), tool],
+            ..Request::default()
+        };
+        assert!(
+            misplaced_images(&request)
+                .expect("refused")
+                .contains("messages[1]")
+        );
     }
 
     #[test]

@@ -597,3 +597,54 @@ async fn a_key_that_cannot_be_a_header_is_refused_without_showing_it() {
     assert!(error.to_string().contains("api_key"), "{error}");
     assert!(!format!("{error:?} {error}").contains(KEY));
 }
+
+const TEXT_MESSAGE: &str = r#"{"id":"msg_02","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"A cat."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":80,"output_tokens":3}}"#;
+
+#[tokio::test]
+async fn user_images_are_sent_as_image_blocks() {
+    let (fake, config) = serve(vec![json(200, TEXT_MESSAGE)]).await;
+    let request = Request {
+        messages: vec![Message::user_with_images(
+            "What is this?",
+            vec![
+                golem_model::Image::base64("image/png", "iVBORw0KGgo="),
+                golem_model::Image::url("https://example.com/cat.jpg"),
+            ],
+        )],
+        ..Request::default()
+    };
+    let response = model(config).request(&request).await.expect("answer");
+    assert_eq!(response.text, "A cat.");
+
+    let seen = fake.seen.lock().expect("lock");
+    let want: Value = serde_json::from_str(
+        r#"[{"role":"user","content":[
+            {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
+            {"type":"image","source":{"type":"url","url":"https://example.com/cat.jpg"}},
+            {"type":"text","text":"What is this?"}]}]"#,
+    )
+    .expect("json");
+    assert_eq!(seen[0].body["messages"], want);
+}
+
+#[tokio::test]
+async fn images_outside_user_messages_are_refused_before_sending() {
+    let (fake, config) = serve(vec![json(200, TEXT_MESSAGE)]).await;
+    let mut assistant = Message::assistant("here");
+    assistant
+        .images
+        .push(golem_model::Image::url("https://example.com/a.png"));
+    let request = Request {
+        messages: vec![Message::user("hi"), assistant],
+        ..Request::default()
+    };
+    let error = model(config).request(&request).await.expect_err("refused");
+    assert!(
+        error.to_string().contains("messages[1] has images"),
+        "{error}"
+    );
+    assert!(
+        fake.seen.lock().expect("lock").is_empty(),
+        "nothing was sent"
+    );
+}

@@ -51,9 +51,10 @@ pub enum Role {
 
 /// One message of a conversation.
 ///
-/// Which optional fields are set depends on the [`Role`]: assistant messages may carry
-/// `tool_calls`; tool messages carry `tool_call_id` and `tool_name`. The constructors
-/// ([`Message::user`], [`Message::tool_result`], ...) fill them consistently.
+/// Which optional fields are set depends on the [`Role`]: user messages may carry
+/// `images`; assistant messages may carry `tool_calls`; tool messages carry
+/// `tool_call_id` and `tool_name`. The constructors ([`Message::user`],
+/// [`Message::user_with_images`], [`Message::tool_result`], ...) fill them consistently.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     /// Who wrote the message.
@@ -69,6 +70,61 @@ pub struct Message {
     /// For a tool message: the name of the tool that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
+    /// For a user message: images shown to the model with the text (providers send
+    /// them before it). Providers refuse images on messages of other roles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image in a user message: its bytes, base64-encoded, with their media type, or a
+/// URL the provider fetches itself.
+///
+/// Which media types and URL schemes a model accepts is the provider's business
+/// (commonly `image/png`, `image/jpeg`, `image/gif`, `image/webp`, and `https` URLs); the
+/// adapters pass the values through as they are.
+///
+/// ```
+/// use golem_model::{Image, Message};
+///
+/// let message = Message::user_with_images(
+///     "What is in these pictures?",
+///     vec![
+///         Image::base64("image/png", "iVBORw0KGgo="),
+///         Image::url("https://example.com/cat.jpg"),
+///     ],
+/// );
+/// assert_eq!(message.images.len(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Image {
+    /// The image's bytes.
+    Base64 {
+        /// The media type, e.g. `image/png`.
+        media_type: String,
+        /// The bytes in standard base64, without a `data:` prefix.
+        data: String,
+    },
+    /// An address the provider downloads the image from.
+    Url {
+        /// The URL, e.g. `https://example.com/cat.jpg`.
+        url: String,
+    },
+}
+
+impl Image {
+    /// An image from its base64-encoded bytes and media type.
+    pub fn base64(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+        Image::Base64 {
+            media_type: media_type.into(),
+            data: data.into(),
+        }
+    }
+
+    /// An image the provider fetches from `url`.
+    pub fn url(url: impl Into<String>) -> Self {
+        Image::Url { url: url.into() }
+    }
 }
 
 impl Message {
@@ -79,6 +135,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             tool_name: None,
+            images: Vec::new(),
         }
     }
 
@@ -90,6 +147,14 @@ impl Message {
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, content)
+    }
+
+    /// A user message with images (its text may be empty).
+    pub fn user_with_images(content: impl Into<String>, images: Vec<Image>) -> Self {
+        Self {
+            images,
+            ..Self::plain(Role::User, content)
+        }
     }
 
     /// An assistant message with text only.
@@ -654,6 +719,33 @@ mod tests {
         assert_eq!(t.tool_call_id.as_deref(), Some("c1"));
         assert_eq!(t.tool_name.as_deref(), Some("search"));
         assert_eq!(t.content, "3 hits");
+    }
+
+    #[test]
+    fn images_serialise_tagged_and_old_messages_have_none() {
+        let message = Message::user_with_images(
+            "look",
+            vec![
+                Image::base64("image/png", "aGk="),
+                Image::url("https://x/y.png"),
+            ],
+        );
+        let json = serde_json::to_string(&message).expect("serialise");
+        assert_eq!(
+            json,
+            r#"{"role":"user","content":"look","images":[{"type":"base64","media_type":"image/png","data":"aGk="},{"type":"url","url":"https://x/y.png"}]}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Message>(&json).expect("back"),
+            message
+        );
+        let old: Message = serde_json::from_str(r#"{"role":"user","content":"hi"}"#).expect("old");
+        assert!(old.images.is_empty());
+        assert!(
+            !serde_json::to_string(&old)
+                .expect("serialise")
+                .contains("images")
+        );
     }
 
     #[test]

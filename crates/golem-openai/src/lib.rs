@@ -2,7 +2,8 @@
 //! that speaks it: set [`OpenAiConfig::base_url`] to reach Ollama, vLLM, llama.cpp's
 //! server, LM Studio, OpenRouter, Groq, Together, DeepSeek, Mistral ...
 //!
-//! [`OpenAi`] implements [`Model`]: system, user, assistant and tool messages; tools from
+//! [`OpenAi`] implements [`Model`]: system, user (with images: `image_url` content
+//! parts, base64 as `data:` URLs) assistant and tool messages; tools from
 //! [`ToolSpec`](golem_model::ToolSpec)s with their schema sent verbatim; tool calls (parallel ones too) with
 //! their arguments kept byte for byte (an empty string meaning `{}`); usage (with cached
 //! prompt tokens); finish reasons; and streaming, where tool-call arguments are assembled
@@ -16,8 +17,8 @@
 //! it reached the caller. Bodies are bounded by [`OpenAiConfig::max_response_bytes`].
 //! The API key is an [`ApiKey`]: never in `Debug` output or errors.
 //!
-//! It does **not** do images (the neutral [`Message`](golem_model::Message) has no image
-//! part yet), the Responses API, `n > 1` or structured outputs.
+//! It does **not** do the Responses API, `n > 1`, structured outputs, or images outside
+//! user messages (the API takes none; such a request is refused before it is sent).
 //!
 //! ```no_run
 //! use golem_model::{ApiKey, Message, Model, Request};
@@ -137,6 +138,9 @@ impl OpenAi {
     }
 
     fn body(&self, request: &Request, stream: bool) -> Result<Vec<u8>, ModelError> {
+        if let Some(complaint) = wire::misplaced_images(request) {
+            return Err(ModelError::new(complaint));
+        }
         let body = ChatRequest {
             model: &self.config.model,
             messages: wire::messages(request),

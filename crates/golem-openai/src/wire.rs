@@ -2,7 +2,7 @@
 //! streamed chunks and the error body, as plain serde structs. Only the fields we use
 //! are declared; unknown fields are ignored, so servers that add their own still parse.
 
-use golem_model::{FinishReason, Message, Request, Role, ToolSpec, Usage};
+use golem_model::{FinishReason, Image, Message, Request, Role, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -31,11 +31,33 @@ pub(crate) struct StreamOptions {
 pub(crate) struct WireMessage<'a> {
     role: &'static str,
     /// `null` for an assistant message that only calls tools.
-    content: Option<&'a str>,
+    content: Option<WireContent<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireCallOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+}
+
+/// A message's content: a string, or content parts when a user message has images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(&'a str),
+    Parts(Vec<Part<'a>>),
+}
+
+/// A content part of a user message.
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    /// An `https` URL, or the bytes as a `data:` URL.
+    url: std::borrow::Cow<'a, str>,
 }
 
 #[derive(Serialize)]
@@ -70,7 +92,7 @@ struct WireToolFunction<'a> {
 pub(crate) fn messages(request: &Request) -> Vec<WireMessage<'_>> {
     let instructions = request.instructions.as_deref().map(|text| WireMessage {
         role: "system",
-        content: Some(text),
+        content: Some(WireContent::Text(text)),
         tool_calls: Vec::new(),
         tool_call_id: None,
     });
@@ -92,7 +114,7 @@ fn message(message: &Message) -> WireMessage<'_> {
         && !message.tool_calls.is_empty();
     WireMessage {
         role,
-        content: (!only_calls).then_some(message.content.as_str()),
+        content: (!only_calls).then(|| content(message)),
         tool_calls: message
             .tool_calls
             .iter()
@@ -107,6 +129,40 @@ fn message(message: &Message) -> WireMessage<'_> {
             .collect(),
         tool_call_id: message.tool_call_id.as_deref(),
     }
+}
+
+/// The text, or the images and then the text (when there is some) as content parts.
+fn content(message: &Message) -> WireContent<'_> {
+    if message.images.is_empty() {
+        return WireContent::Text(&message.content);
+    }
+    let images = message.images.iter().map(|image| Part::ImageUrl {
+        image_url: ImageUrl {
+            url: match image {
+                Image::Url { url } => std::borrow::Cow::Borrowed(url.as_str()),
+                Image::Base64 { media_type, data } => {
+                    std::borrow::Cow::Owned(format!("data:{media_type};base64,{data}"))
+                }
+            },
+        },
+    });
+    let text = (!message.content.is_empty()).then_some(Part::Text {
+        text: &message.content,
+    });
+    WireContent::Parts(images.chain(text).collect())
+}
+
+/// The first message with images that is not a user message, as a complaint: the API
+/// takes images in user messages only.
+pub(crate) fn misplaced_images(request: &Request) -> Option<String> {
+    let index = request
+        .messages
+        .iter()
+        .position(|message| message.role != Role::User && !message.images.is_empty())?;
+    Some(format!(
+        "openai: messages[{index}] has images but is not a user message; the Chat Completions \
+         API takes images in user messages only"
+    ))
 }
 
 pub(crate) fn tools(specs: &[ToolSpec]) -> Vec<WireTool<'_>> {
@@ -260,5 +316,54 @@ pub(crate) fn finish_reason(reason: Option<&str>) -> FinishReason {
         Some("tool_calls" | "function_call") => FinishReason::ToolCalls,
         Some("content_filter") => FinishReason::ContentFilter,
         Some(other) => FinishReason::Other(other.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn user_images_are_image_url_parts_before_the_text() {
+        let request = Request {
+            messages: vec![
+                Message::user_with_images(
+                    "What is this?",
+                    vec![
+                        Image::base64("image/png", "iVBORw0KGgo="),
+                        Image::url("https://example.com/cat.jpg"),
+                    ],
+                ),
+                Message::user_with_images("", vec![Image::url("https://example.com/dog.jpg")]),
+                Message::user("plain"),
+            ],
+            ..Request::default()
+        };
+        let json = serde_json::to_string(&messages(&request)).expect("encode");
+        assert_eq!(
+            json,
+            concat!(
+                r#"[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},"#,
+                r#"{"type":"image_url","image_url":{"url":"https://example.com/cat.jpg"}},"#,
+                r#"{"type":"text","text":"What is this?"}]},"#,
+                r#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://example.com/dog.jpg"}}]},"#,
+                r#"{"role":"user","content":"plain"}]"#,
+            )
+        );
+        assert_eq!(misplaced_images(&request), None);
+    }
+
+    #[test]
+    fn images_outside_user_messages_are_refused() {
+        let mut assistant = Message::assistant("here");
+        assistant
+            .images
+            .push(Image::url("https://example.com/a.png"));
+        let request = Request {
+            messages: vec![Message::user("hi"), assistant],
+            ..Request::default()
+        };
+        let complaint = misplaced_images(&request).expect("refused");
+        assert!(complaint.contains("messages[1] has images"), "{complaint}");
     }
 }

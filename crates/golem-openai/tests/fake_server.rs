@@ -359,3 +359,53 @@ async fn a_bad_base_url_is_refused_with_the_fix() {
         "{error}"
     );
 }
+
+const TEXT_COMPLETION: &str = r#"{"id":"chatcmpl-2","object":"chat.completion","created":1,"model":"gpt-test","choices":[{"index":0,"message":{"role":"assistant","content":"A cat."},"finish_reason":"stop"}],"usage":{"prompt_tokens":80,"completion_tokens":3,"total_tokens":83}}"#;
+
+#[tokio::test]
+async fn user_images_are_sent_as_image_url_parts() {
+    let (fake, config) = serve(vec![json(200, TEXT_COMPLETION)]).await;
+    let request = Request {
+        messages: vec![Message::user_with_images(
+            "What is this?",
+            vec![
+                golem_model::Image::base64("image/png", "iVBORw0KGgo="),
+                golem_model::Image::url("https://example.com/cat.jpg"),
+            ],
+        )],
+        ..Request::default()
+    };
+    let response = model(config).request(&request).await.expect("answer");
+    assert_eq!(response.text, "A cat.");
+
+    let seen = fake.seen.lock().expect("lock");
+    let want: Value = serde_json::from_str(
+        r#"[{"role":"user","content":[
+            {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},
+            {"type":"image_url","image_url":{"url":"https://example.com/cat.jpg"}},
+            {"type":"text","text":"What is this?"}]}]"#,
+    )
+    .expect("json");
+    assert_eq!(seen[0].1["messages"], want);
+}
+
+#[tokio::test]
+async fn images_outside_user_messages_are_refused_before_sending() {
+    let (fake, config) = serve(vec![json(200, TEXT_COMPLETION)]).await;
+    let mut tool = Message::tool_result("call_1", "shot", "a screenshot");
+    tool.images
+        .push(golem_model::Image::base64("image/png", "iVBORw0KGgo="));
+    let request = Request {
+        messages: vec![Message::user("Take one"), tool],
+        ..Request::default()
+    };
+    let error = model(config).request(&request).await.expect_err("refused");
+    assert!(
+        error.to_string().contains("messages[1] has images"),
+        "{error}"
+    );
+    assert!(
+        fake.seen.lock().expect("lock").is_empty(),
+        "nothing was sent"
+    );
+}

@@ -6,10 +6,11 @@ use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use golem_model::{
-    BoxFuture, Message, Model, ModelRetry, Request, Response, ToolCall, ToolSpec, Usage,
+    BoxFuture, FinishReason, Message, Model, ModelRetry, Request, Response, StreamEvent, ToolCall,
+    ToolSpec, Usage,
 };
 use golem_tool::{Tool, ToolContext, ToolError, Toolset};
 
@@ -130,6 +131,94 @@ pub struct RunOutput<Output> {
     /// call, whatever the model reports).
     pub usage: Usage,
 }
+
+/// What a streaming run reports while it goes ([`Agent::run_stream`]), in
+/// the order it happens, so that a host can show the answer as it is
+/// written and each tool call as it runs.
+///
+/// `turn` counts model requests from 1, as in [`RunError::Model`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// Something the model streamed: a fragment of its text, a tool call it
+    /// began writing, or a fragment of that call's arguments (see
+    /// [`StreamEvent`]).
+    Model {
+        /// The model request it belongs to.
+        turn: u32,
+        /// What the model streamed.
+        event: StreamEvent,
+    },
+    /// The model's answer of this turn is complete.
+    ModelResponse {
+        /// The model request it answers.
+        turn: u32,
+        /// What this request cost, as the model reported it (`requests` is
+        /// 1).
+        usage: Usage,
+        /// Why the model stopped writing.
+        finish_reason: FinishReason,
+    },
+    /// A tool call began running. Calls of one turn may run concurrently,
+    /// so several may be running at once.
+    ToolStarted {
+        /// The model request that asked for it.
+        turn: u32,
+        /// The call: its id, the tool's name and the model's arguments.
+        call: ToolCall,
+        /// Where the tool came from: a toolset's
+        /// [`name`](golem_tool::Toolset::name) (an MCP server's), or
+        /// `"the agent's tools"` for [`AgentConfig::tools`].
+        source: String,
+    },
+    /// A tool call ended; a [`ToolStarted`](Self::ToolStarted) with the
+    /// same `call_id` came before it.
+    ToolFinished {
+        /// The model request that asked for it.
+        turn: u32,
+        /// The id of the call.
+        call_id: String,
+        /// The tool's name, as offered to the model.
+        tool: String,
+        /// Where the tool came from, as in [`ToolStarted`](Self::ToolStarted).
+        source: String,
+        /// How long the call ran.
+        duration: Duration,
+        /// How it ended.
+        outcome: ToolOutcome,
+    },
+}
+
+/// How one tool call of a streaming run ended ([`RunEvent::ToolFinished`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// The tool answered; this text goes back to the model.
+    Ok(String),
+    /// The tool rejected the arguments with a [`ModelRetry`] (an MCP tool's
+    /// `isError` answer): the reason goes back to the model while the
+    /// tool's correction budget lasts, and fails the run past it.
+    Rejected(String),
+    /// The tool failed with an error the model cannot correct (its
+    /// message); the run fails with it.
+    Failed(String),
+    /// The call outlived its timeout and was dropped; the run fails.
+    TimedOut(Duration),
+    /// The call was dropped, unfinished, because another call of its turn
+    /// failed the run.
+    Cancelled,
+}
+
+impl ToolOutcome {
+    /// Whether the tool answered normally ([`Ok`](Self::Ok)).
+    pub fn is_ok(&self) -> bool {
+        matches!(self, ToolOutcome::Ok(_))
+    }
+}
+
+/// Where a streaming run delivers its [`RunEvent`]s: a callback run on the
+/// run's own task, in order. Keep it quick (print, forward to a channel).
+pub type RunSink<'a> = &'a mut (dyn FnMut(RunEvent) + Send);
 
 /// An agent: a [`Model`], the [`Tool`]s it may call, and a decoder that
 /// turns its final response into an `Output`.
@@ -384,10 +473,107 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         deps: impl Into<Arc<Deps>>,
         prompt: impl Into<String>,
     ) -> Result<RunOutput<Output>, RunError> {
-        let deps = deps.into();
+        self.run_loop(deps.into(), vec![Message::user(prompt)], None)
+            .await
+    }
+
+    /// [`run`](Self::run), continuing a conversation: `history` (the
+    /// [`messages`](RunOutput::messages) of an earlier run, say) comes
+    /// before `message`, the user's next message ([`Message::user`], or
+    /// [`Message::user_with_images`]), and the output's `messages` hold all
+    /// of it.
+    pub async fn run_with_history(
+        &self,
+        deps: impl Into<Arc<Deps>>,
+        mut history: Vec<Message>,
+        message: Message,
+    ) -> Result<RunOutput<Output>, RunError> {
+        history.push(message);
+        self.run_loop(deps.into(), history, None).await
+    }
+
+    /// [`run`](Self::run), streaming: the model is asked with
+    /// [`Model::request_stream`], and `sink` receives, as they happen, what
+    /// it streams (text fragments, tool calls and their argument
+    /// fragments), the end of each model answer with its usage, and the
+    /// start and end of each tool call with its duration and outcome (see
+    /// [`RunEvent`]). The result is the one [`run`](Self::run) would have
+    /// returned.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use golem::model::{StreamEvent, ToolCall};
+    /// use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
+    /// use golem::tool::Tool;
+    /// use golem::{Agent, AgentConfig, RunEvent};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let clock = Tool::<()>::new("clock", "The time.", r#"{"type":"object"}"#, |_, _| async {
+    ///     Ok("12:00".to_owned())
+    /// })?;
+    /// let model = ScriptedModel::new([
+    ///     tool_calls_response([ToolCall::new("c1", "clock", "{}")?]),
+    ///     text_response("It is noon."),
+    /// ])
+    /// .fragmented(4); // streams its answers four characters at a time
+    /// let agent = Agent::new(Arc::new(model), golem::decode::text, AgentConfig {
+    ///     tools: vec![clock],
+    ///     ..AgentConfig::default()
+    /// })?;
+    ///
+    /// let mut shown = String::new();
+    /// let run = agent
+    ///     .run_stream((), "What time is it?", &mut |event| match event {
+    ///         RunEvent::Model { event: StreamEvent::Text(text), .. } => shown.push_str(&text),
+    ///         RunEvent::ToolStarted { call, .. } => shown.push_str(&format!("[{}]", call.name)),
+    ///         RunEvent::ToolFinished { outcome, .. } => shown.push_str(&format!("[{}]", outcome.is_ok())),
+    ///         _ => {}
+    ///     })
+    ///     .await?;
+    /// assert_eq!(shown, "[clock][true]It is noon.");
+    /// assert_eq!(run.output, "It is noon.");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors and cancel safety
+    ///
+    /// As for [`run`](Self::run). Events already delivered stay delivered:
+    /// a run that fails may have streamed part of an answer first.
+    pub async fn run_stream(
+        &self,
+        deps: impl Into<Arc<Deps>>,
+        prompt: impl Into<String>,
+        sink: RunSink<'_>,
+    ) -> Result<RunOutput<Output>, RunError> {
+        self.run_loop(deps.into(), vec![Message::user(prompt)], Some(sink))
+            .await
+    }
+
+    /// [`run_stream`](Self::run_stream), continuing a conversation, as
+    /// [`run_with_history`](Self::run_with_history) does.
+    pub async fn run_stream_with_history(
+        &self,
+        deps: impl Into<Arc<Deps>>,
+        mut history: Vec<Message>,
+        message: Message,
+        sink: RunSink<'_>,
+    ) -> Result<RunOutput<Output>, RunError> {
+        history.push(message);
+        self.run_loop(deps.into(), history, Some(sink)).await
+    }
+
+    /// The run loop; `sink` selects streaming.
+    async fn run_loop(
+        &self,
+        deps: Arc<Deps>,
+        messages: Vec<Message>,
+        mut sink: Option<RunSink<'_>>,
+    ) -> Result<RunOutput<Output>, RunError> {
         let mut request = Request {
             instructions: self.instructions.clone(),
-            messages: vec![Message::user(prompt)],
+            messages,
             ..Request::default()
         };
         let mut usage = Usage::default();
@@ -399,17 +585,26 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         for turn in 1..=self.max_turns {
             let offered = self.offered()?;
             request.tools.clone_from(&offered.specs);
-            let response = self
-                .model
-                .request(&request)
-                .await
-                .map_err(|source| RunError::Model { turn, source })?;
+            let response = match sink.as_deref_mut() {
+                None => self.model.request(&request).await,
+                Some(sink) => {
+                    let mut forward = |event| sink(RunEvent::Model { turn, event });
+                    self.model.request_stream(&request, &mut forward).await
+                }
+            }
+            .map_err(|source| RunError::Model { turn, source })?;
             // Tokens as the model reports them; requests as counted here, so
             // the figure is right whatever the model fills in.
-            usage += Usage {
+            let turn_usage = Usage {
                 requests: 1,
                 ..response.usage
             };
+            usage += turn_usage;
+            emit(&mut sink, || RunEvent::ModelResponse {
+                turn,
+                usage: turn_usage,
+                finish_reason: response.finish_reason.clone(),
+            });
 
             if response.tool_calls.is_empty() {
                 let decoded = (self.decoder)(&response);
@@ -449,8 +644,14 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                 text, tool_calls, ..
             } = response;
             let plan = resolve(&offered, &tool_calls)?;
+            let turn_calls = TurnCalls {
+                turn,
+                offered: &offered,
+                calls: &tool_calls,
+                plan: &plan,
+            };
             let results = self
-                .run_calls(&offered, &deps, &tool_calls, &plan, &mut tool_rejections)
+                .run_calls(&turn_calls, &deps, &mut tool_rejections, &mut sink)
                 .await?;
             let tool_messages: Vec<Message> = tool_calls
                 .iter()
@@ -475,13 +676,13 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     /// content, in call order.
     async fn run_calls(
         &self,
-        offered: &Offered<Deps>,
+        turn: &TurnCalls<'_, Deps>,
         deps: &Arc<Deps>,
-        calls: &[ToolCall],
-        plan: &[usize],
         rejections: &mut HashMap<String, u32>,
+        sink: &mut Option<RunSink<'_>>,
     ) -> Result<Vec<String>, RunError> {
-        let tools = &offered.tools;
+        let tools = &turn.offered.tools;
+        let (calls, plan) = (turn.calls, turn.plan);
         let mut results: Vec<String> = vec![String::new(); calls.len()];
         let mut start = 0;
         while start < calls.len() {
@@ -492,16 +693,8 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                     .find(|&index| tools[plan[index]].is_sequential())
                     .unwrap_or(calls.len())
             };
-            self.run_group(
-                tools,
-                deps,
-                calls,
-                plan,
-                start..end,
-                rejections,
-                &mut results,
-            )
-            .await?;
+            self.run_group(turn, deps, start..end, rejections, &mut results, sink)
+                .await?;
             start = end;
         }
         Ok(results)
@@ -510,41 +703,49 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     /// Runs the calls `group` concurrently on this task and settles each as
     /// it finishes. The first failure returns at once, dropping (cancelling)
     /// the calls still running.
-    #[allow(clippy::too_many_arguments)]
     async fn run_group(
         &self,
-        tools: &[Tool<Deps>],
+        turn: &TurnCalls<'_, Deps>,
         deps: &Arc<Deps>,
-        calls: &[ToolCall],
-        plan: &[usize],
         group: std::ops::Range<usize>,
         rejections: &mut HashMap<String, u32>,
         results: &mut [String],
+        sink: &mut Option<RunSink<'_>>,
     ) -> Result<(), RunError> {
-        let mut running: Vec<Option<(usize, Pin<Box<CallFuture>>)>> = group
+        let tools = &turn.offered.tools;
+        let (calls, plan) = (turn.calls, turn.plan);
+        let mut running: Vec<Option<Running>> = group
             .map(|index| {
                 let tool = &tools[plan[index]];
                 let call = &calls[index];
                 let rejected = rejections.get(tool.name()).copied().unwrap_or(0);
                 let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejected);
+                emit(sink, || RunEvent::ToolStarted {
+                    turn: turn.turn,
+                    call: call.clone(),
+                    source: turn.offered.sources[plan[index]].clone(),
+                });
                 let future = tool.call(ctx, call.arguments.clone());
                 let timeout = tool.timeout().or(self.tool_timeout);
                 let future: Pin<Box<CallFuture>> = Box::pin(with_timeout(future, timeout));
-                Some((index, future))
+                Some((index, Instant::now(), future))
             })
             .collect();
 
-        poll_fn(|cx| {
+        let outcome = poll_fn(|cx| {
             let mut still_running = false;
             for slot in running.iter_mut() {
-                let Some((index, future)) = slot else {
+                let Some((index, started, future)) = slot else {
                     continue;
                 };
                 match future.as_mut().poll(cx) {
                     Poll::Pending => still_running = true,
                     Poll::Ready(outcome) => {
-                        let index = *index;
+                        let (index, started) = (*index, *started);
                         *slot = None;
+                        emit(sink, || {
+                            turn.finished(index, started.elapsed(), reported(&outcome))
+                        });
                         match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
                             Ok(content) => results[index] = content,
                             Err(error) => return Poll::Ready(Err(error)),
@@ -558,7 +759,15 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                 Poll::Ready(Ok(()))
             }
         })
-        .await
+        .await;
+        // The calls a failure leaves running are dropped here; a host that
+        // showed them starting hears that they ended.
+        for (index, started, _) in running.into_iter().flatten() {
+            emit(sink, || {
+                turn.finished(index, started.elapsed(), ToolOutcome::Cancelled)
+            });
+        }
+        outcome
     }
 
     /// Turns one finished call into its message content, or the run's
@@ -602,6 +811,49 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     }
 }
 
+/// The calls of one turn, with the tools they resolved to.
+struct TurnCalls<'a, Deps> {
+    turn: u32,
+    offered: &'a Offered<Deps>,
+    calls: &'a [ToolCall],
+    /// For each call, the index of its tool in `offered`.
+    plan: &'a [usize],
+}
+
+impl<Deps> TurnCalls<'_, Deps> {
+    /// The event for the end of call `index`.
+    fn finished(&self, index: usize, duration: Duration, outcome: ToolOutcome) -> RunEvent {
+        let tool = self.plan[index];
+        RunEvent::ToolFinished {
+            turn: self.turn,
+            call_id: self.calls[index].id.clone(),
+            tool: self.offered.tools[tool].name().to_owned(),
+            source: self.offered.sources[tool].clone(),
+            duration,
+            outcome,
+        }
+    }
+}
+
+/// Delivers the event `make` builds, when the run streams.
+fn emit(sink: &mut Option<RunSink<'_>>, make: impl FnOnce() -> RunEvent) {
+    if let Some(sink) = sink.as_deref_mut() {
+        sink(make());
+    }
+}
+
+/// How a finished call is reported to a host.
+fn reported(outcome: &CallOutcome) -> ToolOutcome {
+    match outcome {
+        CallOutcome::Done(Ok(content)) => ToolOutcome::Ok(content.clone()),
+        CallOutcome::Done(Err(ToolError::Retry(retry))) => {
+            ToolOutcome::Rejected(retry.reason().to_owned())
+        }
+        CallOutcome::Done(Err(ToolError::Fatal(source))) => ToolOutcome::Failed(source.to_string()),
+        CallOutcome::TimedOut(timeout) => ToolOutcome::TimedOut(*timeout),
+    }
+}
+
 /// How one tool call ended.
 enum CallOutcome {
     Done(Result<String, ToolError>),
@@ -609,6 +861,9 @@ enum CallOutcome {
 }
 
 type CallFuture = dyn Future<Output = CallOutcome> + Send;
+
+/// A call in flight: its index in the turn, when it started, its future.
+type Running = (usize, Instant, Pin<Box<CallFuture>>);
 
 /// Runs a call, dropping it if it outlives `timeout`.
 async fn with_timeout(

@@ -7,6 +7,10 @@
 //! honours correction budgets (a tool's or decoder's
 //! [`ModelRetry`](model::ModelRetry) goes back to the model while the budget
 //! lasts), tool timeouts, sequential tools and a turn limit; see [`Agent`].
+//! [`Agent::run_stream`] runs the same loop on the model's streaming API and
+//! reports what happens as it happens ([`RunEvent`]: text fragments, tool
+//! calls starting and finishing with their duration and outcome), for hosts
+//! that show an answer while it is written.
 //!
 //! [`testmodel`] has models that answer offline and record what they were
 //! asked, for tests and examples.
@@ -51,7 +55,7 @@ pub mod decode;
 mod error;
 pub mod testmodel;
 
-pub use agent::{Agent, AgentConfig, DEFAULT_MAX_TURNS, RunOutput};
+pub use agent::{Agent, AgentConfig, DEFAULT_MAX_TURNS, RunEvent, RunOutput, RunSink, ToolOutcome};
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
 

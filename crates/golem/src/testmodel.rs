@@ -13,12 +13,20 @@
 //!
 //! [`text_response`] and [`tool_calls_response`] build the responses they
 //! give.
+//!
+//! Asked to stream ([`Model::request_stream`]), both replay the whole
+//! response as one text fragment and one fragment per call's arguments,
+//! unless [`fragmented`](ScriptedModel::fragmented) makes them deliver it a
+//! few characters at a time, as a streaming provider would.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use golem_model::{BoxFuture, FinishReason, Model, ModelError, Request, Response, ToolCall, Usage};
+use golem_model::{
+    BoxFuture, FinishReason, Model, ModelError, Request, Response, StreamEvent, StreamSink,
+    ToolCall, Usage,
+};
 
 /// A final answer: `text` and no tool calls, with a usage of one request.
 pub fn text_response(text: impl Into<String>) -> Response {
@@ -77,6 +85,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Clone)]
 pub struct ScriptedModel {
     inner: Arc<Mutex<Script>>,
+    /// Streamed pieces of at most this many characters; 0: whole.
+    fragment: usize,
 }
 
 struct Script {
@@ -95,7 +105,16 @@ impl ScriptedModel {
                 responses,
                 requests: Vec::new(),
             })),
+            fragment: 0,
         }
+    }
+
+    /// The same model (sharing the script and the recording), streaming
+    /// each answer in pieces of at most `chars` characters: the text, then
+    /// each tool call started and its arguments (0 streams each whole).
+    pub fn fragmented(mut self, chars: usize) -> Self {
+        self.fragment = chars;
+        self
     }
 
     /// Every request received so far, oldest first.
@@ -138,6 +157,20 @@ impl Model for ScriptedModel {
         Box::pin(std::future::ready(answer))
     }
 
+    /// As [`request`](Model::request), delivering the answer to `sink`
+    /// first, in pieces when the model is [`fragmented`](Self::fragmented).
+    fn request_stream<'a>(
+        &'a self,
+        request: &'a Request,
+        sink: StreamSink<'a>,
+    ) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(async move {
+            let response = self.request(request).await?;
+            stream_in_pieces(&response, self.fragment, sink);
+            Ok(response)
+        })
+    }
+
     fn name(&self) -> &str {
         "testmodel:scripted"
     }
@@ -176,6 +209,8 @@ type Respond = dyn Fn(&Request) -> Result<Response, ModelError> + Send + Sync;
 pub struct FunctionModel {
     respond: Arc<Respond>,
     requests: Arc<Mutex<Vec<Request>>>,
+    /// Streamed pieces of at most this many characters; 0: whole.
+    fragment: usize,
 }
 
 impl FunctionModel {
@@ -186,7 +221,15 @@ impl FunctionModel {
         Self {
             respond: Arc::new(respond),
             requests: Arc::new(Mutex::new(Vec::new())),
+            fragment: 0,
         }
+    }
+
+    /// The same model, streaming each answer in pieces of at most `chars`
+    /// characters, as [`ScriptedModel::fragmented`] does.
+    pub fn fragmented(mut self, chars: usize) -> Self {
+        self.fragment = chars;
+        self
     }
 
     /// Every request received so far, oldest first.
@@ -211,7 +254,52 @@ impl Model for FunctionModel {
         Box::pin(std::future::ready((self.respond)(request)))
     }
 
+    /// As [`request`](Model::request), delivering the answer to `sink`
+    /// first, in pieces when the model is [`fragmented`](Self::fragmented).
+    fn request_stream<'a>(
+        &'a self,
+        request: &'a Request,
+        sink: StreamSink<'a>,
+    ) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(async move {
+            let response = self.request(request).await?;
+            stream_in_pieces(&response, self.fragment, sink);
+            Ok(response)
+        })
+    }
+
     fn name(&self) -> &str {
         "testmodel:function"
     }
+}
+
+/// Delivers `response` to `sink` as a streaming model would, in pieces of at
+/// most `chars` characters (0: each part whole, as [`golem_model::replay`]).
+fn stream_in_pieces(response: &Response, chars: usize, sink: StreamSink<'_>) {
+    if chars == 0 {
+        golem_model::replay(response, sink);
+        return;
+    }
+    for piece in pieces(&response.text, chars) {
+        sink(StreamEvent::Text(piece));
+    }
+    for (index, call) in response.tool_calls.iter().enumerate() {
+        sink(StreamEvent::ToolCallStarted {
+            index,
+            id: call.id.clone(),
+            name: call.name.clone(),
+        });
+        for fragment in pieces(call.arguments.get(), chars) {
+            sink(StreamEvent::ToolCallArguments { index, fragment });
+        }
+    }
+}
+
+/// `text` cut into pieces of at most `chars` characters.
+fn pieces(text: &str, chars: usize) -> Vec<String> {
+    let characters: Vec<char> = text.chars().collect();
+    characters
+        .chunks(chars)
+        .map(|chunk| chunk.iter().collect())
+        .collect()
 }

@@ -1,0 +1,489 @@
+//! The command line: what clap parses, and the checks that turn it into a
+//! [`Plan`] before any server is started or any request sent.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use golem::DEFAULT_MAX_TURNS;
+use golem::mcp::config::{self, ServerConfig};
+use golem::model::{ApiKey, Message, Model};
+use golem_anthropic::{Anthropic, AnthropicConfig};
+use golem_openai::{OpenAi, OpenAiConfig};
+
+use crate::exit::Failure;
+
+/// The default of `--tool-timeout`, in seconds.
+pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
+
+const AFTER_HELP: &str = "\
+Models: --model openai:MODEL (the Chat Completions API of OpenAI, or of any compatible
+server with --base-url: Ollama http://localhost:11434/v1, llama.cpp's llama-server
+http://localhost:8080/v1, vLLM, LM Studio, OpenRouter, Groq ...) or anthropic:MODEL (the
+Messages API). The key comes from OPENAI_API_KEY or ANTHROPIC_API_KEY, or from the
+variable named by --api-key-env; it is required for the vendor's own URL, optional with
+--base-url. It is never printed.
+
+Tools: the tools of every server of the --config file (an mcpServers JSON file), or of
+the servers named by --server. A server whose tool names clash with another's has its
+tools prefixed with its name (fs_read_file). The servers are started once and closed
+at the end, also on Ctrl-C.
+
+Output: the answer on stdout as it is written; each tool call on stderr as it runs
+(server, tool, arguments, then ok or error and its duration); the usage totals on
+stderr at the end.
+
+Exit status: 0 success; 1 the run ended without an answer (turn limit, a tool failing
+on its own); 2 usage error (flags, --model, a missing key, the config file); 3 a server
+answered with an error (the provider's HTTP error, an MCP server's JSON-RPC error);
+4 a server could not be reached or talked to; 5 a timeout (--tool-timeout, the
+provider's); 130 Ctrl-C.";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  golem run --model openai:gpt-4o-mini --config mcp.json 'What is in notes.txt?'
+  golem run --model anthropic:claude-sonnet-4-5 --config mcp.json --server fs 'List my files'
+  golem run --model openai:llama3.2 --base-url http://localhost:11434/v1 'Say hi'
+  echo 'Say hi' | golem run --model openai:gpt-4o-mini -";
+
+const CHAT_HELP: &str = "\
+In the conversation: /tools lists the tools, /clear forgets the conversation so far,
+/exit (or end of input) ends it. Ctrl-C stops the answer being written; at the prompt
+it ends the command. The exit status is that of the last exchange.
+
+Example:
+  golem chat --model openai:gpt-4o-mini --config mcp.json";
+
+/// Run an agent on a real model, with the tools of MCP servers.
+#[derive(Debug, Parser)]
+#[command(name = "golem", version, arg_required_else_help = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Answer one prompt, using the tools, and stream the answer to stdout.
+    #[command(after_help = format!("{AFTER_HELP}\n\n{RUN_EXAMPLES}"))]
+    Run {
+        /// The prompt ("-" reads it from stdin).
+        #[arg(value_name = "PROMPT")]
+        prompt: String,
+        /// An image sent with the prompt: a .png, .jpg, .gif or .webp file,
+        /// or an http(s) URL (repeatable).
+        #[arg(long = "image", value_name = "FILE|URL", help_heading = "Model")]
+        images: Vec<String>,
+        /// The model, the servers and the limits.
+        #[command(flatten)]
+        options: Options,
+    },
+    /// Hold a conversation on stdin and stdout, with history and the tools.
+    #[command(after_help = format!("{AFTER_HELP}\n\n{CHAT_HELP}"))]
+    Chat {
+        /// The model, the servers and the limits.
+        #[command(flatten)]
+        options: Options,
+    },
+}
+
+/// Options of both subcommands.
+#[derive(Debug, Args)]
+pub struct Options {
+    /// The model: openai:MODEL or anthropic:MODEL (e.g. openai:gpt-4o-mini,
+    /// anthropic:claude-sonnet-4-5, openai:llama3.2:1b).
+    #[arg(long, value_name = "PROVIDER:MODEL", help_heading = "Model")]
+    pub model: String,
+    /// The API's base URL: with /v1 for openai (http://localhost:11434/v1),
+    /// the host for anthropic [default: the vendor's].
+    #[arg(long, value_name = "URL", help_heading = "Model")]
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key [default:
+    /// OPENAI_API_KEY or ANTHROPIC_API_KEY].
+    #[arg(long, value_name = "VAR", help_heading = "Model")]
+    pub api_key_env: Option<String>,
+    /// The system prompt.
+    #[arg(long, value_name = "TEXT", help_heading = "Model")]
+    pub system: Option<String>,
+    /// An mcpServers JSON file (the format desktop MCP hosts use) naming the
+    /// MCP servers whose tools the model may call.
+    #[arg(long, value_name = "FILE", help_heading = "Tools")]
+    pub config: Option<PathBuf>,
+    /// Use only this server of the --config file (repeatable) [default:
+    /// all of them].
+    #[arg(long = "server", value_name = "NAME", help_heading = "Tools")]
+    pub servers: Vec<String>,
+    /// The most model requests for one answer [default: 50].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
+    pub max_turns: Option<u32>,
+    /// The longest one tool call may take, in seconds [default: 60].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
+    pub tool_timeout: Option<Duration>,
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds, e.g. 30"))?;
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err(format!("{text:?}: it must be more than 0 seconds"));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("{text:?} seconds is too long"))
+}
+
+/// What to do with the agent.
+#[derive(Debug)]
+pub enum Mode {
+    /// Answer this prompt (a user message, with its images).
+    Run(Message),
+    /// Converse on stdin.
+    Chat,
+}
+
+/// A checked command line: everything needed to run, nothing started yet.
+pub struct Plan {
+    /// Run or chat.
+    pub mode: Mode,
+    /// The model, built (no request sent).
+    pub model: Arc<dyn Model>,
+    /// The MCP servers, by name, in the order given (or the file's).
+    pub servers: Vec<(String, ServerConfig)>,
+    /// `--system`.
+    pub system: Option<String>,
+    /// `--max-turns`.
+    pub max_turns: u32,
+    /// `--tool-timeout`.
+    pub tool_timeout: Duration,
+}
+
+impl Plan {
+    /// Checks the command line, the model, the key and the config file,
+    /// and reads the prompt (from stdin for `-`): every usage error is
+    /// found here, before any server is started.
+    pub fn from_cli(
+        cli: Cli,
+        env: impl Fn(&str) -> Option<String>,
+        stdin: impl Read,
+    ) -> Result<Plan, Failure> {
+        let (mode, options) = match cli.command {
+            Command::Run {
+                prompt,
+                images,
+                options,
+            } => {
+                let images = images
+                    .iter()
+                    .map(|image| crate::image::load(image))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let prompt = read_prompt(&prompt, stdin)?;
+                (
+                    Mode::Run(Message::user_with_images(prompt, images)),
+                    options,
+                )
+            }
+            Command::Chat { options } => (Mode::Chat, options),
+        };
+        let model = build_model(&options, &env)?;
+        let servers = select_servers(options.config.as_deref(), &options.servers)?;
+        Ok(Plan {
+            mode,
+            model,
+            servers,
+            system: options.system.filter(|text| !text.trim().is_empty()),
+            max_turns: options.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            tool_timeout: options
+                .tool_timeout
+                .unwrap_or(Duration::from_secs(DEFAULT_TOOL_TIMEOUT_SECS)),
+        })
+    }
+}
+
+/// `PROMPT`, or stdin for `-`.
+fn read_prompt(prompt: &str, mut stdin: impl Read) -> Result<String, Failure> {
+    let text = if prompt == "-" {
+        let mut text = String::new();
+        stdin.read_to_string(&mut text).map_err(|error| {
+            Failure::usage(format!(
+                "PROMPT is \"-\", but stdin could not be read as UTF-8 text: {error}"
+            ))
+        })?;
+        text
+    } else {
+        prompt.to_owned()
+    };
+    if text.trim().is_empty() {
+        return Err(Failure::usage(
+            "the prompt is empty; give it as the last argument, in quotes, or \"-\" to read it \
+             from stdin",
+        ));
+    }
+    Ok(text.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+/// The providers `--model` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Provider {
+    OpenAi,
+    Anthropic,
+}
+
+impl Provider {
+    fn key_variable(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "OPENAI_API_KEY",
+            Provider::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+}
+
+const MODEL_FORMS: &str = "give it as openai:MODEL or anthropic:MODEL, e.g. --model \
+                           openai:gpt-4o-mini or --model anthropic:claude-sonnet-4-5";
+
+/// `--model PROVIDER:MODEL`, split at the first colon (model names may
+/// hold colons: `openai:llama3.2:1b`).
+fn parse_model(spec: &str) -> Result<(Provider, String), Failure> {
+    let Some((provider, model)) = spec.split_once(':') else {
+        return Err(Failure::usage(format!(
+            "--model {spec:?} names no provider; {MODEL_FORMS}"
+        )));
+    };
+    let provider = match provider.trim().to_ascii_lowercase().as_str() {
+        "openai" => Provider::OpenAi,
+        "anthropic" => Provider::Anthropic,
+        other => {
+            return Err(Failure::usage(format!(
+                "--model {spec:?}: unknown provider {other:?}; {MODEL_FORMS} (openai also \
+                 reaches compatible servers with --base-url)"
+            )));
+        }
+    };
+    let model = model.trim();
+    if model.is_empty() {
+        return Err(Failure::usage(format!(
+            "--model {spec:?} names no model; {MODEL_FORMS}"
+        )));
+    }
+    Ok((provider, model.to_owned()))
+}
+
+/// The model of `--model`, with its key and base URL.
+fn build_model(
+    options: &Options,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Model>, Failure> {
+    let (provider, name) = parse_model(&options.model)?;
+    let api_key = api_key(provider, options, env)?;
+    let invalid = |error: golem::model::ModelError| {
+        Failure::usage(format!("--base-url: {}", crate::exit::describe(&error)))
+    };
+    Ok(match provider {
+        Provider::OpenAi => {
+            let mut config = OpenAiConfig::new(name);
+            config.api_key = api_key;
+            if let Some(url) = &options.base_url {
+                config.base_url = url.clone();
+            }
+            Arc::new(OpenAi::new(config).map_err(invalid)?)
+        }
+        Provider::Anthropic => {
+            let mut config = AnthropicConfig::new(name);
+            config.api_key = api_key;
+            if let Some(url) = &options.base_url {
+                config.base_url = url.clone();
+            }
+            Arc::new(Anthropic::new(config).map_err(|error| {
+                // A key that cannot be a header is refused here, never shown.
+                Failure::usage(crate::exit::describe(&error))
+            })?)
+        }
+    })
+}
+
+/// The key from `--api-key-env` or the provider's variable. Required for
+/// the vendor's own URL or when a variable was named; optional for another
+/// `--base-url` (local servers need none).
+fn api_key(
+    provider: Provider,
+    options: &Options,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<ApiKey>, Failure> {
+    let variable = options
+        .api_key_env
+        .as_deref()
+        .unwrap_or(provider.key_variable());
+    if variable.is_empty() || variable.contains(['=', '\0']) {
+        return Err(Failure::usage(format!(
+            "--api-key-env {variable:?} is not a variable name"
+        )));
+    }
+    let value = env(variable).filter(|value| !value.trim().is_empty());
+    let required = options.api_key_env.is_some() || options.base_url.is_none();
+    match value {
+        Some(value) => Ok(Some(ApiKey::new(value.trim().to_owned()))),
+        None if required => Err(Failure::usage(format!(
+            "no API key: the environment variable {variable} is not set (or empty); export it, \
+             or name another variable with --api-key-env{}",
+            if options.base_url.is_none() {
+                " (a local server given with --base-url needs none)"
+            } else {
+                ""
+            }
+        ))),
+        None => Ok(None),
+    }
+}
+
+/// The servers of `--config` named by `--server` (all by default).
+fn select_servers(
+    path: Option<&std::path::Path>,
+    names: &[String],
+) -> Result<Vec<(String, ServerConfig)>, Failure> {
+    let Some(path) = path else {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        return Err(Failure::usage(
+            "--server names an entry of a config file; add --config FILE",
+        ));
+    };
+    let servers = config::load(path).map_err(|error| Failure::usage(describe_config(&error)))?;
+    let names: Vec<String> = if names.is_empty() {
+        servers.names().map(str::to_owned).collect()
+    } else {
+        let mut unique: Vec<String> = Vec::new();
+        for name in names {
+            if !unique.contains(name) {
+                unique.push(name.clone());
+            }
+        }
+        unique
+    };
+    names
+        .into_iter()
+        .map(|name| match servers.get(&name) {
+            Ok(server) => Ok((name, server)),
+            Err(error) => Err(Failure::usage(describe_config(&error))),
+        })
+        .collect()
+}
+
+fn describe_config(error: &config::ConfigError) -> String {
+    let message = error.to_string();
+    message
+        .strip_prefix("mcp: ")
+        .map(str::to_owned)
+        .unwrap_or(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exit::Exit;
+
+    fn usage_message<T>(result: Result<T, Failure>) -> String {
+        match result {
+            Ok(_) => panic!("expected a usage error"),
+            Err(failure) => {
+                assert_eq!(failure.exit, Exit::Usage, "{failure:?}");
+                failure.message
+            }
+        }
+    }
+
+    fn options(model: &str) -> Options {
+        Options {
+            model: model.into(),
+            base_url: None,
+            api_key_env: None,
+            system: None,
+            config: None,
+            servers: Vec::new(),
+            max_turns: None,
+            tool_timeout: None,
+        }
+    }
+
+    #[test]
+    fn models_are_provider_colon_name() {
+        assert_eq!(
+            parse_model("openai:gpt-4o").ok(),
+            Some((Provider::OpenAi, "gpt-4o".into()))
+        );
+        assert_eq!(
+            parse_model("openai:llama3.2:1b").ok(),
+            Some((Provider::OpenAi, "llama3.2:1b".into()))
+        );
+        assert_eq!(
+            parse_model("Anthropic:claude-x").ok(),
+            Some((Provider::Anthropic, "claude-x".into()))
+        );
+        assert!(usage_message(parse_model("gpt-4o")).contains("names no provider"));
+        assert!(usage_message(parse_model("gemini:pro")).contains("unknown provider \"gemini\""));
+        assert!(usage_message(parse_model("openai:")).contains("names no model"));
+    }
+
+    #[test]
+    fn keys_are_required_for_the_vendors_url_and_never_shown() {
+        let none = |_: &str| None;
+        let message = usage_message(api_key(Provider::OpenAi, &options("openai:m"), &none));
+        assert!(message.contains("OPENAI_API_KEY"), "{message}");
+        let message = usage_message(api_key(Provider::Anthropic, &options("anthropic:m"), &none));
+        assert!(message.contains("ANTHROPIC_API_KEY"), "{message}");
+
+        // A local server needs none...
+        let local = Options {
+            base_url: Some("http://localhost:11434/v1".into()),
+            ..options("openai:m")
+        };
+        assert_eq!(api_key(Provider::OpenAi, &local, &none).ok(), Some(None));
+        // ... unless a variable was named.
+        let named = Options {
+            api_key_env: Some("MY_KEY".into()),
+            ..local
+        };
+        assert!(usage_message(api_key(Provider::OpenAi, &named, &none)).contains("MY_KEY"));
+        let set = |name: &str| (name == "MY_KEY").then(|| " sk-secret\n".to_owned());
+        assert_eq!(
+            api_key(Provider::OpenAi, &named, &set).ok(),
+            Some(Some(ApiKey::new("sk-secret")))
+        );
+    }
+
+    #[test]
+    fn prompts_come_from_the_argument_or_stdin() {
+        assert_eq!(
+            read_prompt("hi", std::io::empty()).ok().as_deref(),
+            Some("hi")
+        );
+        assert_eq!(
+            read_prompt("-", &b"from stdin\n"[..]).ok().as_deref(),
+            Some("from stdin")
+        );
+        assert!(usage_message(read_prompt("  ", std::io::empty())).contains("prompt is empty"));
+        assert!(usage_message(read_prompt("-", &b""[..])).contains("prompt is empty"));
+    }
+
+    #[test]
+    fn servers_need_a_config_file() {
+        assert!(select_servers(None, &[]).expect("none").is_empty());
+        assert!(usage_message(select_servers(None, &["fs".into()])).contains("--config"));
+        let message = usage_message(select_servers(
+            Some(std::path::Path::new("/no/such/mcp.json")),
+            &[],
+        ));
+        assert!(message.contains("/no/such/mcp.json"), "{message}");
+    }
+
+    #[test]
+    fn timeouts_are_positive_seconds() {
+        assert_eq!(parse_seconds("1.5"), Ok(Duration::from_millis(1500)));
+        for bad in ["0", "-1", "soon", "NaN", "inf"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+    }
+}

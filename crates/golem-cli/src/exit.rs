@@ -1,0 +1,224 @@
+//! Exit statuses, and how a failure becomes one clear line on stderr.
+
+use std::process::ExitCode;
+
+use golem::RunError;
+use golem::model::{ModelError, ProviderError, ProviderErrorKind};
+
+/// The exit status of `golem`. The numbers are part of its interface
+/// (ADR 0010), and mean what they mean for `golem-mcp` (ADR 0005).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The answer was printed (chat: the last exchange succeeded).
+    Success = 0,
+    /// The run ended without an answer for a reason of the agent's: the
+    /// turn limit, a tool's correction budget, a tool the model made up,
+    /// a tool that failed on its own (not through its server).
+    Run = 1,
+    /// The command line, the model, the key or the configuration are wrong.
+    Usage = 2,
+    /// A server answered with an error: the model provider (an HTTP error
+    /// status, after retries) or an MCP server (a JSON-RPC error).
+    Refused = 3,
+    /// A server could not be reached or talked to: an MCP server did not
+    /// start or died, the provider was unreachable, its answer invalid or
+    /// cut.
+    Transport = 4,
+    /// A tool call outlived `--tool-timeout`, or the provider did not
+    /// answer within its request timeout.
+    Timeout = 5,
+    /// Ctrl-C (SIGINT).
+    Interrupted = 130,
+    /// SIGHUP: the terminal went away.
+    HangUp = 129,
+    /// SIGTERM.
+    Terminated = 143,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// A failed command: its exit status and the message for stderr.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit status.
+    pub exit: Exit,
+    /// What failed and, where possible, how to fix it; printed after
+    /// `golem: `.
+    pub message: String,
+}
+
+impl Failure {
+    /// A failure with this exit status and message.
+    pub fn new(exit: Exit, message: impl Into<String>) -> Self {
+        Failure {
+            exit,
+            message: message.into(),
+        }
+    }
+
+    /// A usage error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure::new(Exit::Usage, message)
+    }
+
+    /// An MCP server that could not be started or talked to, named.
+    pub fn server(name: &str, error: &golem::mcp::Error) -> Self {
+        let exit = match error {
+            golem::mcp::Error::Protocol { .. } => Exit::Refused,
+            golem::mcp::Error::InvalidConfig { .. } => Exit::Usage,
+            _ => Exit::Transport,
+        };
+        Failure::new(exit, format!("MCP server {name:?}: {}", describe(error)))
+    }
+
+    /// A failed run, with the status its cause deserves. Where the
+    /// library's message names a setting, this one names the option.
+    pub fn run(error: &RunError) -> Self {
+        let message = match error {
+            RunError::ToolTimeout { tool, timeout, .. } => format!(
+                "the tool {tool:?} did not finish within {} s and was cancelled; raise \
+                 --tool-timeout if it needs longer",
+                timeout.as_secs_f64()
+            ),
+            RunError::TurnLimit { max_turns } => format!(
+                "no answer after {max_turns} model request(s); raise --max-turns if the task \
+                 needs more"
+            ),
+            RunError::ToolRetriesExhausted {
+                tool,
+                attempts,
+                source,
+                ..
+            } => format!(
+                "the tool {tool:?} rejected its arguments {attempts} times, more than \
+                 --max-turns allows: {source}"
+            ),
+            _ => describe(error),
+        };
+        Failure::new(run_exit(error), message)
+    }
+
+    /// Prints the message on stderr and returns the exit status.
+    pub fn report(self) -> Exit {
+        eprintln!("golem: {}", self.message);
+        self.exit
+    }
+}
+
+/// The exit status of a failed run.
+fn run_exit(error: &RunError) -> Exit {
+    match error {
+        RunError::Model { source, .. } => model_exit(source),
+        RunError::ToolTimeout { .. } => Exit::Timeout,
+        RunError::Tool { .. } => match error.find::<golem::mcp::Error>() {
+            Some(golem::mcp::Error::Protocol { .. }) => Exit::Refused,
+            Some(_) => Exit::Transport,
+            None => Exit::Run,
+        },
+        _ => Exit::Run,
+    }
+}
+
+/// The exit status of a failed model request.
+pub fn model_exit(error: &ModelError) -> Exit {
+    let provider =
+        std::error::Error::source(error).and_then(|source| source.downcast_ref::<ProviderError>());
+    match provider.map(|error| error.kind) {
+        Some(ProviderErrorKind::Status) => Exit::Refused,
+        Some(ProviderErrorKind::Timeout) => Exit::Timeout,
+        _ => Exit::Transport,
+    }
+}
+
+/// An error's message without a library's `mcp: ` prefix, followed by its
+/// root cause when the message does not already say it.
+pub fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let shown = error.to_string();
+    let mut message = shown.strip_prefix("mcp: ").unwrap_or(&shown).to_owned();
+    let mut root = error.source();
+    while let Some(next) = root.and_then(|cause| cause.source()) {
+        root = Some(next);
+    }
+    if let Some(root) = root {
+        let cause = root.to_string();
+        let cause = cause.strip_prefix("mcp: ").unwrap_or(&cause);
+        if !cause.is_empty() && !message.contains(cause) {
+            message.push_str(": ");
+            message.push_str(cause);
+        }
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn provider(kind: ProviderErrorKind) -> ModelError {
+        let error = ProviderError::new("openai", kind, "it failed");
+        ModelError::with_source(error.to_string(), error)
+    }
+
+    #[test]
+    fn model_failures_map_by_kind() {
+        let run = |kind| RunError::Model {
+            turn: 1,
+            source: provider(kind),
+        };
+        assert_eq!(run_exit(&run(ProviderErrorKind::Status)), Exit::Refused);
+        assert_eq!(run_exit(&run(ProviderErrorKind::Timeout)), Exit::Timeout);
+        assert_eq!(
+            run_exit(&run(ProviderErrorKind::Connection)),
+            Exit::Transport
+        );
+        assert_eq!(
+            run_exit(&run(ProviderErrorKind::StreamCut)),
+            Exit::Transport
+        );
+        let plain = RunError::Model {
+            turn: 1,
+            source: ModelError::new("no provider error"),
+        };
+        assert_eq!(run_exit(&plain), Exit::Transport);
+    }
+
+    #[test]
+    fn tool_failures_map_by_their_mcp_cause() {
+        let tool = |source: Box<dyn std::error::Error + Send + Sync>| RunError::Tool {
+            tool: "read".into(),
+            call_id: "c1".into(),
+            source,
+        };
+        let protocol = golem::mcp::Error::Protocol {
+            operation: "tools/call read".into(),
+            source: golem::mcp::ProtocolError {
+                code: -32602,
+                message: "bad".into(),
+                data: None,
+            },
+        };
+        assert_eq!(run_exit(&tool(Box::new(protocol))), Exit::Refused);
+        let closed = golem::mcp::Error::Spawn {
+            command: "x".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(run_exit(&tool(Box::new(closed))), Exit::Transport);
+        assert_eq!(
+            run_exit(&tool(Box::new(std::io::Error::other("own")))),
+            Exit::Run
+        );
+        assert_eq!(run_exit(&RunError::TurnLimit { max_turns: 3 }), Exit::Run);
+        assert_eq!(
+            run_exit(&RunError::ToolTimeout {
+                tool: "t".into(),
+                call_id: "c".into(),
+                timeout: std::time::Duration::from_secs(1)
+            }),
+            Exit::Timeout
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! The MCP servers of one command: started once, their tools offered as
+//! toolsets (prefixed with the server's name where names clash), their log
+//! messages relayed to stderr, and closed at the end.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use golem::mcp::config::ServerConfig;
+use golem::mcp::{
+    Client, HttpTransport, McpToolset, Notifications, ServerNotification, StdioTransport,
+    ToolsetConfig,
+};
+use golem::tool::Toolset;
+use tokio::task::JoinHandle;
+
+use crate::exit::Failure;
+use crate::show::Output;
+
+/// How long closing all the servers may take; past it they are killed
+/// (when the runtime drops their transports).
+const CLOSE_LIMIT: Duration = Duration::from_secs(3);
+
+/// One started server.
+struct Server {
+    name: String,
+    client: Client,
+    /// Set once its tools are listed.
+    toolset: Option<Arc<McpToolset<()>>>,
+    /// The prefix its tools carry, when they clash with another server's.
+    prefix: Option<String>,
+    /// Prints its log messages.
+    relay: JoinHandle<()>,
+}
+
+/// The servers of a command. Whatever was started is closed by
+/// [`close`](Self::close), also after a failed start.
+#[derive(Default)]
+pub struct Servers {
+    servers: Vec<Server>,
+}
+
+impl Servers {
+    /// Starts each server and lists its tools. On failure the servers
+    /// started so far stay here, for [`close`](Self::close).
+    ///
+    /// Cancel safe: a server is added here as soon as it is spawned.
+    pub async fn start(
+        &mut self,
+        configs: Vec<(String, ServerConfig)>,
+        output: &Output,
+    ) -> Result<(), Failure> {
+        for (name, config) in configs {
+            let client = connect(&name, config)?;
+            // Subscribed before the handshake: a log message may come with it.
+            let notifications = client.notifications();
+            let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
+            self.servers.push(Server {
+                name: name.clone(),
+                client: client.clone(),
+                toolset: None,
+                prefix: None,
+                relay,
+            });
+            client
+                .initialize()
+                .await
+                .map_err(|error| Failure::server(&name, &error))?;
+        }
+        self.prefix_clashes().await?;
+        for server in &mut self.servers {
+            let mut config = ToolsetConfig::default();
+            config.name = Some(server.name.clone());
+            config.prefix = server.prefix.clone();
+            let toolset = McpToolset::new(&server.client, config)
+                .await
+                .map_err(|error| Failure::server(&server.name, &error))?;
+            server.toolset = Some(Arc::new(toolset));
+        }
+        Ok(())
+    }
+
+    /// Lists every server's tools once and gives a prefix to each server
+    /// with a tool name another server also has.
+    async fn prefix_clashes(&mut self) -> Result<(), Failure> {
+        let mut owners: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, server) in self.servers.iter().enumerate() {
+            let tools = server
+                .client
+                .list_tools()
+                .await
+                .map_err(|error| Failure::server(&server.name, &error))?;
+            for tool in tools {
+                owners.entry(tool.name).or_default().push(index);
+            }
+        }
+        for indexes in owners.values().filter(|indexes| indexes.len() > 1) {
+            for &index in indexes {
+                let server = &mut self.servers[index];
+                server.prefix = Some(tool_prefix(&server.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The toolsets for the agent.
+    pub fn toolsets(&self) -> Vec<Arc<dyn Toolset<()>>> {
+        self.servers
+            .iter()
+            .filter_map(|server| server.toolset.clone())
+            .map(|toolset| toolset as Arc<dyn Toolset<()>>)
+            .collect()
+    }
+
+    /// The server's own name for a tool the model knows as `exposed`, from
+    /// the toolset named `source`.
+    pub fn server_tool<'a>(&self, source: &str, exposed: &'a str) -> &'a str {
+        self.servers
+            .iter()
+            .find(|server| server.name == source)
+            .and_then(|server| server.prefix.as_deref())
+            .and_then(|prefix| exposed.strip_prefix(prefix))
+            .and_then(|rest| rest.strip_prefix('_'))
+            .unwrap_or(exposed)
+    }
+
+    /// Every tool offered now: (server, name for the model, description).
+    pub fn listing(&self) -> Vec<(String, String, String)> {
+        let mut listed = Vec::new();
+        for server in &self.servers {
+            let Some(toolset) = &server.toolset else {
+                continue;
+            };
+            for tool in toolset.tools() {
+                listed.push((
+                    server.name.clone(),
+                    tool.name().to_owned(),
+                    tool.description().to_owned(),
+                ));
+            }
+        }
+        listed
+    }
+
+    /// Ends every session (concurrently, within [`CLOSE_LIMIT`]); a server
+    /// that does not end in time is killed with its process group when the
+    /// runtime drops its transport.
+    pub async fn close(self) {
+        let mut closing = Vec::new();
+        for server in self.servers {
+            drop(server.toolset);
+            server.relay.abort();
+            let client = server.client;
+            closing.push(tokio::spawn(async move {
+                let _ = client.close().await;
+            }));
+        }
+        let all = async {
+            for task in closing {
+                let _ = task.await;
+            }
+        };
+        let _ = tokio::time::timeout(CLOSE_LIMIT, all).await;
+    }
+}
+
+/// A prefix for a server's tools: its name, with what a tool name may not
+/// hold (OpenAI allows letters, digits, `_` and `-`) as `_`.
+fn tool_prefix(server: &str) -> String {
+    server
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '-' => c,
+            _ => '_',
+        })
+        .collect()
+}
+
+/// Starts the stdio server or prepares the HTTP transport.
+fn connect(name: &str, config: ServerConfig) -> Result<Client, Failure> {
+    let failed = |error: golem::mcp::Error| Failure::server(name, &error);
+    match config {
+        ServerConfig::Stdio(stdio) => {
+            Ok(Client::new(StdioTransport::spawn(stdio).map_err(failed)?))
+        }
+        ServerConfig::Http(http) => Ok(Client::new(HttpTransport::new(http).map_err(failed)?)),
+        // Not printed: a configuration may hold secrets.
+        _ => Err(Failure::usage(format!(
+            "MCP server {name:?} uses a transport this version of golem cannot use"
+        ))),
+    }
+}
+
+/// Prints the server's log messages on stderr until its client is closed.
+async fn relay_logs(name: String, mut notifications: Notifications, output: Output) {
+    while let Some(notification) = notifications.recv().await {
+        if let ServerNotification::Log(message) = notification {
+            let mut line = format!("[{name}] log [{}] ", message.level);
+            if let Some(logger) = message.logger.as_deref().filter(|l| !l.is_empty()) {
+                line.push_str(logger);
+                line.push_str(": ");
+            }
+            line.push_str(&message.text());
+            output.note(&line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_keep_only_tool_name_characters() {
+        assert_eq!(tool_prefix("fs"), "fs");
+        assert_eq!(tool_prefix("my files.v2"), "my_files_v2");
+        assert_eq!(tool_prefix("git-hub"), "git-hub");
+    }
+}

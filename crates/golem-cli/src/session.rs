@@ -1,0 +1,295 @@
+//! Running a checked command line: start the MCP servers, run the agent
+//! (one prompt, or a conversation), show what happens, close the servers,
+//! also when a signal ends the command.
+
+use std::future::Future;
+use std::io::IsTerminal;
+
+use golem::model::{Message, StreamEvent, Usage};
+use golem::{Agent, AgentConfig, RunEvent};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
+
+use crate::cli::{Mode, Plan};
+use crate::exit::{Exit, Failure};
+use crate::servers::Servers;
+use crate::show::{self, Output};
+
+/// Runs `plan` and returns the exit status; failures are reported on
+/// stderr. The servers started are closed whatever happens.
+pub async fn execute(plan: Plan) -> Exit {
+    let output = Output::default();
+    let mut signals = match Signals::new() {
+        Ok(signals) => signals,
+        Err(error) => {
+            return Failure::new(Exit::Transport, format!("cannot watch for Ctrl-C: {error}"))
+                .report();
+        }
+    };
+    let mut servers = Servers::default();
+    let exit = work(plan, &mut servers, &output, &mut signals).await;
+    output.end_line();
+    servers.close().await;
+    exit
+}
+
+async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut Signals) -> Exit {
+    let started = signals.or_signal(servers.start(plan.servers, output)).await;
+    match started {
+        Err(signal) => return signal.report(output),
+        Ok(Err(failure)) => return failure.report(),
+        Ok(Ok(())) => {}
+    }
+    let agent = match Agent::new(
+        plan.model,
+        golem::decode::text,
+        AgentConfig {
+            toolsets: servers.toolsets(),
+            instructions: plan.system,
+            // An MCP tool's `isError` answer goes back to the model, which
+            // may correct itself; the turn limit bounds the run.
+            tool_retries: plan.max_turns,
+            tool_timeout: Some(plan.tool_timeout),
+            max_turns: plan.max_turns,
+            ..AgentConfig::default()
+        },
+    ) {
+        Ok(agent) => agent,
+        Err(error) => return Failure::usage(crate::exit::describe(&error)).report(),
+    };
+    let mut session = Session {
+        agent,
+        servers,
+        output,
+        usage: Usage::default(),
+    };
+    match plan.mode {
+        Mode::Run(prompt) => session.run(prompt, signals).await,
+        Mode::Chat => session.chat(signals).await,
+    }
+}
+
+/// The agent and what the command shows of it.
+struct Session<'a> {
+    agent: Agent<(), String>,
+    servers: &'a Servers,
+    output: &'a Output,
+    /// Every model request's usage so far, failed runs included.
+    usage: Usage,
+}
+
+impl Session<'_> {
+    /// `golem run`: one exchange, then the usage totals.
+    async fn run(&mut self, prompt: Message, signals: &mut Signals) -> Exit {
+        let outcome = signals.or_signal(self.exchange(Vec::new(), prompt)).await;
+        self.output.end_line();
+        self.output.note(&show::usage(&self.usage));
+        match outcome {
+            Err(signal) => signal.report(self.output),
+            Ok(Ok(_)) => Exit::Success,
+            Ok(Err(failure)) => failure.report(),
+        }
+    }
+
+    /// `golem chat`: exchanges on stdin's lines until `/exit` or the end of
+    /// input, with the conversation so far.
+    async fn chat(&mut self, signals: &mut Signals) -> Exit {
+        let interactive = std::io::stdin().is_terminal();
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut history: Vec<Message> = Vec::new();
+        let mut exit = Exit::Success;
+        if interactive {
+            self.output.note(
+                "chat: /tools lists the tools, /clear forgets the conversation, /exit ends it",
+            );
+        }
+        loop {
+            if interactive {
+                prompt_marker();
+            }
+            let line = match signals.or_signal(lines.next_line()).await {
+                Err(signal) => {
+                    exit = signal.report(self.output);
+                    break;
+                }
+                Ok(Ok(Some(line))) => line,
+                Ok(Ok(None)) => break,
+                Ok(Err(error)) => {
+                    exit = Failure::usage(format!("cannot read stdin: {error}")).report();
+                    break;
+                }
+            };
+            let line = line.trim();
+            match line {
+                "" => continue,
+                "/exit" | "/quit" => break,
+                "/clear" => {
+                    history.clear();
+                    self.output.note("the conversation so far is forgotten");
+                    continue;
+                }
+                "/tools" => {
+                    self.list_tools();
+                    continue;
+                }
+                "/help" => {
+                    self.output.note(
+                        "/tools lists the tools, /clear forgets the conversation, /exit ends it",
+                    );
+                    continue;
+                }
+                command if command.starts_with('/') && !command.contains(char::is_whitespace) => {
+                    self.output.note(&format!(
+                        "unknown command {command}; the commands are /tools, /clear and /exit"
+                    ));
+                    continue;
+                }
+                _ => {}
+            }
+            let outcome = signals
+                .or_signal(self.exchange(history.clone(), Message::user(line)))
+                .await;
+            self.output.end_line();
+            exit = match outcome {
+                Ok(Ok(messages)) => {
+                    history = messages;
+                    Exit::Success
+                }
+                Ok(Err(failure)) => failure.report(),
+                Err(Signal::Interrupt) => {
+                    self.output
+                        .note("interrupted; the answer is dropped from the conversation");
+                    Exit::Interrupted
+                }
+                Err(signal) => {
+                    exit = signal.report(self.output);
+                    break;
+                }
+            };
+        }
+        self.output.end_line();
+        self.output.note(&show::usage(&self.usage));
+        exit
+    }
+
+    /// One user message answered, after `history`: the answer streamed to
+    /// stdout, tool calls to stderr. Returns the conversation with it.
+    async fn exchange(
+        &mut self,
+        history: Vec<Message>,
+        prompt: Message,
+    ) -> Result<Vec<Message>, Failure> {
+        let (servers, output) = (self.servers, self.output);
+        let usage = &mut self.usage;
+        let mut sink = |event: RunEvent| show_event(event, servers, output, usage);
+        let result = self
+            .agent
+            .run_stream_with_history((), history, prompt, &mut sink)
+            .await;
+        match result {
+            Ok(run) => Ok(run.messages),
+            Err(error) => Err(Failure::run(&error)),
+        }
+    }
+
+    /// `/tools`: one line per tool on stdout, `server  tool  description`.
+    fn list_tools(&self) {
+        let tools = self.servers.listing();
+        if tools.is_empty() {
+            self.output
+                .note("no tools (name MCP servers with --config FILE)");
+            return;
+        }
+        for (server, tool, description) in tools {
+            let description = show::one_line(description.lines().next().unwrap_or_default(), 100);
+            self.output
+                .line(format!("{server}	{tool}	{description}").trim_end());
+        }
+    }
+}
+
+/// Shows one event of a run.
+fn show_event(event: RunEvent, servers: &Servers, output: &Output, usage: &mut Usage) {
+    match event {
+        RunEvent::Model {
+            event: StreamEvent::Text(text),
+            ..
+        } => output.text(&text),
+        RunEvent::ModelResponse {
+            usage: turn_usage, ..
+        } => {
+            *usage += turn_usage;
+        }
+        RunEvent::ToolStarted { call, source, .. } => {
+            let tool = servers.server_tool(&source, &call.name);
+            output.note(&show::call_started(&source, tool, call.arguments.get()));
+        }
+        RunEvent::ToolFinished {
+            tool,
+            source,
+            duration,
+            outcome,
+            ..
+        } => {
+            let tool = servers.server_tool(&source, &tool);
+            output.note(&show::call_finished(&source, tool, duration, &outcome));
+        }
+        _ => {}
+    }
+}
+
+/// `> ` on stderr, before a line is read at a terminal.
+fn prompt_marker() {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(b"> ").and_then(|()| stderr.flush());
+}
+
+/// A signal that ends the command (or, in chat, the answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    Interrupt,
+    Terminate,
+    HangUp,
+}
+
+impl Signal {
+    /// Says so on stderr and returns the exit status.
+    fn report(self, output: &Output) -> Exit {
+        let (name, exit) = match self {
+            Signal::Interrupt => ("interrupted (Ctrl-C)", Exit::Interrupted),
+            Signal::Terminate => ("terminated (SIGTERM)", Exit::Terminated),
+            Signal::HangUp => ("hung up (SIGHUP)", Exit::HangUp),
+        };
+        output.note(&format!("{name}; closing the MCP servers"));
+        exit
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, caught from the start so that none of them
+/// kills the command before it has closed its servers.
+struct Signals {
+    interrupt: Stream,
+    terminate: Stream,
+    hang_up: Stream,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hang_up: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// `future`, unless a signal comes first.
+    async fn or_signal<T>(&mut self, future: impl Future<Output = T>) -> Result<T, Signal> {
+        tokio::select! {
+            output = future => Ok(output),
+            _ = self.interrupt.recv() => Err(Signal::Interrupt),
+            _ = self.terminate.recv() => Err(Signal::Terminate),
+            _ = self.hang_up.recv() => Err(Signal::HangUp),
+        }
+    }
+}

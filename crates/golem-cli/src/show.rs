@@ -1,0 +1,235 @@
+//! What the command writes: the answer on stdout as it streams, notes and
+//! tool calls on stderr, one line each, and the usage totals.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use golem::ToolOutcome;
+use golem::model::Usage;
+
+/// The longest argument summary shown for a tool call, in characters.
+const ARGUMENTS_SHOWN: usize = 120;
+/// The longest error shown for a failed tool call, in characters.
+const ERROR_SHOWN: usize = 200;
+
+/// The command's two streams. Clones share the state.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Whether the last byte written to stdout was not a newline.
+    mid_line: bool,
+    /// Stdout is a closed pipe: nothing more is written there.
+    closed: bool,
+}
+
+impl Output {
+    /// A fragment of the answer, on stdout at once.
+    pub fn text(&self, fragment: &str) {
+        if fragment.is_empty() {
+            return;
+        }
+        let mut state = self.lock();
+        if state.closed {
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        match stdout
+            .write_all(fragment.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Ok(()) => state.mid_line = !fragment.ends_with('\n'),
+            // `golem run ... | head -1`: the reader is gone, the run goes on.
+            Err(_) => state.closed = true,
+        }
+    }
+
+    /// Ends the answer's current line on stdout, if it has one open.
+    pub fn end_line(&self) {
+        if self.lock().mid_line {
+            self.text("\n");
+        }
+    }
+
+    /// A line on stderr, after `golem: `. Stdout's open line is ended
+    /// first, so that a terminal showing both does not mix them.
+    pub fn note(&self, line: &str) {
+        self.end_line();
+        let _ = writeln!(std::io::stderr().lock(), "golem: {line}");
+    }
+
+    /// A line on stdout (a listing the user asked for).
+    pub fn line(&self, line: &str) {
+        self.end_line();
+        self.text(line);
+        self.text("\n");
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// `[fs] read_file {"path":"a.txt"}`: a tool call starting.
+pub fn call_started(server: &str, tool: &str, arguments: &str) -> String {
+    format!("[{server}] {tool} {}", one_line(arguments, ARGUMENTS_SHOWN))
+}
+
+/// `[fs] read_file ok (12 ms)`, or `... error (12 ms): why`: a tool call
+/// ending.
+pub fn call_finished(
+    server: &str,
+    tool: &str,
+    duration: Duration,
+    outcome: &ToolOutcome,
+) -> String {
+    let took = took(duration);
+    let error = |why: &str| {
+        format!(
+            "[{server}] {tool} error ({took}): {}",
+            one_line(why, ERROR_SHOWN)
+        )
+    };
+    match outcome {
+        ToolOutcome::Ok(_) => format!("[{server}] {tool} ok ({took})"),
+        ToolOutcome::Rejected(why) => error(why),
+        ToolOutcome::Failed(why) => error(why),
+        ToolOutcome::TimedOut(limit) => error(&format!(
+            "no answer within {}; raise --tool-timeout if it needs longer",
+            seconds(*limit)
+        )),
+        ToolOutcome::Cancelled => format!("[{server}] {tool} cancelled ({took})"),
+        other => format!("[{server}] {tool} {other:?} ({took})"),
+    }
+}
+
+/// `usage: 2 requests, 1200 input tokens, 56 output tokens` (cache counts
+/// when there are any).
+pub fn usage(usage: &Usage) -> String {
+    let mut line = format!(
+        "usage: {} request{}, {} input tokens, {} output tokens",
+        usage.requests,
+        if usage.requests == 1 { "" } else { "s" },
+        usage.input_tokens,
+        usage.output_tokens
+    );
+    if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+        line.push_str(&format!(
+            " (cache: {} read, {} written)",
+            usage.cache_read_tokens, usage.cache_write_tokens
+        ));
+    }
+    line
+}
+
+/// `12 ms` below a second, `1.5 s` above.
+fn took(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{} ms", duration.as_millis())
+    } else {
+        seconds(duration)
+    }
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{:.1} s", duration.as_secs_f64())
+}
+
+/// `text` on one line: control characters and runs of whitespace as one
+/// space, cut after `limit` characters with `…`.
+pub fn one_line(text: &str, limit: usize) -> String {
+    let mut out = String::new();
+    let mut shown = 0;
+    let mut space = false;
+    for c in text.trim().chars() {
+        if c.is_whitespace() || c.is_control() {
+            space = true;
+            continue;
+        }
+        if space {
+            out.push(' ');
+            shown += 1;
+            space = false;
+        }
+        if shown >= limit {
+            out.push('…');
+            return out;
+        }
+        out.push(c);
+        shown += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_and_errors_are_one_short_line() {
+        assert_eq!(
+            one_line("{\n  \"path\": \"a.txt\",\n\t\"n\": 1\n}", 100),
+            "{ \"path\": \"a.txt\", \"n\": 1 }"
+        );
+        assert_eq!(one_line("abcdef", 3), "abc…");
+        assert_eq!(one_line("ab\u{1b}[2Jcd", 10), "ab [2Jcd");
+    }
+
+    #[test]
+    fn tool_lines_name_the_server_the_tool_and_the_outcome() {
+        assert_eq!(
+            call_started("fs", "read_file", r#"{"path":"a.txt"}"#),
+            r#"[fs] read_file {"path":"a.txt"}"#
+        );
+        let ms = Duration::from_millis(12);
+        assert_eq!(
+            call_finished("fs", "read_file", ms, &ToolOutcome::Ok("x".into())),
+            "[fs] read_file ok (12 ms)"
+        );
+        assert_eq!(
+            call_finished(
+                "fs",
+                "read_file",
+                Duration::from_millis(1500),
+                &ToolOutcome::Rejected("ENOENT:\nno such file".into())
+            ),
+            "[fs] read_file error (1.5 s): ENOENT: no such file"
+        );
+        assert!(
+            call_finished(
+                "fs",
+                "slow",
+                Duration::from_secs(2),
+                &ToolOutcome::TimedOut(Duration::from_secs(2))
+            )
+            .contains("--tool-timeout")
+        );
+    }
+
+    #[test]
+    fn usage_reads_as_totals() {
+        let total = Usage {
+            input_tokens: 1200,
+            output_tokens: 56,
+            requests: 2,
+            ..Usage::default()
+        };
+        assert_eq!(
+            usage(&total),
+            "usage: 2 requests, 1200 input tokens, 56 output tokens"
+        );
+        let cached = Usage {
+            requests: 1,
+            cache_read_tokens: 3,
+            ..Usage::default()
+        };
+        assert_eq!(
+            usage(&cached),
+            "usage: 1 request, 0 input tokens, 0 output tokens (cache: 3 read, 0 written)"
+        );
+    }
+}

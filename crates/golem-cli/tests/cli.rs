@@ -1,0 +1,1012 @@
+//! The `golem` binary end to end, against a fake OpenAI-compatible provider
+//! (in this process, speaking the documented wire format, streaming) and
+//! the real `@modelcontextprotocol/server-filesystem` from `peers/`
+//! (installed by `scripts/install-peers.sh`; a missing peer fails the
+//! test): the model asks for a tool, the tool runs, the answer carries its
+//! result. Also: chat commands on stdin, usage errors, provider errors,
+//! server failures, and Ctrl-C leaving no server behind.
+
+mod support;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{Value, json};
+use support::{FakeProvider, Reply, last_tool_result, messages, tool_names};
+
+/// How long any one command may take before the test fails.
+const PATIENCE: Duration = Duration::from_secs(90);
+/// The key the tests pass; it must never be printed.
+const KEY: &str = "sk-test-secret-0123456789";
+
+fn filesystem_server() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/.bin/mcp-server-filesystem");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+fn everything_server() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "golem-cli-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        // The filesystem server compares resolved paths.
+        TempDir(path.canonicalize().expect("canonical"))
+    }
+
+    fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents).expect("written");
+        path
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// An mcpServers file with a filesystem server per name, each serving
+    /// this directory.
+    fn config(&self, names: &[&str]) -> PathBuf {
+        let servers: serde_json::Map<String, Value> = names
+            .iter()
+            .map(|name| {
+                (
+                    (*name).to_owned(),
+                    json!({"command": filesystem_server(), "args": [self.0]}),
+                )
+            })
+            .collect();
+        self.file("mcp.json", &json!({ "mcpServers": servers }).to_string())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `golem` with a key in `OPENAI_API_KEY` and no other provider variables.
+fn golem() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_golem"));
+    command
+        .timeout(PATIENCE)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("OPENAI_API_KEY", KEY);
+    command
+}
+
+/// Whether `text` has a line starting with `start` and ending with `end`.
+fn has_line(text: &str, start: &str, end: &str) -> bool {
+    text.lines()
+        .any(|line| line.starts_with(start) && line.ends_with(end))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A model that reads `file` with whichever offered tool ends in
+/// `read_text_file`, then answers with what the tool returned.
+fn reader(file: PathBuf, tool_suffix: &'static str) -> impl Fn(&Value) -> Reply {
+    move |body| match last_tool_result(body) {
+        Some(result) => Reply::Text(format!("The file says: {result}")),
+        None => {
+            let tool = tool_names(body)
+                .into_iter()
+                .find(|name| name.ends_with(tool_suffix))
+                .unwrap_or_else(|| "no such tool offered".into());
+            Reply::ToolCall {
+                tool,
+                arguments: json!({"path": file}).to_string(),
+            }
+        }
+    }
+}
+
+#[test]
+fn run_calls_a_filesystem_tool_and_streams_an_answer_with_its_result() {
+    let dir = TempDir::new();
+    let notes = dir.file("notes.txt", "the owl flies at midnight");
+    let config = dir.config(&["fs"]);
+    let provider = FakeProvider::start(reader(notes.clone(), "read_text_file"));
+
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .args(["--system", "Be brief.", "What is in notes.txt?"])
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The file says: the owl flies at midnight\n");
+    let arguments = json!({"path": notes}).to_string();
+    assert!(
+        stderr.contains(&format!("golem: [fs] read_text_file {arguments}\n")),
+        "{stderr}"
+    );
+    assert!(
+        has_line(&stderr, "golem: [fs] read_text_file ok (", " ms)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("golem: usage: 2 requests, 32 input tokens, 16 output tokens\n"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+
+    let seen = provider.seen();
+    assert_eq!(seen.len(), 2);
+    for request in &seen {
+        assert_eq!(
+            request.authorization.as_deref(),
+            Some(&*format!("Bearer {KEY}"))
+        );
+        assert_eq!(request.body["stream"], true);
+        assert_eq!(request.body["model"], "gpt-fake");
+    }
+    let first = &seen[0].body;
+    assert_eq!(
+        messages(first)[0],
+        json!({"role": "system", "content": "Be brief."})
+    );
+    assert_eq!(
+        messages(first)[1],
+        json!({"role": "user", "content": "What is in notes.txt?"})
+    );
+    let offered = tool_names(first);
+    assert!(
+        offered.contains(&"read_text_file".to_owned()),
+        "{offered:?}"
+    );
+    assert!(
+        offered.contains(&"list_directory".to_owned()),
+        "{offered:?}"
+    );
+    // The tool's result went back to the model as the answer to its call.
+    let second = messages(&seen[1].body);
+    let tool = second.last().expect("a tool message");
+    assert_eq!(tool["role"], "tool");
+    assert_eq!(tool["tool_call_id"], "call_1");
+    assert_eq!(tool["content"], "the owl flies at midnight");
+}
+
+#[test]
+fn anthropic_models_take_their_key_and_the_host_as_base_url() {
+    let dir = TempDir::new();
+    let notes = dir.file("notes.txt", "anthropic read this");
+    let config = dir.config(&["fs"]);
+    let provider = FakeProvider::start(reader(notes, "read_text_file"));
+    let host = provider.base_url.trim_end_matches("/v1").to_owned();
+
+    let output = golem()
+        .env_remove("OPENAI_API_KEY")
+        .env("ANTHROPIC_API_KEY", KEY)
+        .args([
+            "run",
+            "--model",
+            "anthropic:claude-fake",
+            "--base-url",
+            &host,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .args(["--system", "Be brief.", "Read notes.txt"])
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The file says: anthropic read this\n");
+    assert!(
+        has_line(&stderr, "golem: [fs] read_text_file ok (", " ms)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("golem: usage: 2 requests, 30 input tokens, 10 output tokens\n"),
+        "{stderr}"
+    );
+    let seen = provider.seen();
+    assert_eq!(seen.len(), 2);
+    for request in &seen {
+        assert_eq!(request.path, "/v1/messages");
+        assert_eq!(request.api_key.as_deref(), Some(KEY));
+        assert_eq!(request.authorization, None);
+        assert_eq!(request.body["system"], "Be brief.");
+        assert_eq!(request.body["stream"], true);
+    }
+    assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
+}
+
+#[test]
+fn a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        &json!({"mcpServers": {"everything": {"command": everything_server(), "args": ["stdio"]}}})
+            .to_string(),
+    );
+    let provider = FakeProvider::start(|_| Reply::ToolCall {
+        tool: "trigger-long-running-operation".into(),
+        arguments: r#"{"duration": 60, "steps": 2}"#.into(),
+    });
+    let start = Instant::now();
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .args(["--tool-timeout", "0.5", "Take your time", "--config"])
+        .arg(&config)
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(
+        stderr.contains("golem: [everything] trigger-long-running-operation error (")
+            && stderr.contains("no answer within 0.5 s; raise --tool-timeout"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "golem: the tool \"trigger-long-running-operation\" did not finish within 0.5 s"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_tool_error_goes_back_to_the_model_and_is_shown() {
+    let dir = TempDir::new();
+    let missing = dir.path().join("missing.txt");
+    let config = dir.config(&["fs"]);
+    let provider = FakeProvider::start(reader(missing, "read_text_file"));
+
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("Read missing.txt")
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.lines().any(
+            |line| line.starts_with("golem: [fs] read_text_file error (")
+                && line.contains("ENOENT")
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.starts_with("The file says: "), "{stdout}");
+    assert!(
+        stdout.contains("ENOENT"),
+        "the model saw the error: {stdout}"
+    );
+}
+
+#[test]
+fn clashing_tool_names_are_prefixed_per_server_and_server_picks_some() {
+    let dir = TempDir::new();
+    let notes = dir.file("notes.txt", "prefixed contents");
+    let config = dir.config(&["left", "right"]);
+    let provider = FakeProvider::start(reader(notes.clone(), "right_read_text_file"));
+
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("Read it through the right server")
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The file says: prefixed contents\n");
+    assert!(
+        stderr.contains("golem: [right] read_text_file {"),
+        "{stderr}"
+    );
+    let offered = tool_names(&provider.seen()[0].body);
+    assert!(
+        offered.contains(&"left_read_text_file".to_owned()),
+        "{offered:?}"
+    );
+    assert!(
+        offered.contains(&"right_read_text_file".to_owned()),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.contains(&"read_text_file".to_owned()),
+        "{offered:?}"
+    );
+
+    // One server named: its tools as they are.
+    let provider = FakeProvider::start(reader(notes, "read_text_file"));
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .args(["--server", "left", "Read it"])
+        .output()
+        .expect("golem runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let offered = tool_names(&provider.seen()[0].body);
+    assert!(
+        offered.contains(&"read_text_file".to_owned()),
+        "{offered:?}"
+    );
+    assert!(
+        !offered.iter().any(|name| name.starts_with("left_")),
+        "{offered:?}"
+    );
+}
+
+/// A model that says what the user said so far.
+fn parrot(body: &Value) -> Reply {
+    let said: Vec<String> = messages(body)
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| message["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    Reply::Text(format!("you said: {}", said.join(" / ")))
+}
+
+#[test]
+fn chat_keeps_a_history_and_answers_its_commands() {
+    let dir = TempDir::new();
+    let config = dir.config(&["fs"]);
+    let provider = FakeProvider::start(parrot);
+
+    let output = golem()
+        .args([
+            "chat",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .write_stdin("hello\n\nagain\n/tools\n/nope\n/clear\nfresh start\n/exit\nnever sent\n")
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "you said: hello");
+    assert_eq!(lines[1], "you said: hello / again");
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.starts_with("fs\tread_text_file\t")),
+        "{stdout}"
+    );
+    assert_eq!(lines.last().copied(), Some("you said: fresh start"));
+    assert!(stderr.contains("golem: unknown command /nope"), "{stderr}");
+    assert!(
+        stderr.contains("golem: the conversation so far is forgotten"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with("golem: usage: 3 requests, 36 input tokens, 21 output tokens\n"),
+        "{stderr}"
+    );
+    assert_eq!(provider.seen().len(), 3, "/exit ends the conversation");
+}
+
+#[test]
+fn chat_ends_at_the_end_of_input_with_the_last_exchanges_status() {
+    let provider = FakeProvider::start(|body| {
+        if messages(body).len() > 1 {
+            Reply::Error {
+                status: 400,
+                kind: "invalid_request_error",
+                message: "too long".into(),
+            }
+        } else {
+            parrot(body)
+        }
+    });
+    let output = golem()
+        .args([
+            "chat",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .write_stdin("one\ntwo\n")
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "stderr: {stderr}");
+    assert_eq!(text(&output.stdout), "you said: one\n");
+    assert!(stderr.contains("too long"), "{stderr}");
+}
+
+#[test]
+fn a_missing_key_is_a_usage_error_naming_the_variable() {
+    for (model, variable) in [
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY"),
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    ] {
+        golem()
+            .env_remove("OPENAI_API_KEY")
+            .args(["run", "--model", model, "hi"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(format!(
+                "the environment variable {variable} is not set"
+            )));
+    }
+    golem()
+        .args([
+            "run",
+            "--model",
+            "openai:m",
+            "--api-key-env",
+            "GOLEM_TEST_UNSET_KEY",
+            "hi",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("GOLEM_TEST_UNSET_KEY"));
+}
+
+#[test]
+fn a_bad_model_or_option_is_a_usage_error() {
+    for (arguments, says) in [
+        (vec!["run", "--model", "gpt-4o", "hi"], "names no provider"),
+        (
+            vec!["run", "--model", "gemini:pro", "hi"],
+            "unknown provider",
+        ),
+        (vec!["run", "--model", "openai:", "hi"], "names no model"),
+        (
+            vec!["run", "--model", "openai:m", "--base-url", "ftp://x", "hi"],
+            "--base-url",
+        ),
+        (
+            vec!["run", "--model", "openai:m", "--max-turns", "0", "hi"],
+            "--max-turns",
+        ),
+        (
+            vec!["run", "--model", "openai:m", "--tool-timeout", "soon", "hi"],
+            "--tool-timeout",
+        ),
+        (
+            vec!["run", "--model", "openai:m", "--server", "fs", "hi"],
+            "--config",
+        ),
+        (vec!["run", "--model", "openai:m", ""], "prompt is empty"),
+        (vec!["run", "hi"], "--model"),
+    ] {
+        golem()
+            .args(&arguments)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(says));
+    }
+}
+
+#[test]
+fn an_unknown_server_or_a_bad_config_is_a_usage_error() {
+    let dir = TempDir::new();
+    let config = dir.config(&["fs"]);
+    golem()
+        .args(["run", "--model", "openai:m", "--server", "github", "hi"])
+        .arg("--config")
+        .arg(&config)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("no server named \"github\"")
+                .and(predicate::str::contains("it defines: fs")),
+        );
+    let broken = dir.file("broken.json", "{\"mcpServers\": ");
+    golem()
+        .args(["run", "--model", "openai:m", "hi", "--config"])
+        .arg(&broken)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not valid JSON"));
+}
+
+#[test]
+fn a_server_that_cannot_start_is_a_transport_failure_naming_it() {
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        r#"{"mcpServers": {"ghost": {"command": "/no/such/mcp-server"}}}"#,
+    );
+    let provider = FakeProvider::start(parrot);
+    golem()
+        .args([
+            "run",
+            "--model",
+            "openai:m",
+            "--base-url",
+            &provider.base_url,
+            "hi",
+            "--config",
+        ])
+        .arg(&config)
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("MCP server \"ghost\""));
+    assert!(
+        provider.seen().is_empty(),
+        "no model request without the tools"
+    );
+}
+
+#[test]
+fn a_provider_error_exits_3_without_showing_the_key() {
+    let provider = FakeProvider::start(|_| Reply::Error {
+        status: 401,
+        kind: "invalid_api_key",
+        message: "Incorrect API key provided.".into(),
+    });
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+            "hi",
+        ])
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("HTTP 401"), "{stderr}");
+    assert!(stderr.contains("Incorrect API key provided."), "{stderr}");
+    assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
+    assert!(!stderr.contains(KEY), "{stderr}");
+    assert_eq!(provider.seen().len(), 1, "a 401 is not retried");
+}
+
+#[test]
+fn the_turn_limit_exits_1_naming_the_option() {
+    let dir = TempDir::new();
+    let notes = dir.file("notes.txt", "again and again");
+    let config = dir.config(&["fs"]);
+    // A model that never stops calling the tool.
+    let provider = FakeProvider::start(move |_| Reply::ToolCall {
+        tool: "read_text_file".into(),
+        arguments: json!({"path": notes}).to_string(),
+    });
+    let output = golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .args(["--max-turns", "2", "Loop", "--config"])
+        .arg(&config)
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("golem: no answer after 2 model request(s); raise --max-turns"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("golem: usage: 2 requests"), "{stderr}");
+    assert_eq!(provider.seen().len(), 2);
+}
+
+#[test]
+fn an_unreachable_provider_exits_4() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let output = golem()
+        .args(["run", "--model", "openai:gpt-fake", "--base-url"])
+        .arg(format!("http://127.0.0.1:{port}/v1"))
+        .arg("hi")
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("openai:"), "{stderr}");
+    assert!(!stderr.contains(KEY), "{stderr}");
+}
+
+#[test]
+fn images_go_with_the_prompt() {
+    let dir = TempDir::new();
+    let png = dir.path().join("dot.png");
+    std::fs::write(&png, [0x89, b'P', b'N', b'G']).expect("written");
+    let provider = FakeProvider::start(|_| Reply::Text("a dot".into()));
+    golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--image")
+        .arg(&png)
+        .args(["--image", "https://example.com/cat.jpg", "What are these?"])
+        .assert()
+        .code(0)
+        .stdout("a dot\n");
+    let content = &messages(&provider.seen()[0].body)[0]["content"];
+    assert_eq!(
+        content,
+        &json!([
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+            {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+            {"type": "text", "text": "What are these?"}
+        ])
+    );
+    golem()
+        .args(["run", "--model", "openai:m", "--image", "notes.txt", "hi"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--image notes.txt: not a .png"));
+}
+
+#[test]
+fn the_prompt_can_come_from_stdin() {
+    let provider = FakeProvider::start(parrot);
+    golem()
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+            "-",
+        ])
+        .write_stdin("from a pipe\n")
+        .assert()
+        .code(0)
+        .stdout("you said: from a pipe\n");
+}
+
+/// The pids of `parent`'s children.
+fn children(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| parent_of(*pid) == Some(parent))
+        .collect()
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's name in parentheses: state, then the parent.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Whether `pid` runs (a zombie does not count).
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|end| stat[end + 2..].chars().next())
+            .is_some_and(|state| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn ctrl_c_ends_the_command_and_its_servers() {
+    let dir = TempDir::new();
+    let config = dir.config(&["fs"]);
+    // The model never answers: the command is waiting for it when Ctrl-C
+    // comes.
+    let provider = FakeProvider::start(|_| Reply::Hang);
+    let mut child = Process::new(env!("CARGO_BIN_EXE_golem"))
+        .args([
+            "run",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .arg("hi")
+        .env("OPENAI_API_KEY", KEY)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("golem starts");
+    let golem = child.id();
+    wait_until("the model was asked", || !provider.seen().is_empty());
+    let servers = children(golem);
+    assert_eq!(servers.len(), 1, "one filesystem server: {servers:?}");
+
+    // SAFETY: kill(2) with a pid of our own child.
+    unsafe {
+        libc::kill(golem as libc::pid_t, libc::SIGINT);
+    }
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(start.elapsed() < PATIENCE, "golem did not end on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("golem: interrupted (Ctrl-C)"), "{stderr}");
+    assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "closing took {:?}",
+        start.elapsed()
+    );
+    wait_until("the server has exited", || {
+        !servers.iter().any(|pid| alive(*pid))
+    });
+}
+
+#[test]
+fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
+    let dir = TempDir::new();
+    let config = dir.config(&["fs"]);
+    let provider = FakeProvider::start(parrot);
+    let mut child = Process::new(env!("CARGO_BIN_EXE_golem"))
+        .args([
+            "chat",
+            "--model",
+            "openai:gpt-fake",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .arg("--config")
+        .arg(&config)
+        .env("OPENAI_API_KEY", KEY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("golem starts");
+    let golem = child.id();
+    {
+        use std::io::Write;
+        let stdin = child.stdin.as_mut().expect("stdin");
+        stdin.write_all(b"hello\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+    // Stdout, read as it comes: the answer printed means golem is back
+    // at the prompt (stdin stays open).
+    let stdout = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reading = {
+        let stdout = std::sync::Arc::clone(&stdout);
+        let mut pipe = child.stdout.take().expect("stdout");
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 256];
+            while let Ok(read @ 1..) = pipe.read(&mut buffer) {
+                stdout
+                    .lock()
+                    .expect("lock")
+                    .push_str(&String::from_utf8_lossy(&buffer[..read]));
+            }
+        })
+    };
+    wait_until("the answer is printed", || {
+        stdout.lock().expect("lock").as_str() == "you said: hello\n"
+    });
+    // `/tools` is answered at the prompt: once its listing is out, golem
+    // is reading the next line (a signal before that would still be seen
+    // there, as signals wait for the next look).
+    {
+        use std::io::Write;
+        let stdin = child.stdin.as_mut().expect("stdin");
+        stdin.write_all(b"/tools\n").expect("write");
+        stdin.flush().expect("flush");
+    }
+    wait_until("the tools are listed", || {
+        stdout
+            .lock()
+            .expect("lock")
+            .contains("fs\tread_text_file\t")
+    });
+    let servers = children(golem);
+    assert_eq!(servers.len(), 1, "one filesystem server: {servers:?}");
+    // SAFETY: kill(2) with a pid of our own child.
+    unsafe {
+        libc::kill(golem as libc::pid_t, libc::SIGINT);
+    }
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(start.elapsed() < PATIENCE, "golem did not end on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reading.join().expect("the reader ends with golem");
+    let stdout = stdout.lock().expect("lock").clone();
+    assert_eq!(status.code(), Some(130));
+    assert!(stdout.starts_with("you said: hello\n"), "{stdout}");
+    wait_until("the server has exited", || {
+        !servers.iter().any(|pid| alive(*pid))
+    });
+}
+
+/// The `--options` a text names.
+fn long_options(text: &str) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = text[at..].find("--") {
+        let start = at + offset;
+        let mut end = start + 2;
+        while end < bytes.len() && (bytes[end].is_ascii_lowercase() || bytes[end] == b'-') {
+            end += 1;
+        }
+        if end > start + 2 {
+            found.insert(text[start..end].trim_end_matches('-').to_owned());
+        }
+        at = end.max(start + 2);
+    }
+    found
+}
+
+#[test]
+fn the_readme_and_the_help_agree() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let start = readme
+        .find("## The `golem` command")
+        .expect("the README's golem section");
+    let end = readme[start + 3..]
+        .find("\n## ")
+        .map_or(readme.len(), |end| start + 3 + end);
+    let section = &readme[start..end];
+    // The options the section's list describes (its items and their
+    // continuation lines).
+    let mut listed = String::new();
+    let mut in_item = false;
+    for line in section.lines() {
+        in_item = line.starts_with("- `--") || (in_item && line.starts_with("  "));
+        if in_item {
+            listed.push_str(line);
+            listed.push('\n');
+        }
+    }
+    let in_readme = long_options(&listed);
+    assert!(in_readme.len() >= 8, "{in_readme:?}");
+    for subcommand in ["run", "chat"] {
+        let help = text(
+            &golem()
+                .args([subcommand, "--help"])
+                .output()
+                .expect("help")
+                .stdout,
+        );
+        // The options clap lists, not the ones its prose mentions.
+        let options: String = help
+            .lines()
+            .filter(|line| line.trim_start().starts_with('-'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for option in long_options(&options) {
+            if option != "--help" {
+                assert!(
+                    long_options(section).contains(&option),
+                    "`golem {subcommand} --help` has {option}, the README's section does not"
+                );
+            }
+        }
+        for option in &in_readme {
+            assert!(
+                options.contains(option.as_str()),
+                "the README names {option}, `golem {subcommand} --help` does not list it"
+            );
+        }
+        for words in ["(default 50)", "(default 60)"] {
+            assert!(section.contains(words), "README: {words}");
+        }
+        assert!(help.contains("[default: 50]") && help.contains("[default: 60]"));
+        let (flat_help, flat_section) = (help.replace('\n', " "), section.replace('\n', " "));
+        let statuses = "0 success; 1 the run ended without an answer";
+        assert!(flat_help.contains(statuses), "{help}");
+        assert!(flat_section.contains(statuses), "README");
+        for status in [
+            "2 usage error",
+            "3 a server answered with an",
+            "4 a server could not be reached",
+            "5 a",
+            "130 Ctrl-C",
+        ] {
+            assert!(flat_help.contains(status), "help: {status}");
+            assert!(flat_section.contains(status), "README: {status}");
+        }
+    }
+}
