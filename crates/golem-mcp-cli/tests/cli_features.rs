@@ -265,6 +265,34 @@ fn complete_uses_the_context_for_prompts_and_templates() {
 }
 
 #[test]
+fn prompts_and_ping_in_json() {
+    let output = golem_mcp()
+        .args(["prompts", "--json"])
+        .args(python())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        stdout_json(&output),
+        json!({"prompts": [{"name": "paint", "title": "Paint",
+            "description": "Ask for a painting in a colour.",
+            "arguments": [{"name": "colour", "required": true}, {"name": "shade", "required": false}]}]})
+    );
+    let output = golem_mcp()
+        .args(["ping", "--json"])
+        .args(python())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let json = stdout_json(&output);
+    assert_eq!(json["ok"], true);
+    assert!(
+        json["milliseconds"].as_f64().is_some_and(|ms| ms >= 0.0),
+        "{json}"
+    );
+}
+
+#[test]
 fn ping_answers_with_the_round_trip_time() {
     golem_mcp()
         .arg("ping")

@@ -454,13 +454,11 @@ impl Client {
 
     /// Lists every tool the server offers, following `nextCursor` to the
     /// last page. Stops with [`Error::CursorLoop`] if the server repeats a
-    /// cursor. An empty cursor counts as the end.
+    /// cursor, and after 10,000 pages. An empty cursor counts as the end.
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
-        let operation = Operation("tools/list", None);
-        self.ready(operation)?;
-        paging::list_all::<ToolsPage>(&self.inner.connection, "tools/list").await
+        self.list_all::<ToolsPage>("tools/list").await
     }
 
     /// Calls tool `name` with `arguments`, which are sent verbatim.

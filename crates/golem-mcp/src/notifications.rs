@@ -23,7 +23,9 @@ pub enum ServerNotification {
     ResourcesListChanged,
     /// The server's prompts changed.
     PromptsListChanged,
-    /// A subscribed resource changed.
+    /// A subscribed resource changed (see
+    /// [`Client::subscribe_resource`](crate::Client::subscribe_resource),
+    /// whose handle reports the updates of its URI only).
     ResourceUpdated {
         /// The resource's URI.
         uri: String,

@@ -298,3 +298,26 @@ async fn the_python_sdk_server_over_http() {
     exercise_python(&client).await;
     client.close().await.expect("closes");
 }
+
+#[tokio::test]
+async fn a_read_larger_than_the_message_limit_is_an_error_not_unbounded_memory() {
+    let client = initialized(Client::new(
+        StdioTransport::spawn(StdioConfig {
+            // Room for the handshake, not for the 10 kB document.
+            max_message_bytes: 6_000,
+            ..everything_stdio()
+        })
+        .expect("spawns"),
+    ))
+    .await;
+    let error = bounded(client.read_resource("demo://resource/static/document/features.md"))
+        .await
+        .expect_err("too large");
+    assert!(
+        matches!(
+            error.transport_error(),
+            Some(golem_mcp::TransportError::MessageTooLarge { limit: 6_000 })
+        ),
+        "{error:?}"
+    );
+}
