@@ -506,6 +506,40 @@ impl Client {
         self.call(name, arguments, None).await
     }
 
+    /// Calls a listed tool and checks its result against the tool's
+    /// `outputSchema` ([`ToolInfo::check_output`]): a result that breaks
+    /// the schema's promise (no `structuredContent`, or content that does
+    /// not match, or a schema that cannot be compiled) is
+    /// [`Error::Output`], which carries the result and names the mismatch.
+    /// A tool without an output schema, or an `isError` result, is returned
+    /// as [`call_tool`](Client::call_tool) would. The schema is compiled on
+    /// the tool's first checked call, once per listed tool.
+    ///
+    /// Cancel safe (see [`Client`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
+    /// use serde_json::value::RawValue;
+    /// let tools = client.list_tools().await?;
+    /// let weather = tools.iter().find(|tool| tool.name == "get-structured-content").unwrap();
+    /// let arguments = RawValue::from_string(r#"{"location":"Chicago"}"#.into()).unwrap();
+    /// match client.call_tool_checked(weather, &arguments).await {
+    ///     Ok(result) => println!("{}", result.text()),
+    ///     Err(golem_mcp::Error::Output { source, .. }) => eprintln!("the server broke its schema: {source}"),
+    ///     Err(other) => return Err(other),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool_checked(
+        &self,
+        tool: &ToolInfo,
+        arguments: &RawValue,
+    ) -> Result<CallResult, Error> {
+        let result = self.call_tool(&tool.name, arguments).await?;
+        checked(tool, result)
+    }
+
     /// Like [`call_tool`](Client::call_tool), with the arguments taken from
     /// any serializable value (a `serde_json::json!` object, a struct of
     /// yours) instead of raw JSON. It costs one serialization; `call_tool`
@@ -600,6 +634,25 @@ impl Client {
         self.inner
             .connection
             .request(&operation, "tools/call", params, on_progress)
+            .await
+    }
+
+    /// One request of `method` with `params`, once the client is ready:
+    /// for the modules that add requests beside this one (tasks, the
+    /// bridge's resource reads). `target` names what it is about in errors.
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub(crate) async fn request<R: serde::de::DeserializeOwned>(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        params: impl serde::Serialize,
+    ) -> Result<R, Error> {
+        let operation = Operation(method, target);
+        self.ready(operation)?;
+        self.inner
+            .connection
+            .request(&operation, method, |_| params, None)
             .await
     }
 
@@ -737,6 +790,18 @@ impl Client {
 
 #[derive(serde::Serialize)]
 struct EmptyParams {}
+
+/// `result` when it keeps `tool`'s output schema, else [`Error::Output`].
+pub(crate) fn checked(tool: &ToolInfo, result: CallResult) -> Result<CallResult, Error> {
+    match tool.check_output(&result) {
+        Ok(()) => Ok(result),
+        Err(source) => Err(Error::Output {
+            operation: Operation("tools/call", Some(&tool.name)).to_string(),
+            result: Box::new(result),
+            source,
+        }),
+    }
+}
 
 /// Locks a mutex that no code path can leave inconsistent.
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

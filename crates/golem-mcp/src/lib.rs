@@ -51,18 +51,21 @@ mod handlers;
 mod http;
 mod inbound;
 mod jsonrpc;
+mod links;
 pub mod memory;
 mod model_sampling;
 mod notifications;
+mod output;
 mod protocol;
 mod roots;
 mod sampling;
 mod stdio;
+mod tool_details;
 mod tools;
 mod toolset;
 mod transport;
 
-pub use bridge::as_tools;
+pub use bridge::{BridgeConfig, as_tools, as_tools_with};
 pub use client::{Client, ClientConfig};
 pub use elicitation::{Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form};
 pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
@@ -74,6 +77,7 @@ pub use http::{HttpConfig, HttpTransport, ResumePolicy};
 pub use jsonrpc::ProtocolError;
 pub use model_sampling::{ModelSampling, sampling_with_model};
 pub use notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
+pub use output::{Mismatch, OutputError};
 pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
 pub use roots::Root;
 pub use sampling::{
@@ -84,6 +88,7 @@ pub use stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,
 };
+pub use tool_details::{Icon, TaskSupport, ToolAnnotations};
 pub use tools::{CallResult, Content, Progress, ToolInfo};
 pub use toolset::{McpToolset, ToolsetConfig};
 pub use transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
