@@ -11,6 +11,8 @@ use crate::client::{Client, checked};
 use crate::error::Error;
 use crate::links;
 use crate::output::OutputError;
+use crate::tasks::TaskOptions;
+use crate::tool_details::TaskSupport;
 use crate::tools::{CallResult, Content, ToolInfo};
 
 /// The schema given to a tool whose server sent none: any object.
@@ -43,6 +45,10 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 ///   `structuredContent` becomes [`ToolError::Retry`] naming the mismatch,
 ///   so the model may call again differently; a schema that cannot be
 ///   compiled is fatal ([`Error::Output`]), since no call can fix it;
+/// - a tool whose `execution.taskSupport` is `required` is called as a task
+///   ([`Client::call_tool_as_task`], default [`TaskOptions`](crate::TaskOptions))
+///   when the server offers tasks for `tools/call`; every other tool with a
+///   plain call;
 /// - a result flagged `isError` becomes [`ToolError::Retry`]: the model sees
 ///   the server's explanation and may correct its arguments, within the
 ///   agent's retry budget;
@@ -240,10 +246,16 @@ async fn call(
             "the arguments of {name:?} must be a JSON object, like {{\"key\": \"value\"}}; got {shown}"
         )));
     }
-    let result = client
-        .call_tool(name, arguments)
-        .await
-        .map_err(ToolError::fatal)?;
+    // A tool that must run as a task is called as one; every other tool
+    // with a plain call, whatever the server offers.
+    let result = if tool.task_support() == TaskSupport::Required && client.offers_tool_tasks() {
+        client
+            .task_call(tool, arguments, &TaskOptions::default(), &mut |_| {})
+            .await
+    } else {
+        client.call_tool(name, arguments).await
+    }
+    .map_err(ToolError::fatal)?;
     let result = match checked(tool, result) {
         Ok(result) => result,
         Err(Error::Output {

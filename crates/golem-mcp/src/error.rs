@@ -90,6 +90,15 @@ pub enum Error {
         #[source]
         source: OutputError,
     },
+    /// The server or the tool does not offer what was asked for (a tool
+    /// called as a task where tasks are not offered); nothing was sent.
+    #[error("mcp: {operation}: not supported: {detail}")]
+    NotSupported {
+        /// What was asked for, e.g. `tools/call echo as a task`.
+        operation: String,
+        /// Why it cannot be done, and what to do instead.
+        detail: String,
+    },
     /// A request could not be encoded (its parameters failed to serialize).
     #[error("mcp: {operation}: cannot encode the request: {source}")]
     Encode {

@@ -60,6 +60,7 @@ mod protocol;
 mod roots;
 mod sampling;
 mod stdio;
+mod tasks;
 mod tool_details;
 mod tools;
 mod toolset;
@@ -88,6 +89,7 @@ pub use stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,
 };
+pub use tasks::{Task, TaskOptions, TaskPage, TaskStatus};
 pub use tool_details::{Icon, TaskSupport, ToolAnnotations};
 pub use tools::{CallResult, Content, Progress, ToolInfo};
 pub use toolset::{McpToolset, ToolsetConfig};
