@@ -63,6 +63,8 @@ impl Failure {
             // A malformed -H value, a --cwd that is not a directory, a URL
             // that does not parse: found before anything was started.
             golem_mcp::Error::InvalidConfig { .. } => Exit::Usage,
+            // `call --task` where the server or the tool offers no tasks.
+            golem_mcp::Error::NotSupported { .. } => Exit::Usage,
             _ => Exit::Transport,
         };
         Failure {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use golem_mcp::{Icon, LogMessage, ServerInfo, TaskSupport, ToolAnnotations, ToolInfo};
+use golem_mcp::{Icon, LogMessage, ServerInfo, Task, TaskSupport, ToolAnnotations, ToolInfo};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -245,6 +245,24 @@ pub fn log_line(message: &LogMessage) -> String {
     line
 }
 
+/// A task's status as one line, e.g. `task 7f3a: working (Analyzing
+/// content...)`; the server's text with control characters escaped.
+pub fn task_status(task: &Task) -> String {
+    let mut line = String::from("task ");
+    push_escaped(&mut line, &task.task_id);
+    line.push_str(&format!(": {}", task.status));
+    if let Some(message) = task
+        .status_message
+        .as_deref()
+        .filter(|message| !message.is_empty())
+    {
+        line.push_str(" (");
+        push_escaped(&mut line, message);
+        line.push(')');
+    }
+    line
+}
+
 fn push_escaped(out: &mut String, text: &str) {
     for c in text.chars() {
         if c.is_control() {
@@ -368,6 +386,22 @@ mod tests {
             "{}",
             list_text(&destructive, true)
         );
+    }
+
+    #[test]
+    fn a_task_status_is_one_line_with_its_message_escaped() {
+        let task: Task = serde_json::from_value(serde_json::json!({
+            "taskId": "t-1", "status": "input_required", "statusMessage": "Which one?\n\u{1b}[2J"
+        }))
+        .expect("a task");
+        assert_eq!(
+            task_status(&task),
+            "task t-1: input_required (Which one?\\n\\u{1b}[2J)"
+        );
+        let bare: Task =
+            serde_json::from_value(serde_json::json!({"taskId": "t-2", "status": "working"}))
+                .expect("a task");
+        assert_eq!(task_status(&bare), "task t-2: working");
     }
 
     #[test]

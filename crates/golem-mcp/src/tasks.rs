@@ -138,6 +138,11 @@ pub struct TaskOptions {
     pub max_poll_interval: Duration,
     /// The interval when the server suggests none (1 s).
     pub default_poll_interval: Duration,
+    /// Whether dropping the call's future before the task is over sends
+    /// `tasks/cancel` for it (on a task of its own): `true` by default.
+    /// A program that cancels the task itself, awaiting the answer (a
+    /// command about to exit), turns it off.
+    pub cancel_on_drop: bool,
     /// How long the `tasks/cancel` sent for an abandoned task may take
     /// (10 s); it runs on a task of its own, after the caller has gone.
     pub cancel_timeout: Duration,
@@ -150,6 +155,7 @@ impl Default for TaskOptions {
             min_poll_interval: Duration::from_millis(100),
             max_poll_interval: Duration::from_secs(5),
             default_poll_interval: Duration::from_secs(1),
+            cancel_on_drop: true,
             cancel_timeout: Duration::from_secs(10),
         }
     }
@@ -159,6 +165,13 @@ impl TaskOptions {
     /// The same options, asking the server to keep the task for `ttl`.
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = Some(ttl);
+        self
+    }
+
+    /// The same options, with `tasks/cancel` sent or not when the call's
+    /// future is dropped before the task is over.
+    pub fn with_cancel_on_drop(mut self, cancel: bool) -> Self {
+        self.cancel_on_drop = cancel;
         self
     }
 
@@ -383,7 +396,7 @@ impl Client {
         };
         let mut guard = CancelOnDrop {
             client: self.clone(),
-            task_id: Some(task.task_id.clone()),
+            task_id: options.cancel_on_drop.then(|| task.task_id.clone()),
             timeout: options.cancel_timeout,
         };
         on_status(&task);
