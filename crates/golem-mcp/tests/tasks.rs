@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{
-    Client, Error, LATEST_PROTOCOL_VERSION, StdioTransport, Task, TaskOptions, TaskStatus, ToolInfo,
+    Client, ClientConfig, ElicitationRequest, ElicitationResponse, Error, LATEST_PROTOCOL_VERSION,
+    StdioTransport, Task, TaskOptions, TaskStatus, ToolInfo,
 };
 use golem_tool::{Tool, ToolContext};
 use serde_json::value::RawValue;
@@ -94,6 +95,130 @@ async fn the_reference_servers_task_tool_runs_to_its_result_showing_each_stage()
         .await
         .expect_err("echo forbids tasks");
     assert!(matches!(refused, Error::NotSupported { .. }), "{refused}");
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn a_task_that_needs_input_gets_it_through_the_elicitation_handler() {
+    // An ambiguous query moves the task to input_required; the server asks
+    // its question while tasks/result is pending.
+    let config =
+        ClientConfig::default().with_elicitation(|request: ElicitationRequest, _| async move {
+            let ElicitationRequest::Form { form, .. } = request else {
+                return Ok(ElicitationResponse::Cancel);
+            };
+            assert_eq!(form.fields[0].name, "interpretation");
+            let mut content = serde_json::Map::new();
+            content.insert("interpretation".into(), json!("snake"));
+            Ok(ElicitationResponse::Accept(content))
+        });
+    let client = Client::with_config(
+        StdioTransport::spawn(support::everything_stdio()).expect("spawns"),
+        config,
+    );
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("in time")
+        .expect("initializes");
+    let tools = client.list_tools().await.expect("lists");
+    let mut statuses = Vec::new();
+    let result = tokio::time::timeout(
+        PATIENCE,
+        client.call_tool_as_task(
+            tool(&tools, "simulate-research-query"),
+            &args(r#"{"topic":"python","ambiguous":true}"#),
+            &TaskOptions::default(),
+            |task: &Task| statuses.push(task.status),
+        ),
+    )
+    .await
+    .expect("in time")
+    .expect("the task completes");
+    assert!(
+        result.text().contains("Research Report: python (snake)"),
+        "{}",
+        result.text()
+    );
+    assert_eq!(
+        statuses.last(),
+        Some(&TaskStatus::Completed),
+        "{statuses:?}"
+    );
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn over_streamable_http_a_task_runs_and_structured_output_is_checked() {
+    let peer = support::everything_http();
+    let client = Client::new(
+        golem_mcp::HttpTransport::new(golem_mcp::HttpConfig::new(peer.url.clone()))
+            .expect("transport"),
+    );
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("in time")
+        .expect("initializes");
+    let tools = client.list_tools().await.expect("lists");
+    let weather = client
+        .call_tool_checked(
+            tool(&tools, "get-structured-content"),
+            &args(r#"{"location":"New York"}"#),
+        )
+        .await
+        .expect("matches its schema");
+    assert!(weather.structured_content.is_some());
+    let result = tokio::time::timeout(
+        PATIENCE,
+        client.call_tool_as_task(
+            tool(&tools, "simulate-research-query"),
+            &args(r#"{"topic":"rivers"}"#),
+            &TaskOptions::default(),
+            |_| {},
+        ),
+    )
+    .await
+    .expect("in time")
+    .expect("the task completes");
+    assert!(
+        result.text().contains("Research Report: rivers"),
+        "{}",
+        result.text()
+    );
+    client.close().await.expect("closes");
+}
+
+#[tokio::test]
+async fn a_running_task_can_be_cancelled_and_then_reads_as_cancelled() {
+    let (client, tools) = everything().await;
+    // Started as a task whose first status is seen, then abandoned without
+    // cancelling on drop, so that the test cancels it itself.
+    let options = TaskOptions::default().with_cancel_on_drop(false);
+    let (seen_sender, mut seen) = mpsc::unbounded_channel();
+    let arguments = args(r#"{"topic":"dunes"}"#);
+    let call = client.call_tool_as_task(
+        tool(&tools, "simulate-research-query"),
+        &arguments,
+        &options,
+        move |task: &Task| {
+            let _ = seen_sender.send(task.task_id.clone());
+        },
+    );
+    let task_id = tokio::select! {
+        _ = call => panic!("the task ended before its first status was seen"),
+        task_id = seen.recv() => task_id.expect("a status"),
+    };
+    let cancelled = client.cancel_task(&task_id).await.expect("tasks/cancel");
+    assert_eq!(cancelled.status, TaskStatus::Cancelled);
+    assert_eq!(
+        client.get_task(&task_id).await.expect("tasks/get").status,
+        TaskStatus::Cancelled
+    );
+    // A finished task cannot be cancelled again: the server says why.
+    let again = client
+        .cancel_task(&task_id)
+        .await
+        .expect_err("already over");
+    assert!(again.protocol_error().is_some(), "{again}");
     client.close().await.expect("closes");
 }
 
