@@ -75,6 +75,61 @@ async fn the_reference_server_keeps_its_output_schema_and_annotations() {
     client.close().await.expect("closes");
 }
 
+/// The official Python SDK's server (peers/python/mcp_py_server.py) over
+/// stdio: it derives an output schema from every tool's return type.
+#[tokio::test]
+async fn the_python_sdk_servers_derived_schemas_are_checked_and_bridged() {
+    let client = Client::new(
+        StdioTransport::spawn(golem_mcp::StdioConfig {
+            args: vec![
+                support::peer("python/mcp_py_server.py")
+                    .to_string_lossy()
+                    .into_owned(),
+            ],
+            ..golem_mcp::StdioConfig::new(support::peer(".venv/bin/python").to_string_lossy())
+        })
+        .expect("spawns"),
+    );
+    tokio::time::timeout(PATIENCE, client.initialize())
+        .await
+        .expect("in time")
+        .expect("initializes");
+    let tools = client.list_tools().await.expect("lists");
+    let add = tools.iter().find(|tool| tool.name == "add").expect("add");
+    assert!(add.output_schema.is_some(), "{add:?}");
+    let sum = client
+        .call_tool_checked(add, &args(r#"{"a":2,"b":3}"#))
+        .await
+        .expect("matches its derived schema");
+    assert_eq!(
+        sum.structured_content.as_deref().map(RawValue::get),
+        Some(r#"{"result":5}"#)
+    );
+    // An isError result carries no structured content and is not checked.
+    let fail = tools.iter().find(|tool| tool.name == "fail").expect("fail");
+    let failed = client
+        .call_tool_checked(fail, &args("{}"))
+        .await
+        .expect("isError is not checked");
+    assert!(failed.is_error);
+
+    // The bridge gives the model the text and then the JSON, which differ.
+    let bridged: Vec<golem_tool::Tool<()>> = golem_mcp::as_tools(&client).await.expect("bridges");
+    let add = bridged
+        .iter()
+        .find(|tool| tool.name() == "add")
+        .expect("add");
+    let text = add
+        .call(
+            golem_tool::ToolContext::new(std::sync::Arc::new(()), "call_1", 0),
+            args(r#"{"a":2,"b":3}"#),
+        )
+        .await
+        .expect("checked and rendered");
+    assert_eq!(text, "5\n{\"result\":5}");
+    client.close().await.expect("closes");
+}
+
 /// A scripted server with one tool whose listing and result are given.
 async fn serving(tool: Value, result: Value) -> (Client, ToolInfo) {
     let (transport, peer) = memory_pair();
