@@ -500,6 +500,10 @@ impl Client {
     /// this way or with an `isError` result, depending on their SDK), or the
     /// transport.
     ///
+    /// The result is not checked against the tool's output schema (the
+    /// client keeps no tool list); [`call_tool_checked`](Client::call_tool_checked)
+    /// does that with a listed tool.
+    ///
     /// Cancel safe (see [`Client`]): dropping the future abandons the call,
     /// and the server is told with `notifications/cancelled` at once.
     pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {

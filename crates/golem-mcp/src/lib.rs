@@ -14,8 +14,16 @@
 //!   handlers for sampling ([`SamplingHandler`], or any model with
 //!   [`sampling_with_model`]) and elicitation ([`ElicitationHandler`]), and
 //!   roots; [`Client::notifications`] subscribes to what the server tells.
-//! - [`as_tools`] bridges a server's tools into agent tools (a snapshot);
-//!   [`McpToolset`] keeps them current as the server changes them.
+//! - [`ToolInfo`] keeps everything `tools/list` says about a tool (title,
+//!   [`ToolAnnotations`], icons, schemas, [`TaskSupport`]);
+//!   [`Client::call_tool_checked`] checks a result's `structuredContent`
+//!   against the tool's output schema ([`OutputError`] names a mismatch).
+//! - [`Client::call_tool_as_task`] runs a tool as a task (2025-11-25):
+//!   polled, its result fetched, cancelled on the server when the caller
+//!   goes away.
+//! - [`as_tools`] bridges a server's tools into agent tools (a snapshot;
+//!   [`as_tools_with`] and [`BridgeConfig`] for linked resources read
+//!   inline); [`McpToolset`] keeps them current as the server changes them.
 //! - [`config`] reads the `mcpServers` files desktop MCP hosts use into
 //!   transport configurations.
 //! - [`Error`] says which operation failed and why; a server's JSON-RPC error

@@ -364,6 +364,11 @@ impl Client {
             operation: format!("tools/call {name} as a task"),
             detail,
         };
+        if self.server().is_none() {
+            return Err(Error::NotInitialized {
+                operation: format!("tools/call {name}"),
+            });
+        }
         if !self.offers_tool_tasks() {
             return Err(refuse(
                 "the server's tasks capability does not cover tools/call".into(),

@@ -47,6 +47,13 @@ impl ToolsetConfig {
         self.prefix = Some(prefix.into());
         self
     }
+
+    /// The same configuration, presenting results as `bridge` says
+    /// (linked resources read inline, say).
+    pub fn with_bridge(mut self, bridge: BridgeConfig) -> Self {
+        self.bridge = bridge;
+        self
+    }
 }
 
 /// The tools of one MCP server, as an agent's [`Toolset`]: bridged like

@@ -206,3 +206,29 @@ async fn text_that_differs_from_the_json_is_kept_before_it_and_a_failed_read_is_
     );
     assert_eq!(lines.next(), Some(r#"{"findings":2}"#));
 }
+
+#[tokio::test]
+async fn a_toolset_presents_results_as_its_bridge_configuration_says() {
+    use golem_tool::Toolset as _;
+    let client = serving(
+        json!({"name": "report", "inputSchema": {"type": "object"}}),
+        json!({"content": [{"type": "resource_link", "uri": "demo://gone", "name": "gone"}]}),
+    )
+    .await;
+    let reading = golem_mcp::ToolsetConfig::default()
+        .with_bridge(BridgeConfig::default().with_read_resource_links(true));
+    let toolset = golem_mcp::McpToolset::<()>::new(&client, reading)
+        .await
+        .expect("lists");
+    let text = call(&toolset.tools(), "report", "{}")
+        .await
+        .expect("rendered");
+    assert!(text.contains("(could not be read: "), "{text}");
+    let plain = golem_mcp::McpToolset::<()>::new(&client, golem_mcp::ToolsetConfig::default())
+        .await
+        .expect("lists");
+    let text = call(&plain.tools(), "report", "{}")
+        .await
+        .expect("rendered");
+    assert_eq!(text, "[resource link: demo://gone]");
+}

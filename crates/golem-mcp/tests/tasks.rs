@@ -273,6 +273,9 @@ async fn task_server(
                     "name": "slow", "inputSchema": {"type": "object"},
                     "execution": {"taskSupport": "optional"}
                 }]}),
+                Some("tools/call") if message["params"].get("task").is_none() => {
+                    json!({"content": [{"type": "text", "text": "plain"}]})
+                }
                 Some("tools/call") => json!({"task": task("task-1", "working")}),
                 Some("tasks/get") => {
                     count += 1;
@@ -345,6 +348,33 @@ async fn a_task_that_never_finishes_is_cancelled_on_the_server_when_the_caller_g
         client.get_task("task-1").await.expect("polls").status,
         TaskStatus::Working
     );
+}
+
+#[tokio::test]
+async fn a_plain_call_of_a_tool_that_offers_tasks_as_an_option_sends_no_task() {
+    let (client, tool, mut seen) = task_server(Box::new(|_| task("task-1", "working")), None).await;
+    assert_eq!(tool.task_support(), golem_mcp::TaskSupport::Optional);
+    let result = client
+        .call_tool("slow", &args("{}"))
+        .await
+        .expect("plain call");
+    assert_eq!(result.text(), "plain");
+    let call = next_method(&mut seen, "tools/call").await;
+    assert!(call["params"].get("task").is_none(), "{call}");
+}
+
+#[tokio::test]
+async fn a_task_call_before_initialize_says_so() {
+    let (transport, _peer) = memory_pair();
+    let client = Client::new(transport);
+    let tool: ToolInfo =
+        serde_json::from_value(json!({"name": "slow", "execution": {"taskSupport": "required"}}))
+            .expect("a tool");
+    let error = client
+        .call_tool_as_task(&tool, &args("{}"), &TaskOptions::default(), |_| {})
+        .await
+        .expect_err("not initialized");
+    assert!(matches!(error, Error::NotInitialized { .. }), "{error}");
 }
 
 #[tokio::test]
