@@ -12,6 +12,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::client::{Client, checked};
@@ -260,12 +261,14 @@ impl Client {
     /// and with [`Error::InvalidResponse`] when a poll names another task
     /// or a status moves on from a terminal one.
     ///
-    /// Cancel safe: dropping the future abandons the call; once the server
-    /// has created the task, a `tasks/cancel` for it is sent on a task of
-    /// its own (within [`TaskOptions::cancel_timeout`]), so a caller's
-    /// timeout ends the work on the server too. Dropped before the server
-    /// answered the `tools/call`, the request is cancelled with
-    /// `notifications/cancelled` as any other.
+    /// Cancel safe: dropping the future abandons the call, and a
+    /// `tasks/cancel` for the task is sent on a task of its own (within
+    /// [`TaskOptions::cancel_timeout`]), so a caller's timeout ends the work
+    /// on the server too. Dropped before the server answered the
+    /// `tools/call`, the request goes on on that task, and the task it
+    /// creates is cancelled. With [`TaskOptions::cancel_on_drop`] off,
+    /// nothing is sent for the task (a pending `tools/call` gets
+    /// `notifications/cancelled`, as any request).
     ///
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
@@ -382,16 +385,7 @@ impl Client {
         }
         // Subscribed before the call: no status notification is missed.
         let mut notifications = self.notifications();
-        let params = TaskCallParams {
-            name,
-            arguments,
-            task: TaskParams {
-                ttl: options
-                    .ttl
-                    .map(|ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
-            },
-        };
-        let answer: Box<RawValue> = self.request("tools/call", Some(name), params).await?;
+        let answer = self.create(name, arguments, options).await?;
         let created: Created = serde_json::from_str(answer.get())
             .map_err(|error| Error::invalid_response(&format!("tools/call {name}"), error))?;
         let Some(task) = created.task else {
@@ -468,6 +462,82 @@ async fn settle<F: Future + Unpin>(pending: &mut Option<F>) -> F::Output {
     match pending {
         Some(result) => result.await,
         None => std::future::pending().await,
+    }
+}
+
+impl Client {
+    /// Sends the task-augmented `tools/call` and returns the answer.
+    ///
+    /// With [`TaskOptions::cancel_on_drop`], the request runs on a task of
+    /// its own: a caller that goes away before the answer leaves it there,
+    /// and the task the server then creates is cancelled (the answer is
+    /// awaited for at most [`TaskOptions::cancel_timeout`]). Otherwise the
+    /// request is the caller's, cancelled with `notifications/cancelled`
+    /// when dropped.
+    async fn create(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        options: &TaskOptions,
+    ) -> Result<Box<RawValue>, Error> {
+        let ttl = options
+            .ttl
+            .map(|ttl| u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        if !options.cancel_on_drop {
+            let params = TaskCallParams {
+                name,
+                arguments,
+                task: TaskParams { ttl },
+            };
+            return self.request("tools/call", Some(name), params).await;
+        }
+        let client = self.clone();
+        let name = name.to_owned();
+        let arguments = arguments.to_owned();
+        let limit = options.cancel_timeout;
+        let (answer_sender, answer) = oneshot::channel();
+        tokio::spawn(async move {
+            let params = TaskCallParams {
+                name: &name,
+                arguments: &arguments,
+                task: TaskParams { ttl },
+            };
+            let mut request =
+                std::pin::pin!(client.request::<Box<RawValue>>("tools/call", Some(&name), params));
+            let mut answer_sender = answer_sender;
+            let abandoned = tokio::select! {
+                answer = &mut request => match answer_sender.send(answer) {
+                    Ok(()) => return,
+                    // The caller went away as the answer came.
+                    Err(answer) => answer,
+                },
+                () = answer_sender.closed() => match tokio::time::timeout(limit, request).await {
+                    Ok(answer) => answer,
+                    Err(_) => {
+                        tracing::debug!(tool = name, "mcp: no answer to an abandoned task call; nothing to cancel");
+                        return;
+                    }
+                },
+            };
+            let task = abandoned
+                .ok()
+                .and_then(|answer| serde_json::from_str::<Created>(answer.get()).ok())
+                .and_then(|created| created.task)
+                .filter(|task| !task.status.is_terminal());
+            if let Some(task) = task {
+                drop(CancelOnDrop {
+                    client: client.clone(),
+                    task_id: Some(task.task_id),
+                    timeout: limit,
+                });
+            }
+        });
+        answer.await.unwrap_or_else(|_| {
+            // The request's task was stopped: its runtime is shutting down.
+            Err(Error::Closed {
+                operation: "tools/call as a task".to_owned(),
+            })
+        })
     }
 }
 

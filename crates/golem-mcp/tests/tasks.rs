@@ -378,6 +378,53 @@ async fn a_task_call_before_initialize_says_so() {
 }
 
 #[tokio::test]
+async fn a_caller_gone_before_the_task_was_created_still_cancels_it() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(transport);
+    let (initialized, ()) = tokio::join!(client.initialize(), async {
+        let initialize = peer.recv().await.expect("initialize");
+        reply(
+            &peer,
+            &initialize["id"],
+            json!({
+                "protocolVersion": LATEST_PROTOCOL_VERSION,
+                "capabilities": {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}},
+                "serverInfo": {"name": "slow to create", "version": "1"}
+            }),
+        );
+        peer.recv().await.expect("initialized");
+    });
+    initialized.expect("initializes");
+    let tool: ToolInfo =
+        serde_json::from_value(json!({"name": "slow", "execution": {"taskSupport": "required"}}))
+            .expect("a tool");
+    let arguments = args("{}");
+    let options = TaskOptions::default();
+    // The caller gives up while the server has not answered the call yet.
+    let (outcome, call) = tokio::join!(
+        tokio::time::timeout(
+            Duration::from_millis(50),
+            client.call_tool_as_task(&tool, &arguments, &options, |_| {}),
+        ),
+        async { peer.recv().await.expect("tools/call") }
+    );
+    assert!(outcome.is_err(), "the call was abandoned");
+    assert_eq!(call["method"], "tools/call");
+    // The answer comes late: the task it names is cancelled.
+    reply(
+        &peer,
+        &call["id"],
+        json!({"task": task("task-7", "working")}),
+    );
+    let cancel = tokio::time::timeout(Duration::from_secs(10), peer.recv())
+        .await
+        .expect("in time")
+        .expect("a message");
+    assert_eq!(cancel["method"], "tasks/cancel", "{cancel}");
+    assert_eq!(cancel["params"]["taskId"], "task-7");
+}
+
+#[tokio::test]
 async fn a_poll_about_another_task_fails_the_call_and_cancels_the_task() {
     let (client, tool, mut seen) =
         task_server(Box::new(|_| task("task-2", "completed")), None).await;
