@@ -3,9 +3,8 @@
 use std::sync::Arc;
 
 use golem_tool::{Tool, ToolContext, ToolError};
-use serde_json::value::RawValue;
-
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::client::{Client, checked};
 use crate::error::Error;
@@ -202,16 +201,18 @@ pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
 /// One server tool as a [`Tool`].
 fn bridge<Deps: Send + Sync + 'static>(
     client: &Client,
-    info: ToolInfo,
+    mut info: ToolInfo,
     exposed: &str,
     config: &Arc<BridgeConfig>,
 ) -> Result<Tool<Deps>, Error> {
-    let schema = match &info.input_schema {
-        Some(schema) => schema.clone(),
+    // The call needs the name, the output schema and the task support; the
+    // input schema moves into the tool.
+    let schema = match info.input_schema.take() {
+        Some(schema) => schema,
         None => RawValue::from_string(ANY_OBJECT_SCHEMA.to_owned())
             .map_err(|error| Error::invalid_response("tools/list", error))?,
     };
-    let description = info.description.clone().unwrap_or_default();
+    let description = info.description.take().unwrap_or_default();
     let info = Arc::new(info);
     let client = client.clone();
     let config = Arc::clone(config);
