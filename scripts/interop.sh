@@ -283,6 +283,21 @@ everything_checks() {
 
   unknown_tool_is_reported_as_is_error "$@"
 
+  run list --long "$@"
+  expect_status 0
+  expect_stdout_line '^get-structured-content \(Get Structured Content Tool\)$'
+  expect_stdout_line '^  hints: read-only, idempotent, closed world$'
+  expect_stdout_line '^  output: \{.*"temperature"'
+  expect_stdout_line '^  task: required$'
+  verdict "list --long: titles, hints, task support, output schemas"
+
+  run call --task simulate-research-query '{"topic":"interop"}' "$@"
+  expect_status 0
+  expect_stdout_line '^# Research Report: interop$'
+  expect_stderr_line '^golem-mcp: task [^ ]+: working \(Gathering sources\.\.\.\)$'
+  expect_stderr_line '^golem-mcp: task [^ ]+: completed'
+  verdict "call --task: each status on stderr, then the result"
+
   # Requests and notifications from the server. Without a terminal, elicitation is
   # declined by default; the form has a required field ("name") without a default.
   run call trigger-elicitation-request "$@"
@@ -459,6 +474,11 @@ python_checks() { # python_checks PROGRESS-EXPECTED SERVER-OPTIONS...
   verdict "isError: exit 1 with its text"
 
   unknown_tool_is_a_json_rpc_error "$@"
+
+  run list --long "$@"
+  expect_status 0
+  expect_stdout_line '^  output: \{"properties":\{"result":\{"title":"Result","type":"integer"\}\}'
+  verdict "list --long: the SDK's derived output schemas"
 
   # The Python SDK (2.x) no longer declares the logging capability.
   run call echo '{"message":"quiet"}' --log-level debug "$@"

@@ -31,6 +31,9 @@ Requests from the server: golem-mcp answers elicitation (--on-elicitation) and, 
 cannot ask it for completions. The server's log messages are printed on stderr as
 `golem-mcp: server log [LEVEL] LOGGER: TEXT` (--quiet hides them).
 
+`call --task` runs the call as a task where the server and the tool offer it, showing
+its status as it changes; a timeout cancels it on the server.
+
 Exit status: 0 success; 1 the tool answered isError (its text is still printed);
 2 usage error (an unknown tool included); 3 JSON-RPC error; 4 transport, process or
 HTTP failure; 5 timeout; 130 interrupted (Ctrl-C).
@@ -84,6 +87,11 @@ pub enum Command {
         /// The arguments, a JSON object ("-" reads it from stdin).
         #[arg(value_name = "ARGS_JSON", default_value = "{}")]
         args_json: String,
+        /// Run the call as a task (servers of 2025-11-25 that offer it):
+        /// its status is shown as it changes, and a timeout cancels it on
+        /// the server.
+        #[arg(long)]
+        task: bool,
         /// A stdio server to start: `-- COMMAND [ARGS...]`.
         #[arg(last = true, value_name = "COMMAND")]
         server_command: Vec<String>,
@@ -212,6 +220,8 @@ pub enum Action {
         tool: String,
         /// Its arguments, a JSON object, sent verbatim.
         arguments: Box<RawValue>,
+        /// `--task`: run it as a task.
+        task: bool,
     },
     /// `resources`, `read`, `prompts`, `prompt`, `complete`, `ping`.
     Features(features::FeatureAction),
@@ -267,6 +277,7 @@ impl Plan {
             Command::Call {
                 tool,
                 args_json,
+                task,
                 server_command,
             } => {
                 let arguments = read_arguments(&args_json, stdin)?;
@@ -275,7 +286,14 @@ impl Plan {
                         "the tool name is empty; `golem-mcp list` shows the server's tools",
                     ));
                 }
-                (Action::Call { tool, arguments }, server_command)
+                (
+                    Action::Call {
+                        tool,
+                        arguments,
+                        task,
+                    },
+                    server_command,
+                )
             }
             Command::Features(command) => {
                 let stdout_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());

@@ -68,6 +68,8 @@ impl Failure {
             // A prompt's arguments that do not fit its declaration: nothing
             // was sent.
             golem_mcp::Error::InvalidRequest { .. } => Exit::Usage,
+            // `call --task` where the server or the tool offers no tasks.
+            golem_mcp::Error::NotSupported { .. } => Exit::Usage,
             _ => Exit::Transport,
         };
         Failure {

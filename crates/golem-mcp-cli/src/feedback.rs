@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use golem_mcp::Progress;
+use golem_mcp::{Progress, Task};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Progress positions are integers; reports are scaled by this much so that
@@ -82,6 +82,17 @@ impl Feedback {
             }
         }
         bar.set_message(progress_message(&self.stage, report));
+    }
+
+    /// Shows a task's status: on the spinner's line on a terminal,
+    /// otherwise as a line on stderr (unless `quiet`).
+    pub fn task_status(&mut self, task: &Task, console: &Console, quiet: bool) {
+        let status = crate::render::task_status(task);
+        match &self.bar {
+            Some(bar) => bar.set_message(format!("{}: {status}", self.stage)),
+            None if !quiet => console.line(format!("golem-mcp: {status}")),
+            None => {}
+        }
     }
 
     /// A handle for writing lines on stderr without breaking the spinner.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use golem_mcp::{LogMessage, ServerInfo, ToolInfo};
+use golem_mcp::{Icon, LogMessage, ServerInfo, Task, TaskSupport, ToolAnnotations, ToolInfo};
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -76,8 +76,9 @@ pub fn capabilities_summary(capabilities: &Value) -> String {
     parts.join(", ")
 }
 
-/// `list`: one name per line; `--long` adds title, description and input
-/// schema (the server's bytes), with a blank line between tools.
+/// `list`: one name per line; `--long` adds title, description, the
+/// behaviour hints, task support, and the input and output schemas (the
+/// server's bytes), with a blank line between tools.
 pub fn list_text(tools: &[ToolInfo], long: bool) -> String {
     let mut out = String::new();
     for (index, tool) in tools.iter().enumerate() {
@@ -102,12 +103,52 @@ pub fn list_text(tools: &[ToolInfo], long: bool) -> String {
         {
             out.push_str(&indented(description));
         }
+        if let Some(hints) = tool.annotations.as_ref().map(hints_text) {
+            out.push_str(&indented(&format!("hints: {hints}")));
+        }
+        if tool.task_support() != TaskSupport::Forbidden {
+            out.push_str(&indented(&format!(
+                "task: {}",
+                tool.task_support().as_str()
+            )));
+        }
         match &tool.input_schema {
             Some(schema) => out.push_str(&indented(&format!("input: {}", schema.get()))),
             None => out.push_str("  input: (no schema given)\n"),
         }
+        if let Some(schema) = &tool.output_schema {
+            out.push_str(&indented(&format!("output: {}", schema.get())));
+        }
     }
     out
+}
+
+/// The behaviour hints as words, with the specification's defaults
+/// applied: `read-only, idempotent, closed world`.
+fn hints_text(hints: &ToolAnnotations) -> String {
+    let mut words = Vec::new();
+    if hints.read_only() {
+        words.push("read-only");
+    } else {
+        words.push(if hints.destructive() {
+            "destructive"
+        } else {
+            "not destructive"
+        });
+    }
+    if hints.idempotent() {
+        words.push("idempotent");
+    }
+    words.push(if hints.open_world() {
+        "open world"
+    } else {
+        "closed world"
+    });
+    let mut text = words.join(", ");
+    if let Some(title) = hints.title.as_deref().filter(|title| !title.is_empty()) {
+        text.push_str(&format!(" (title {title:?})"));
+    }
+    text
 }
 
 /// One tool as `list --json` prints it: the fields this client reads, the
@@ -124,7 +165,20 @@ struct ToolJson<'a> {
     #[serde(rename = "outputSchema", skip_serializing_if = "Option::is_none")]
     output_schema: Option<&'a RawValue>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    annotations: Option<&'a RawValue>,
+    annotations: Option<&'a ToolAnnotations>,
+    #[serde(skip_serializing_if = "<[Icon]>::is_empty")]
+    icons: &'a [Icon],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    execution: Option<Execution>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a RawValue>,
+}
+
+/// `execution`, when the tool says it may run as a task.
+#[derive(Serialize)]
+struct Execution {
+    #[serde(rename = "taskSupport")]
+    task_support: &'static str,
 }
 
 /// `list --json`: `{"tools": [...]}`, like a `tools/list` answer with every
@@ -138,7 +192,12 @@ pub fn list_json(tools: &[ToolInfo]) -> String {
             description: tool.description.as_deref(),
             input_schema: tool.input_schema.as_deref(),
             output_schema: tool.output_schema.as_deref(),
-            annotations: tool.annotations.as_deref(),
+            annotations: tool.annotations.as_ref(),
+            icons: &tool.icons,
+            execution: (tool.task_support() != TaskSupport::Forbidden).then(|| Execution {
+                task_support: tool.task_support().as_str(),
+            }),
+            meta: tool.meta.as_deref(),
         })
         .collect();
     #[derive(Serialize)]
@@ -183,6 +242,24 @@ pub fn log_line(message: &LogMessage) -> String {
         line.push_str(": ");
     }
     push_escaped(&mut line, &message.text());
+    line
+}
+
+/// A task's status as one line, e.g. `task 7f3a: working (Analyzing
+/// content...)`; the server's text with control characters escaped.
+pub fn task_status(task: &Task) -> String {
+    let mut line = String::from("task ");
+    push_escaped(&mut line, &task.task_id);
+    line.push_str(&format!(": {}", task.status));
+    if let Some(message) = task
+        .status_message
+        .as_deref()
+        .filter(|message| !message.is_empty())
+    {
+        line.push_str(" (");
+        push_escaped(&mut line, message);
+        line.push(')');
+    }
     line
 }
 
@@ -281,6 +358,50 @@ mod tests {
         );
         let value: Value = serde_json::from_str(&json).expect("valid JSON");
         assert_eq!(value["tools"][1], serde_json::json!({"name": "bare"}));
+    }
+
+    #[test]
+    fn list_long_shows_hints_task_support_and_output_schema() {
+        let tools = [tool(
+            r#"{"name":"weather","inputSchema":{},"outputSchema":{"type":"object"},
+                "annotations":{"readOnlyHint":true,"openWorldHint":false,"title":"Weather"},
+                "execution":{"taskSupport":"optional"},"icons":[{"src":"data:,x"}],"_meta":{"k":1}}"#,
+        )];
+        assert_eq!(
+            list_text(&tools, true),
+            "weather\n  hints: read-only, idempotent, closed world (title \"Weather\")\n  task: optional\n  \
+             input: {}\n  output: {\"type\":\"object\"}\n"
+        );
+        let value: Value = serde_json::from_str(&list_json(&tools)).expect("valid JSON");
+        assert_eq!(
+            value["tools"][0]["annotations"],
+            serde_json::json!({"title": "Weather", "readOnlyHint": true, "openWorldHint": false})
+        );
+        assert_eq!(value["tools"][0]["execution"]["taskSupport"], "optional");
+        assert_eq!(value["tools"][0]["icons"][0]["src"], "data:,x");
+        assert_eq!(value["tools"][0]["_meta"]["k"], 1);
+        let destructive = [tool(r#"{"name":"rm","annotations":{}}"#)];
+        assert!(
+            list_text(&destructive, true).contains("hints: destructive, open world\n"),
+            "{}",
+            list_text(&destructive, true)
+        );
+    }
+
+    #[test]
+    fn a_task_status_is_one_line_with_its_message_escaped() {
+        let task: Task = serde_json::from_value(serde_json::json!({
+            "taskId": "t-1", "status": "input_required", "statusMessage": "Which one?\n\u{1b}[2J"
+        }))
+        .expect("a task");
+        assert_eq!(
+            task_status(&task),
+            "task t-1: input_required (Which one?\\n\\u{1b}[2J)"
+        );
+        let bare: Task =
+            serde_json::from_value(serde_json::json!({"taskId": "t-2", "status": "working"}))
+                .expect("a task");
+        assert_eq!(task_status(&bare), "task t-2: working");
     }
 
     #[test]

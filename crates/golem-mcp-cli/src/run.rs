@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use golem_mcp::{
     CallResult, Client, ClientConfig, HttpTransport, LogLevel, Notifications, ServerNotification,
-    ServerStderr, StdioTransport,
+    ServerStderr, StdioTransport, Task, TaskOptions,
 };
+use serde_json::value::RawValue;
 
 use crate::cli::{Action, Plan, Target};
 use crate::elicit::Elicitor;
@@ -53,11 +54,13 @@ pub async fn execute(plan: Plan) -> Exit {
     // with the handshake.
     let mut notifications = client.notifications();
     let started = tokio::time::Instant::now();
+    let task_slot = TaskSlot::default();
     let job = work(
         &client,
         &plan.action,
-        plan.json,
+        (plan.json, plan.quiet),
         plan.log_level,
+        &task_slot,
         &mut feedback,
     );
     let relay = relay_logs(&mut notifications, &console, plan.quiet);
@@ -98,9 +101,14 @@ pub async fn execute(plan: Plan) -> Exit {
                     server_stderr.as_ref(),
                 ),
             );
-            // No time is left to close: dropping the client kills the
-            // server's process group.
-            (failure.report(), false)
+            let exit = failure.report();
+            // A task left running is cancelled, within the time closing
+            // would get; then no time is left to close: dropping the
+            // client kills the server's process group.
+            if let Some(task_id) = task_slot.take() {
+                cancel_abandoned(&client, &task_id, CLOSE_LIMIT).await;
+            }
+            (exit, false)
         }
     };
     if !close {
@@ -242,8 +250,9 @@ fn timeout_message(
 async fn work(
     client: &Client,
     action: &Action,
-    json: bool,
+    (json, quiet): (bool, bool),
     log_level: Option<LogLevel>,
+    task_slot: &TaskSlot,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
@@ -276,7 +285,11 @@ async fn work(
             emit(&text)?;
             Ok(Exit::Success)
         }
-        Action::Call { tool, arguments } => {
+        Action::Call {
+            tool,
+            arguments,
+            task: false,
+        } => {
             feedback.stage(format!("calling {tool}"));
             let mut on_progress = |report: golem_mcp::Progress| feedback.progress(&report);
             let raw = match client
@@ -296,30 +309,116 @@ async fn work(
                     return Err(mcp(error));
                 }
             };
-            let result: CallResult = serde_json::from_str(raw.get()).map_err(|error| {
-                Failure::new(
-                    Exit::Transport,
-                    format!("tools/call {tool}: invalid answer from the server: {error}"),
-                )
-            })?;
-            if result.is_error {
-                feedback.stage(format!("checking that {tool} exists"));
-                check_tool_exists(client, tool, &result.text()).await?;
-            }
-            feedback.finish();
-            if json {
-                emit(&render::line(raw.get()))?;
-            } else {
-                emit(&render::line(&features::call_text(&result)))?;
-            }
-            if result.is_error {
-                eprintln!("golem-mcp: the tool {tool:?} answered with an error (isError)");
-                Ok(Exit::ToolError)
-            } else {
-                Ok(Exit::Success)
-            }
+            finish_call(client, tool, raw, json, feedback).await
+        }
+        Action::Call {
+            tool,
+            arguments,
+            task: true,
+        } => {
+            feedback.stage(format!("listing tools to find {tool}"));
+            let tools = client.list_tools().await.map_err(mcp)?;
+            let Some(listed) = tools.iter().find(|listed| &listed.name == tool) else {
+                return Err(Failure::usage(format!(
+                    "the server has no tool named {tool:?}; it offers: {}",
+                    render::some_names(&tools, NAMES_SHOWN)
+                )));
+            };
+            feedback.stage(format!("calling {tool} as a task"));
+            let console = feedback.console();
+            // The command cancels the task itself on a timeout, and waits
+            // for the answer, since it exits right after.
+            let options = TaskOptions::default().with_cancel_on_drop(false);
+            let raw = client
+                .call_tool_as_task_raw(listed, arguments, &options, |state: &Task| {
+                    task_slot.record(&state.task_id);
+                    feedback.task_status(state, &console, quiet);
+                })
+                .await
+                .map_err(mcp)?;
+            task_slot.finished();
+            finish_call(client, tool, raw, json, feedback).await
         }
         Action::Features(action) => features::run(client, action, json, feedback).await,
+    }
+}
+
+/// The end of `call`: the result printed (its text, or with `--json` its
+/// bytes), and the exit status it deserves.
+async fn finish_call(
+    client: &Client,
+    tool: &str,
+    raw: Box<RawValue>,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
+    let result: CallResult = serde_json::from_str(raw.get()).map_err(|error| {
+        Failure::new(
+            Exit::Transport,
+            format!("tools/call {tool}: invalid answer from the server: {error}"),
+        )
+    })?;
+    if result.is_error {
+        feedback.stage(format!("checking that {tool} exists"));
+        check_tool_exists(client, tool, &result.text()).await?;
+    }
+    feedback.finish();
+    if json {
+        emit(&render::line(raw.get()))?;
+    } else {
+        emit(&render::line(&features::call_text(&result)))?;
+    }
+    if result.is_error {
+        eprintln!("golem-mcp: the tool {tool:?} answered with an error (isError)");
+        Ok(Exit::ToolError)
+    } else {
+        Ok(Exit::Success)
+    }
+}
+
+/// The task `call --task` is running, so that a timeout can cancel it.
+#[derive(Debug, Default)]
+struct TaskSlot(std::sync::Mutex<Option<String>>);
+
+impl TaskSlot {
+    fn record(&self, task_id: &str) {
+        let mut slot = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_deref() != Some(task_id) {
+            *slot = Some(task_id.to_owned());
+        }
+    }
+
+    /// The task is over: nothing to cancel.
+    fn finished(&self) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    fn take(&self) -> Option<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    }
+}
+
+/// After a timeout: asks the server to cancel the task `call --task` was
+/// waiting for, within `limit`, and says so on stderr.
+async fn cancel_abandoned(client: &Client, task_id: &str, limit: Duration) {
+    match tokio::time::timeout(limit, client.cancel_task(task_id)).await {
+        Ok(Ok(_)) => eprintln!("golem-mcp: cancelled task {task_id} on the server"),
+        Ok(Err(error)) => eprintln!(
+            "golem-mcp: could not cancel task {task_id} on the server: {}",
+            describe(&error)
+        ),
+        Err(_) => {
+            eprintln!("golem-mcp: the server did not confirm cancelling task {task_id} in time")
+        }
     }
 }
 

@@ -232,13 +232,15 @@ fn list_long_adds_descriptions_and_input_schemas() {
         .assert()
         .success()
         .stdout(predicate::function(|out: &str| {
-            // echo, its description, then its schema, all indented.
+            // echo, its description, its hints, then its schema, all
+            // indented.
             let lines: Vec<&str> = out.lines().collect();
-            lines.windows(3).any(|three| {
-                three[0].starts_with("echo")
-                    && three[1].starts_with("  ")
-                    && three[2].starts_with("  input: {")
-                    && three[2].contains("\"message\"")
+            lines.windows(4).any(|four| {
+                four[0].starts_with("echo")
+                    && four[1].starts_with("  ")
+                    && four[2].starts_with("  hints: ")
+                    && four[3].starts_with("  input: {")
+                    && four[3].contains("\"message\"")
             })
         }));
 }

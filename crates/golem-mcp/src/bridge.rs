@@ -3,11 +3,16 @@
 use std::sync::Arc;
 
 use golem_tool::{Tool, ToolContext, ToolError};
+use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::client::Client;
+use crate::client::{Client, checked};
 use crate::error::Error;
-use crate::tools::ToolInfo;
+use crate::links;
+use crate::output::OutputError;
+use crate::tasks::TaskOptions;
+use crate::tool_details::TaskSupport;
+use crate::tools::{CallResult, Content, ToolInfo};
 
 /// The schema given to a tool whose server sent none: any object.
 const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
@@ -30,6 +35,19 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 ///
 /// - the result's [`text`](crate::CallResult::text) (text items joined by
 ///   newlines, one placeholder line per non-text item) is the tool's result;
+///   when the result has `structuredContent`, its JSON (the server's bytes)
+///   follows the text, and a text item that is only that JSON serialized
+///   is left out rather than shown twice;
+/// - a result of a tool with an `outputSchema` is checked against it
+///   ([`ToolInfo::check_output`](crate::ToolInfo::check_output), the schema
+///   compiled once per listing): a missing or mismatching
+///   `structuredContent` becomes [`ToolError::Retry`] naming the mismatch,
+///   so the model may call again differently; a schema that cannot be
+///   compiled is fatal ([`Error::Output`]), since no call can fix it;
+/// - a tool whose `execution.taskSupport` is `required` is called as a task
+///   ([`Client::call_tool_as_task`], default [`TaskOptions`](crate::TaskOptions))
+///   when the server offers tasks for `tools/call`; every other tool with a
+///   plain call;
 /// - a result flagged `isError` becomes [`ToolError::Retry`]: the model sees
 ///   the server's explanation and may correct its arguments, within the
 ///   agent's retry budget;
@@ -117,7 +135,46 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 pub async fn as_tools<Deps: Send + Sync + 'static>(
     client: &Client,
 ) -> Result<Vec<Tool<Deps>>, Error> {
-    as_tools_prefixed(client, None).await
+    as_tools_prefixed(client, None, &BridgeConfig::default()).await
+}
+
+/// How bridged tools present a server's results to the model.
+///
+/// ```no_run
+/// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
+/// use golem_mcp::BridgeConfig;
+/// let config = BridgeConfig::default().with_read_resource_links(true);
+/// let tools = golem_mcp::as_tools_with::<()>(&client, &config).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BridgeConfig {
+    /// Read the resource each `resource_link` item points to
+    /// (`resources/read`) and give the model its text inline, under a line
+    /// naming its URI; binary contents and a read that fails stay one
+    /// placeholder line. Off by default: a link then is one placeholder
+    /// line, and the server is asked nothing more.
+    pub read_resource_links: bool,
+}
+
+impl BridgeConfig {
+    /// The same configuration, reading linked resources inline or not.
+    pub fn with_read_resource_links(mut self, read: bool) -> Self {
+        self.read_resource_links = read;
+        self
+    }
+}
+
+/// [`as_tools`] with a [`BridgeConfig`].
+///
+/// Cancel safe: it is one [`Client::list_tools`], which is.
+pub async fn as_tools_with<Deps: Send + Sync + 'static>(
+    client: &Client,
+    config: &BridgeConfig,
+) -> Result<Vec<Tool<Deps>>, Error> {
+    as_tools_prefixed(client, None, config).await
 }
 
 /// [`as_tools`], with each tool's name prefixed (`prefix_name`) for the
@@ -125,8 +182,10 @@ pub async fn as_tools<Deps: Send + Sync + 'static>(
 pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
     client: &Client,
     prefix: Option<&str>,
+    config: &BridgeConfig,
 ) -> Result<Vec<Tool<Deps>>, Error> {
     let listed = client.list_tools().await?;
+    let config = Arc::new(config.clone());
     listed
         .into_iter()
         .map(|info| {
@@ -134,7 +193,7 @@ pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
                 Some(prefix) => format!("{prefix}_{}", info.name),
                 None => info.name.clone(),
             };
-            bridge(client, info, &exposed)
+            bridge(client, info, &exposed, &config)
         })
         .collect()
 }
@@ -142,33 +201,43 @@ pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
 /// One server tool as a [`Tool`].
 fn bridge<Deps: Send + Sync + 'static>(
     client: &Client,
-    info: ToolInfo,
+    mut info: ToolInfo,
     exposed: &str,
+    config: &Arc<BridgeConfig>,
 ) -> Result<Tool<Deps>, Error> {
-    let schema = match info.input_schema {
+    // The call needs the name, the output schema and the task support; the
+    // input schema moves into the tool.
+    let schema = match info.input_schema.take() {
         Some(schema) => schema,
         None => RawValue::from_string(ANY_OBJECT_SCHEMA.to_owned())
             .map_err(|error| Error::invalid_response("tools/list", error))?,
     };
-    let name: Arc<str> = Arc::from(info.name.as_str());
+    let description = info.description.take().unwrap_or_default();
+    let info = Arc::new(info);
     let client = client.clone();
+    let config = Arc::clone(config);
     let exec = move |_ctx: ToolContext<Deps>, arguments: Box<RawValue>| {
         let client = client.clone();
-        let name = Arc::clone(&name);
-        async move { call(&client, &name, &arguments).await }
+        let info = Arc::clone(&info);
+        let config = Arc::clone(&config);
+        async move { call(&client, &info, &config, &arguments).await }
     };
-    Tool::from_raw_schema(exposed, info.description.unwrap_or_default(), schema, exec).map_err(
-        |error| {
-            Error::invalid_response(
-                "tools/list",
-                format!("the server's tool cannot be bridged: {error}"),
-            )
-        },
-    )
+    Tool::from_raw_schema(exposed, description, schema, exec).map_err(|error| {
+        Error::invalid_response(
+            "tools/list",
+            format!("the server's tool cannot be bridged: {error}"),
+        )
+    })
 }
 
 /// Runs one call of a bridged tool and maps the outcome for the agent.
-async fn call(client: &Client, name: &str, arguments: &RawValue) -> Result<String, ToolError> {
+async fn call(
+    client: &Client,
+    tool: &ToolInfo,
+    config: &BridgeConfig,
+    arguments: &RawValue,
+) -> Result<String, ToolError> {
+    let name = tool.name.as_str();
     // MCP tool arguments are a JSON object. Anything else is the model's
     // mistake, which it can fix: a correction, not a failed run (a server
     // would answer it with a JSON-RPC error, which is fatal).
@@ -178,11 +247,31 @@ async fn call(client: &Client, name: &str, arguments: &RawValue) -> Result<Strin
             "the arguments of {name:?} must be a JSON object, like {{\"key\": \"value\"}}; got {shown}"
         )));
     }
-    let result = client
-        .call_tool(name, arguments)
-        .await
-        .map_err(ToolError::fatal)?;
-    let text = result.text();
+    // A tool that must run as a task is called as one; every other tool
+    // with a plain call, whatever the server offers.
+    let result = if tool.task_support() == TaskSupport::Required && client.offers_tool_tasks() {
+        client
+            .task_call(tool, arguments, &TaskOptions::default(), &mut |_| {})
+            .await
+    } else {
+        client.call_tool(name, arguments).await
+    }
+    .map_err(ToolError::fatal)?;
+    let result = match checked(tool, result) {
+        Ok(result) => result,
+        Err(Error::Output {
+            source: source @ (OutputError::Missing | OutputError::Mismatch { .. }),
+            ..
+        }) => {
+            return Err(ToolError::retry(format!(
+                "the result of {name:?} does not keep its output schema: {source}. \
+                 Call it again with arguments that give a result of the declared shape, \
+                 or do without it."
+            )));
+        }
+        Err(other) => return Err(ToolError::fatal(other)),
+    };
+    let text = render(client, config, &result).await;
     if result.is_error {
         return Err(ToolError::retry(if text.trim().is_empty() {
             format!("the tool {name:?} reported an error without an explanation")
@@ -191,4 +280,37 @@ async fn call(client: &Client, name: &str, arguments: &RawValue) -> Result<Strin
         }));
     }
     Ok(text)
+}
+
+/// The result as the model sees it: each content item as
+/// [`CallResult::text`] renders it (linked resources read inline when the
+/// configuration asks), then the structured content's JSON, verbatim. A
+/// text item that is that same JSON serialized is left out.
+async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> String {
+    let structured = result.structured_content.as_deref();
+    let structured_value = structured.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+    let mut out = String::new();
+    for item in &result.content {
+        if let (Content::Text { text }, Some(value)) = (item, &structured_value)
+            && serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == value)
+        {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        match item {
+            Content::ResourceLink { uri, .. } if config.read_resource_links => {
+                links::render_read(client, uri, &mut out).await;
+            }
+            _ => item.render(&mut out),
+        }
+    }
+    if let Some(structured) = structured {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(structured.get());
+    }
+    out
 }

@@ -469,10 +469,48 @@ impl Client {
     /// this way or with an `isError` result, depending on their SDK), or the
     /// transport.
     ///
+    /// The result is not checked against the tool's output schema (the
+    /// client keeps no tool list); [`call_tool_checked`](Client::call_tool_checked)
+    /// does that with a listed tool.
+    ///
     /// Cancel safe (see [`Client`]): dropping the future abandons the call,
     /// and the server is told with `notifications/cancelled` at once.
     pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {
         self.call(name, arguments, None).await
+    }
+
+    /// Calls a listed tool and checks its result against the tool's
+    /// `outputSchema` ([`ToolInfo::check_output`]): a result that breaks
+    /// the schema's promise (no `structuredContent`, or content that does
+    /// not match, or a schema that cannot be compiled) is
+    /// [`Error::Output`], which carries the result and names the mismatch.
+    /// A tool without an output schema, or an `isError` result, is returned
+    /// as [`call_tool`](Client::call_tool) would. The schema is compiled on
+    /// the tool's first checked call, once per listed tool.
+    ///
+    /// Cancel safe (see [`Client`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
+    /// use serde_json::value::RawValue;
+    /// let tools = client.list_tools().await?;
+    /// let weather = tools.iter().find(|tool| tool.name == "get-structured-content").unwrap();
+    /// let arguments = RawValue::from_string(r#"{"location":"Chicago"}"#.into()).unwrap();
+    /// match client.call_tool_checked(weather, &arguments).await {
+    ///     Ok(result) => println!("{}", result.text()),
+    ///     Err(golem_mcp::Error::Output { source, .. }) => eprintln!("the server broke its schema: {source}"),
+    ///     Err(other) => return Err(other),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool_checked(
+        &self,
+        tool: &ToolInfo,
+        arguments: &RawValue,
+    ) -> Result<CallResult, Error> {
+        let result = self.call_tool(&tool.name, arguments).await?;
+        checked(tool, result)
     }
 
     /// Like [`call_tool`](Client::call_tool), with the arguments taken from
@@ -695,7 +733,8 @@ impl Client {
     /// Sends request `method` (about `target`, for error messages: a tool,
     /// a prompt, a URI) once the client is initialized, and reads its
     /// result: how the feature modules (`resources.rs`, `prompts.rs`,
-    /// `completion.rs`) ask the server. Cancel safe (see [`Client`]).
+    /// `completion.rs`, `tasks.rs`) ask the server. Cancel safe (see
+    /// [`Client`]).
     pub(crate) async fn request<R: serde::de::DeserializeOwned, P: serde::Serialize>(
         &self,
         method: &'static str,
@@ -739,6 +778,18 @@ impl Client {
 
 #[derive(serde::Serialize)]
 struct EmptyParams {}
+
+/// `result` when it keeps `tool`'s output schema, else [`Error::Output`].
+pub(crate) fn checked(tool: &ToolInfo, result: CallResult) -> Result<CallResult, Error> {
+    match tool.check_output(&result) {
+        Ok(()) => Ok(result),
+        Err(source) => Err(Error::Output {
+            operation: Operation("tools/call", Some(&tool.name)).to_string(),
+            result: Box::new(result),
+            source,
+        }),
+    }
+}
 
 /// Locks a mutex that no code path can leave inconsistent.
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

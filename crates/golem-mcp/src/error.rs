@@ -11,6 +11,8 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 
 use crate::jsonrpc::ProtocolError;
+use crate::output::OutputError;
+use crate::tools::CallResult;
 
 /// An error from a client operation.
 ///
@@ -72,6 +74,29 @@ pub enum Error {
         /// The operation whose answer was invalid.
         operation: String,
         /// What was wrong with it.
+        detail: String,
+    },
+    /// A tool's result does not keep the promise of its `outputSchema`
+    /// (see [`OutputError`]): checked calls
+    /// ([`Client::call_tool_checked`](crate::Client::call_tool_checked))
+    /// return it with the result, which the caller may still use.
+    #[error("mcp: {operation}: {source}")]
+    Output {
+        /// The call, e.g. `tools/call weather`.
+        operation: String,
+        /// The result as the server sent it.
+        result: Box<CallResult>,
+        /// What is wrong with it.
+        #[source]
+        source: OutputError,
+    },
+    /// The server or the tool does not offer what was asked for (a tool
+    /// called as a task where tasks are not offered); nothing was sent.
+    #[error("mcp: {operation}: not supported: {detail}")]
+    NotSupported {
+        /// What was asked for, e.g. `tools/call echo as a task`.
+        operation: String,
+        /// Why it cannot be done, and what to do instead.
         detail: String,
     },
     /// A request could not be encoded (its parameters failed to serialize).
@@ -201,6 +226,14 @@ impl Error {
     pub fn protocol_error(&self) -> Option<&ProtocolError> {
         match self {
             Error::Protocol { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// Why a checked tool result was refused, when that is what this is.
+    pub fn output_error(&self) -> Option<&OutputError> {
+        match self {
+            Error::Output { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -19,8 +19,16 @@
 //!   expanded with [`UriTemplate`]), prompts ([`Client::get_prompt`], its
 //!   arguments checked before sending) and argument completion
 //!   ([`Client::complete`]); every list follows its cursors.
-//! - [`as_tools`] bridges a server's tools into agent tools (a snapshot);
-//!   [`McpToolset`] keeps them current as the server changes them.
+//! - [`ToolInfo`] keeps everything `tools/list` says about a tool (title,
+//!   [`ToolAnnotations`], icons, schemas, [`TaskSupport`]);
+//!   [`Client::call_tool_checked`] checks a result's `structuredContent`
+//!   against the tool's output schema ([`OutputError`] names a mismatch).
+//! - [`Client::call_tool_as_task`] runs a tool as a task (2025-11-25):
+//!   polled, its result fetched, cancelled on the server when the caller
+//!   goes away.
+//! - [`as_tools`] bridges a server's tools into agent tools (a snapshot;
+//!   [`as_tools_with`] and [`BridgeConfig`] for linked resources read
+//!   inline); [`McpToolset`] keeps them current as the server changes them.
 //! - [`config`] reads the `mcpServers` files desktop MCP hosts use into
 //!   transport configurations.
 //! - [`Observed`] wraps any transport to show every message on the wire
@@ -60,10 +68,12 @@ mod handlers;
 mod http;
 mod inbound;
 mod jsonrpc;
+mod links;
 pub mod memory;
 mod model_sampling;
 mod notifications;
 mod observe;
+mod output;
 mod paging;
 mod prompts;
 mod protocol;
@@ -71,12 +81,14 @@ mod resources;
 mod roots;
 mod sampling;
 mod stdio;
+mod tasks;
+mod tool_details;
 mod tools;
 mod toolset;
 mod transport;
 mod uri_template;
 
-pub use bridge::as_tools;
+pub use bridge::{BridgeConfig, as_tools, as_tools_with};
 pub use client::{Client, ClientConfig};
 pub use completion::{Completion, CompletionRef};
 pub use elicitation::{Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form};
@@ -90,6 +102,7 @@ pub use jsonrpc::ProtocolError;
 pub use model_sampling::{ModelSampling, sampling_with_model};
 pub use notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
 pub use observe::{Observed, WireEvent};
+pub use output::{Mismatch, OutputError};
 pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
 pub use resources::{
@@ -104,6 +117,8 @@ pub use stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,
 };
+pub use tasks::{Task, TaskOptions, TaskPage, TaskStatus};
+pub use tool_details::{Icon, TaskSupport, ToolAnnotations};
 pub use tools::{CallResult, Content, Progress, ToolInfo};
 pub use toolset::{McpToolset, ToolsetConfig};
 pub use transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::tasks::Task;
+
 /// How many notifications a subscriber may fall behind before the oldest
 /// are skipped.
 pub(crate) const SUBSCRIBER_QUEUE: usize = 256;
@@ -37,6 +39,11 @@ pub enum ServerNotification {
     },
     /// A log message.
     Log(LogMessage),
+    /// A task's status changed (`notifications/tasks/status`, 2025-11-25).
+    /// A task called with
+    /// [`Client::call_tool_as_task`](crate::Client::call_tool_as_task) is
+    /// polled at once when one arrives for it.
+    TaskStatus(Task),
     /// A notification this client does not interpret, as sent.
     Other {
         /// Its method.
@@ -143,6 +150,13 @@ impl ServerNotification {
             }
             "notifications/elicitation/complete" => ServerNotification::ElicitationComplete {
                 elicitation_id: text("elicitationId"),
+            },
+            "notifications/tasks/status" => match params.map(serde_json::from_str::<Task>) {
+                Some(Ok(task)) => ServerNotification::TaskStatus(task),
+                _ => ServerNotification::Other {
+                    method: method.to_owned(),
+                    params: value(),
+                },
             },
             "notifications/message" => match params.map(serde_json::from_str::<LogMessage>) {
                 Some(Ok(message)) => ServerNotification::Log(message),

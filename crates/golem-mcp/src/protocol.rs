@@ -26,9 +26,9 @@ pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 /// `initialize` with any other version is refused with
 /// [`Error::VersionMismatch`].
 ///
-/// The revisions differ in features this client does not use for tools
-/// (batching, elicitation, tasks); tool listing and calling read the same in
-/// all of them.
+/// Tool listing and calling read the same in all of them; what a newer
+/// revision adds (elicitation, structured output, tasks) is used only when
+/// the server offers it.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 

@@ -3,10 +3,35 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
+use crate::output::{OutputCheck, OutputError};
+use crate::tool_details::{Execution, Icon, TaskSupport, ToolAnnotations};
+
 /// One tool a server offers, from `tools/list`.
 ///
 /// The schemas are the server's bytes, untouched: they are the model-facing
-/// contract, so they are never re-serialised or reordered.
+/// contract, so they are never re-serialised or reordered. The output
+/// schema is compiled the first time a result is checked against it
+/// ([`check_output`](ToolInfo::check_output)), once for this listed tool and
+/// all its clones.
+///
+/// ```
+/// # use golem_mcp::{CallResult, OutputError, TaskSupport, ToolInfo};
+/// let tool: ToolInfo = serde_json::from_str(r#"{
+///     "name": "weather", "title": "Weather",
+///     "inputSchema": {"type": "object"},
+///     "outputSchema": {"type": "object", "required": ["celsius"]},
+///     "annotations": {"readOnlyHint": true},
+///     "execution": {"taskSupport": "optional"}
+/// }"#)?;
+/// assert!(tool.annotations.as_ref().is_some_and(|hints| hints.read_only()));
+/// assert_eq!(tool.task_support(), TaskSupport::Optional);
+///
+/// let mut result = CallResult::new(vec![]);
+/// result.structured_content = Some(serde_json::value::RawValue::from_string(r#"{"kelvin":300}"#.into())?);
+/// let Err(OutputError::Mismatch { mismatches, .. }) = tool.check_output(&result) else { panic!() };
+/// assert!(mismatches[0].message.contains("celsius"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 #[non_exhaustive]
 pub struct ToolInfo {
@@ -25,9 +50,47 @@ pub struct ToolInfo {
     /// The JSON Schema of its `structuredContent`, verbatim, when declared.
     #[serde(rename = "outputSchema", default)]
     pub output_schema: Option<Box<RawValue>>,
-    /// Hints about the tool's behaviour (`readOnlyHint`, ...), verbatim.
-    #[serde(default)]
-    pub annotations: Option<Box<RawValue>>,
+    /// Hints about the tool's behaviour (`readOnlyHint`, ...), when given;
+    /// a malformed hint reads as absent.
+    #[serde(default, deserialize_with = "crate::tool_details::lenient")]
+    pub annotations: Option<ToolAnnotations>,
+    /// Icons for the tool (2025-11-25); malformed entries are dropped.
+    #[serde(default, deserialize_with = "crate::tool_details::lenient_vec")]
+    pub icons: Vec<Icon>,
+    /// The tool's `_meta`, verbatim, when present.
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<Box<RawValue>>,
+    #[serde(default, deserialize_with = "crate::tool_details::lenient")]
+    execution: Option<Execution>,
+    #[serde(skip)]
+    output_check: OutputCheck,
+}
+
+impl ToolInfo {
+    /// Whether the tool may be called as a task (`execution.taskSupport`;
+    /// [`TaskSupport::Forbidden`] when absent or unknown). It matters only
+    /// when the server's `tasks` capability covers `tools/call`.
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution
+            .as_ref()
+            .map(Execution::task_support)
+            .unwrap_or_default()
+    }
+
+    /// Checks a result of this tool against its `outputSchema`: `Ok` when
+    /// the tool declares none, when the result is an `isError` one, or when
+    /// its `structuredContent` matches (JSON Schema 2020-12 unless the
+    /// schema's `$schema` names another draft, such as draft-07).
+    ///
+    /// The schema is compiled on the first check and kept for this tool
+    /// and its clones; an `outputSchema` that does not compile makes every
+    /// check fail with [`OutputError::InvalidSchema`].
+    pub fn check_output(&self, result: &CallResult) -> Result<(), OutputError> {
+        match &self.output_schema {
+            Some(schema) => self.output_check.check(schema, result),
+            None => Ok(()),
+        }
+    }
 }
 
 /// One page of `tools/list`.
@@ -217,7 +280,7 @@ pub enum Content {
 impl Content {
     /// Appends this item as the model sees it: text as is, anything else as
     /// a one-line placeholder.
-    fn render(&self, out: &mut String) {
+    pub(crate) fn render(&self, out: &mut String) {
         use std::fmt::Write as _;
         // Writing to a String cannot fail.
         let _ = match self {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use golem_tool::{Tool, Toolset};
 use tokio::task::JoinHandle;
 
-use crate::bridge::as_tools_prefixed;
+use crate::bridge::{BridgeConfig, as_tools_prefixed};
 use crate::client::Client;
 use crate::error::Error;
 use crate::notifications::{Notifications, ServerNotification};
@@ -26,6 +26,8 @@ pub struct ToolsetConfig {
     /// How long to wait after a change is announced before listing again,
     /// so that a burst of announcements costs one `tools/list` (100 ms).
     pub debounce: Duration,
+    /// How the tools present results to the model (see [`BridgeConfig`]).
+    pub bridge: BridgeConfig,
 }
 
 impl Default for ToolsetConfig {
@@ -34,6 +36,7 @@ impl Default for ToolsetConfig {
             name: None,
             prefix: None,
             debounce: Duration::from_millis(100),
+            bridge: BridgeConfig::default(),
         }
     }
 }
@@ -42,6 +45,13 @@ impl ToolsetConfig {
     /// The same configuration with `prefix` before every tool name.
     pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// The same configuration, presenting results as `bridge` says
+    /// (linked resources read inline, say).
+    pub fn with_bridge(mut self, bridge: BridgeConfig) -> Self {
+        self.bridge = bridge;
         self
     }
 }
@@ -97,7 +107,7 @@ impl<Deps: Send + Sync + 'static> McpToolset<Deps> {
         // Subscribed before listing: a change announced meanwhile is seen.
         let notifications = client.notifications();
         let prefix = config.prefix.clone();
-        let tools = as_tools_prefixed(client, prefix.as_deref()).await?;
+        let tools = as_tools_prefixed(client, prefix.as_deref(), &config.bridge).await?;
         let tools = Arc::new(RwLock::new(tools));
         let name = config
             .name
@@ -133,7 +143,7 @@ async fn watch<Deps: Send + Sync + 'static>(
         tokio::time::sleep(config.debounce).await;
         // Whatever else arrived meanwhile is covered by this listing.
         while let Ok(Some(_)) = tokio::time::timeout(Duration::ZERO, notifications.recv()).await {}
-        match as_tools_prefixed(&client, config.prefix.as_deref()).await {
+        match as_tools_prefixed(&client, config.prefix.as_deref(), &config.bridge).await {
             Ok(listed) => *tools.write().unwrap_or_else(PoisonError::into_inner) = listed,
             Err(error) => {
                 tracing::warn!(%error, "mcp: listing the server's changed tools failed; keeping the previous list");

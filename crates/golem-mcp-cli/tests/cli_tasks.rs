@@ -1,0 +1,163 @@
+//! `golem-mcp call --task` and `list --long` against the reference server
+//! `@modelcontextprotocol/server-everything` (installed by
+//! `scripts/install-peers.sh`; a missing peer fails the test), whose
+//! `simulate-research-query` must run as a task and whose
+//! `get-structured-content` declares an output schema and annotations.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// How long any one command may take before the test fails.
+const PATIENCE: Duration = Duration::from_secs(90);
+
+fn everything_stdio() -> [String; 3] {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/.bin/mcp-server-everything");
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    [
+        "--".into(),
+        path.to_string_lossy().into_owned(),
+        "stdio".into(),
+    ]
+}
+
+fn golem_mcp() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
+    command.timeout(PATIENCE);
+    command
+}
+
+/// A stderr with the line `golem-mcp: task ID: STATUS`.
+fn status_line(status: &'static str) -> impl Predicate<str> {
+    predicate::function(move |stderr: &str| {
+        stderr.lines().any(|line| {
+            line.strip_prefix("golem-mcp: task ")
+                .and_then(|rest| rest.split_once(": "))
+                .is_some_and(|(_, shown)| shown.starts_with(status))
+        })
+    })
+}
+
+#[test]
+fn call_task_shows_each_status_and_prints_the_result() {
+    golem_mcp()
+        .args([
+            "call",
+            "--task",
+            "simulate-research-query",
+            r#"{"topic":"tides"}"#,
+        ])
+        .args(everything_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("# Research Report: tides"))
+        .stderr(status_line("working (Gathering sources...)"))
+        .stderr(status_line("completed"));
+}
+
+#[test]
+fn call_task_json_prints_the_result_as_the_server_sent_it() {
+    let output = golem_mcp()
+        .args([
+            "call",
+            "--task",
+            "--json",
+            "--quiet",
+            "simulate-research-query",
+        ])
+        .arg(r#"{"topic":"owls"}"#)
+        .args(everything_stdio())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let result: Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("Research Report: owls")),
+        "{result}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("golem-mcp: task "),
+        "--quiet hides the status lines"
+    );
+}
+
+#[test]
+fn call_task_on_a_tool_without_tasks_is_a_usage_error() {
+    golem_mcp()
+        .args(["call", "--task", "echo", r#"{"message":"hi"}"#])
+        .args(everything_stdio())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not supported"))
+        .stderr(predicate::str::contains("taskSupport"));
+    golem_mcp()
+        .args(["call", "--task", "no-such-tool"])
+        .args(everything_stdio())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no tool named \"no-such-tool\""));
+}
+
+#[test]
+fn a_timeout_cancels_the_task_on_the_server() {
+    golem_mcp()
+        .args([
+            "call",
+            "--task",
+            "simulate-research-query",
+            r#"{"topic":"slow"}"#,
+        ])
+        .args(["--timeout", "2", "-v"])
+        .args(everything_stdio())
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains(r#""method":"tasks/cancel""#).count(1))
+        .stderr(predicate::str::contains(r#""status":"cancelled""#))
+        .stderr(predicate::function(|stderr: &str| {
+            stderr.lines().any(|line| {
+                line.starts_with("golem-mcp: cancelled task ") && line.ends_with(" on the server")
+            })
+        }));
+}
+
+#[test]
+fn list_long_shows_title_hints_task_support_and_output_schema() {
+    let output = golem_mcp()
+        .args(["list", "--long"])
+        .args(everything_stdio())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let structured = text
+        .split("\n\n")
+        .find(|block| block.starts_with("get-structured-content"))
+        .expect("get-structured-content is listed");
+    assert!(
+        structured.starts_with("get-structured-content (Get Structured Content Tool)\n"),
+        "{structured}"
+    );
+    assert!(
+        structured.contains("\n  hints: read-only, idempotent, closed world\n"),
+        "{structured}"
+    );
+    assert!(
+        structured.contains("\n  output: {") && structured.contains("temperature"),
+        "{structured}"
+    );
+    let research = text
+        .split("\n\n")
+        .find(|block| block.starts_with("simulate-research-query"))
+        .expect("simulate-research-query is listed");
+    assert!(research.contains("\n  task: required\n"), "{research}");
+}

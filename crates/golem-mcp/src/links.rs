@@ -1,0 +1,36 @@
+//! What the bridge shows a model for a `resource_link`, when the
+//! application asked for linked resources to be read inline
+//! ([`BridgeConfig::read_resource_links`](crate::BridgeConfig::read_resource_links)):
+//! text contents inline, binary ones as placeholders.
+
+use crate::client::Client;
+use crate::resources::ResourceContents;
+
+/// Appends a linked resource as the model sees it: a header line naming it,
+/// then the text of each of its text contents; binary contents and a
+/// failed read are one placeholder line each (a read that fails is not the
+/// call's failure).
+pub(crate) async fn render_read(client: &Client, uri: &str, out: &mut String) {
+    use std::fmt::Write as _;
+    // Writing to a String cannot fail.
+    let _ = match client.read_resource(uri).await {
+        Err(error) => write!(out, "[resource link: {uri} (could not be read: {error})]"),
+        Ok(read) if read.contents.is_empty() => write!(out, "[resource link: {uri} (empty)]"),
+        Ok(read) => {
+            let _ = write!(out, "[resource link: {uri}]");
+            for contents in &read.contents {
+                let mime_type = contents.mime_type().unwrap_or("unknown type");
+                let _ = match contents {
+                    ResourceContents::Text { text, .. } => write!(out, "\n{text}"),
+                    ResourceContents::Blob { blob, .. } => write!(
+                        out,
+                        "\n[binary resource: {} ({mime_type}), {} base64 characters not shown]",
+                        contents.uri(),
+                        blob.len()
+                    ),
+                };
+            }
+            Ok(())
+        }
+    };
+}
