@@ -14,8 +14,11 @@ use golem_model::{
 };
 use golem_tool::{Tool, ToolContext, ToolError, Toolset};
 
+use tracing::Instrument;
+
 use crate::decode::DecodeError;
 use crate::error::{ConfigError, RunError};
+use crate::telemetry;
 
 /// The turn limit of an [`AgentConfig::default`]: model requests per run.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -564,8 +567,29 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         self.run_loop(deps.into(), history, Some(sink)).await
     }
 
-    /// The run loop; `sink` selects streaming.
+    /// The run loop in its `tracing` span; `sink` selects streaming.
     async fn run_loop(
+        &self,
+        deps: Arc<Deps>,
+        messages: Vec<Message>,
+        sink: Option<RunSink<'_>>,
+    ) -> Result<RunOutput<Output>, RunError> {
+        let span = telemetry::run_span(sink.is_some(), self.max_turns);
+        let started = Instant::now();
+        let result = self
+            .turns(deps, messages, sink)
+            .instrument(span.clone())
+            .await;
+        let (usage, error) = match &result {
+            Ok(run) => (Some(&run.usage), None),
+            Err(error) => (None, Some(error)),
+        };
+        telemetry::run_finished(&span, usage, error, started.elapsed());
+        result
+    }
+
+    /// The turns of a run: model requests and the tool calls they ask for.
+    async fn turns(
         &self,
         deps: Arc<Deps>,
         messages: Vec<Message>,
@@ -585,14 +609,20 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         for turn in 1..=self.max_turns {
             let offered = self.offered()?;
             request.tools.clone_from(&offered.specs);
+            let span = telemetry::model_span(turn, &request);
+            let started = Instant::now();
             let response = match sink.as_deref_mut() {
-                None => self.model.request(&request).await,
+                None => self.model.request(&request).instrument(span.clone()).await,
                 Some(sink) => {
                     let mut forward = |event| sink(RunEvent::Model { turn, event });
-                    self.model.request_stream(&request, &mut forward).await
+                    self.model
+                        .request_stream(&request, &mut forward)
+                        .instrument(span.clone())
+                        .await
                 }
-            }
-            .map_err(|source| RunError::Model { turn, source })?;
+            };
+            telemetry::model_finished(&span, &response, started.elapsed());
+            let response = response.map_err(|source| RunError::Model { turn, source })?;
             // Tokens as the model reports them; requests as counted here, so
             // the figure is right whatever the model fills in.
             let turn_usage = Usage {
@@ -725,27 +755,28 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                     call: call.clone(),
                     source: turn.offered.sources[plan[index]].clone(),
                 });
+                let span = telemetry::tool_span(turn.turn, tool.name(), call);
                 let future = tool.call(ctx, call.arguments.clone());
                 let timeout = tool.timeout().or(self.tool_timeout);
-                let future: Pin<Box<CallFuture>> = Box::pin(with_timeout(future, timeout));
-                Some((index, Instant::now(), future))
+                let future: Pin<Box<CallFuture>> =
+                    Box::pin(with_timeout(future, timeout).instrument(span.clone()));
+                Some((index, Instant::now(), future, span))
             })
             .collect();
 
         let outcome = poll_fn(|cx| {
             let mut still_running = false;
             for slot in running.iter_mut() {
-                let Some((index, started, future)) = slot else {
+                let Some((index, started, future, span)) = slot else {
                     continue;
                 };
                 match future.as_mut().poll(cx) {
                     Poll::Pending => still_running = true,
                     Poll::Ready(outcome) => {
-                        let (index, started) = (*index, *started);
+                        let (index, took) = (*index, started.elapsed());
+                        telemetry::tool_finished(span, &reported(&outcome), took);
                         *slot = None;
-                        emit(sink, || {
-                            turn.finished(index, started.elapsed(), reported(&outcome))
-                        });
+                        emit(sink, || turn.finished(index, took, reported(&outcome)));
                         match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
                             Ok(content) => results[index] = content,
                             Err(error) => return Poll::Ready(Err(error)),
@@ -762,10 +793,10 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         .await;
         // The calls a failure leaves running are dropped here; a host that
         // showed them starting hears that they ended.
-        for (index, started, _) in running.into_iter().flatten() {
-            emit(sink, || {
-                turn.finished(index, started.elapsed(), ToolOutcome::Cancelled)
-            });
+        for (index, started, _, span) in running.into_iter().flatten() {
+            let took = started.elapsed();
+            telemetry::tool_finished(&span, &ToolOutcome::Cancelled, took);
+            emit(sink, || turn.finished(index, took, ToolOutcome::Cancelled));
         }
         outcome
     }
@@ -862,8 +893,9 @@ enum CallOutcome {
 
 type CallFuture = dyn Future<Output = CallOutcome> + Send;
 
-/// A call in flight: its index in the turn, when it started, its future.
-type Running = (usize, Instant, Pin<Box<CallFuture>>);
+/// A call in flight: its index in the turn, when it started, its future,
+/// its span.
+type Running = (usize, Instant, Pin<Box<CallFuture>>, tracing::Span);
 
 /// Runs a call, dropping it if it outlives `timeout`.
 async fn with_timeout(

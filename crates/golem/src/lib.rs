@@ -53,6 +53,7 @@
 mod agent;
 pub mod decode;
 mod error;
+mod telemetry;
 pub mod testmodel;
 
 pub use agent::{Agent, AgentConfig, DEFAULT_MAX_TURNS, RunEvent, RunOutput, RunSink, ToolOutcome};

@@ -1,0 +1,114 @@
+//! The `tracing` spans of a run: one per run, model request and tool call,
+//! with sizes, durations and outcomes, and never the arguments' content.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use golem::model::ToolCall;
+use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
+use golem::tool::{Tool, ToolContext};
+use golem::{Agent, AgentConfig};
+use serde_json::value::RawValue;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+
+/// Every span seen: its name and its fields as text, in creation order.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<(String, BTreeMap<String, String>)>>>);
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+/// The index of a span in `Spans`, kept in the span's extensions.
+struct Slot(usize);
+
+impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Spans {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = BTreeMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        let mut spans = self.0.lock().expect("lock");
+        spans.push((attrs.metadata().name().to_owned(), fields));
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(Slot(spans.len() - 1));
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let Some(slot) = span.extensions().get::<Slot>().map(|slot| slot.0) else {
+            return;
+        };
+        values.record(&mut Fields(&mut self.0.lock().expect("lock")[slot].1));
+    }
+}
+
+const SECRET: &str = "hunter2-secret-argument";
+
+#[tokio::test]
+async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
+    let spans = Spans::default();
+    let subscriber = tracing_subscriber::registry().with(spans.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let echo = Tool::new(
+        "echo",
+        "Echoes.",
+        r#"{"type":"object"}"#,
+        |_ctx: ToolContext<()>, args: Box<RawValue>| async move { Ok(args.get().to_owned()) },
+    )
+    .expect("valid tool");
+    let arguments = format!(r#"{{"password":"{SECRET}"}}"#);
+    let model = ScriptedModel::new([
+        tool_calls_response([ToolCall::new("c1", "echo", &arguments).expect("JSON")]),
+        text_response("done"),
+    ]);
+    let agent = Agent::new(
+        Arc::new(model),
+        golem::decode::text,
+        AgentConfig {
+            tools: vec![echo],
+            ..AgentConfig::default()
+        },
+    )
+    .expect("valid agent");
+    agent.run((), "go").await.expect("the run succeeds");
+
+    let spans = spans.0.lock().expect("lock").clone();
+    let names: Vec<&str> = spans.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "golem.agent.run",
+            "golem.model.request",
+            "golem.tool.call",
+            "golem.model.request"
+        ]
+    );
+    let run = &spans[0].1;
+    assert_eq!(run["outcome"], "\"ok\"");
+    assert_eq!(run["requests"], "2");
+    assert!(run.contains_key("duration_ms"), "{run:?}");
+    let request = &spans[1].1;
+    assert_eq!(request["turn"], "1");
+    assert_eq!(request["outcome"], "\"ok\"");
+    let call = &spans[2].1;
+    assert_eq!(call["tool"], "\"echo\"");
+    assert_eq!(call["call_id"], "c1");
+    assert_eq!(call["argument_bytes"], arguments.len().to_string());
+    assert_eq!(call["result_bytes"], arguments.len().to_string());
+    assert_eq!(call["outcome"], "\"ok\"");
+    assert!(call.contains_key("duration_ms"), "{call:?}");
+    for (name, fields) in &spans {
+        assert!(
+            fields.values().all(|value| !value.contains(SECRET)),
+            "{name} shows an argument's value: {fields:?}"
+        );
+    }
+}
