@@ -14,9 +14,12 @@ use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
-/// Every span seen: its name and its fields as text, in creation order.
+/// A span's name and its fields as text.
+type Seen = (String, BTreeMap<String, String>);
+
+/// Every span seen, in creation order.
 #[derive(Clone, Default)]
-struct Spans(Arc<Mutex<Vec<(String, BTreeMap<String, String>)>>>);
+struct Spans(Arc<Mutex<Vec<Seen>>>);
 
 struct Fields<'a>(&'a mut BTreeMap<String, String>);
 
