@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use golem_model::{Message, Model, Request, ToolCall, ToolSpec};
+use golem_model::{Image, Message, Model, Request, ToolCall, ToolSpec};
 use serde_json::value::RawValue;
 
 use crate::handlers::{HandlerError, HandlerFuture, RequestContext, SamplingHandler};
@@ -20,9 +20,10 @@ const ANY_OBJECT: &str = r#"{"type":"object"}"#;
 /// A [`SamplingHandler`] that asks `model`.
 ///
 /// The server's system prompt becomes the request's instructions; its
-/// messages become the conversation (text as is, images and audio as
-/// placeholder lines, since the model port carries text; tool use and tool
-/// results as tool calls and tool messages); the tools it offers are offered
+/// messages become the conversation (text as is; a user's images as the
+/// message's images; audio, and images in an assistant message, as
+/// placeholder lines, since the model port carries neither; tool use and
+/// tool results as tool calls and tool messages); the tools it offers are offered
 /// to the model with their schemas verbatim (none when its tool choice is
 /// `none`). The answer is the model's text and tool calls, named after
 /// [`Model::name`]. `max_tokens`, the temperature, stop sequences and model
@@ -111,9 +112,16 @@ fn model_request(request: &CreateMessageRequest) -> Result<Request, HandlerError
     for message in &request.messages {
         let mut text = Vec::new();
         let mut calls = Vec::new();
+        let mut images = Vec::new();
         for block in &message.content {
             match block {
                 SamplingContent::Text { text: part } => text.push(part.clone()),
+                SamplingContent::Image { data, mime_type } if message.role == Role::User => {
+                    images.push(Image::Base64 {
+                        media_type: mime_type.clone(),
+                        data: data.clone(),
+                    });
+                }
                 SamplingContent::Image { data, mime_type } => {
                     text.push(placeholder(Content::Image {
                         data: data.clone(),
@@ -152,7 +160,9 @@ fn model_request(request: &CreateMessageRequest) -> Result<Request, HandlerError
                     messages.push(Message::assistant_with_tool_calls(text, calls));
                 }
             }
-            Role::User if !text.is_empty() => messages.push(Message::user(text)),
+            Role::User if !text.is_empty() || !images.is_empty() => {
+                messages.push(Message::user_with_images(text, images));
+            }
             Role::User => {}
         }
     }
@@ -215,9 +225,14 @@ mod tests {
         let model = model_request(&request).expect("converts");
         assert_eq!(model.instructions.as_deref(), Some("be brief"));
         assert_eq!(model.messages.len(), 3);
+        assert_eq!(model.messages[0].content, "weather?");
         assert_eq!(
-            model.messages[0].content,
-            "weather?\n[image: image/png, 2 bytes not shown]"
+            model.messages[0].images,
+            [Image::Base64 {
+                media_type: "image/png".into(),
+                data: "aGk=".into()
+            }],
+            "a user's image goes to the model as an image"
         );
         assert_eq!(model.messages[1].tool_calls[0].name, "weather");
         assert_eq!(
