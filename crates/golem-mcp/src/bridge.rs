@@ -37,7 +37,9 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 ///   newlines, one placeholder line per non-text item) is the tool's result;
 ///   when the result has `structuredContent`, its JSON (the server's bytes)
 ///   follows the text, and a text item that is only that JSON serialized
-///   is left out rather than shown twice;
+///   is left out rather than shown twice (and the JSON is left out when it
+///   only wraps the text in a one-field object, as `{"content": TEXT}` or
+///   the Python SDK's `{"result": VALUE}`);
 /// - a result of a tool with an `outputSchema` is checked against it
 ///   ([`ToolInfo::check_output`](crate::ToolInfo::check_output), the schema
 ///   compiled once per listing): a missing or mismatching
@@ -285,7 +287,8 @@ async fn call(
 /// The result as the model sees it: each content item as
 /// [`CallResult::text`] renders it (linked resources read inline when the
 /// configuration asks), then the structured content's JSON, verbatim. A
-/// text item that is that same JSON serialized is left out.
+/// text item that is that same JSON serialized is left out, and so is JSON
+/// that only wraps the text ([`wraps_only`]).
 async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> String {
     let structured = result.structured_content.as_deref();
     let structured_value = structured.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
@@ -306,11 +309,29 @@ async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> 
             _ => item.render(&mut out),
         }
     }
-    if let Some(structured) = structured {
+    if let Some(structured) = structured
+        && !wraps_only(structured_value.as_ref(), &out)
+    {
         if !out.is_empty() {
             out.push('\n');
         }
         out.push_str(structured.get());
     }
     out
+}
+
+/// Whether structured content is the text already shown, wrapped in a
+/// one-field object: `{"content": TEXT}` (server-filesystem) or
+/// `{"result": 3}` for the text `3` (the Python SDK wraps a tool's plain
+/// return value so). Showing it would only repeat the text.
+fn wraps_only(structured: Option<&Value>, text: &str) -> bool {
+    let Some(Value::Object(fields)) = structured else {
+        return false;
+    };
+    let mut values = fields.values();
+    match (values.next(), values.next()) {
+        (Some(Value::String(value)), None) => !text.is_empty() && value == text,
+        (Some(value), None) => !text.is_empty() && value.to_string() == text,
+        _ => false,
+    }
 }
