@@ -154,7 +154,7 @@ async fn check_status(
             drop(response);
             auth.authorize(&refusal)
                 .await
-                .map_err(|error| TransportError::Other(Box::new(error)))?;
+                .map_err(|error| TransportError::Authorization(Box::new(error)))?;
             return Ok(Checked::Authorized);
         }
     }
