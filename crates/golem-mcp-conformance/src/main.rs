@@ -13,7 +13,8 @@
 //! ([`OAuthProvider`]). The "browser" is a [`RedirectFollower`]: the suite's
 //! authorization servers approve at once, so it requests the authorization
 //! URL and reads the redirect's `Location`. Pre-registered credentials come
-//! from `MCP_CONFORMANCE_CONTEXT` (`client_id`, `client_secret`); the
+//! from `MCP_CONFORMANCE_CONTEXT` (`client_id`, and `client_secret` or
+//! `private_key_pem` with `signing_algorithm`); the
 //! client-credentials scenarios use that grant; the Client ID Metadata
 //! Document URL is the one the suite expects.
 
@@ -21,7 +22,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use golem_mcp::auth::{ClientAuth, OAuthConfig, OAuthProvider, RedirectFollower, Secret};
+use golem_mcp::auth::{
+    ClientAuth, OAuthConfig, OAuthProvider, RedirectFollower, Secret, SigningAlgorithm, SigningKey,
+};
 use golem_mcp::{Client, ClientConfig, ElicitationResponse, HttpConfig, HttpTransport, ToolInfo};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -76,9 +79,19 @@ fn oauth_config(scenario: &str) -> Result<OAuthConfig, Box<dyn std::error::Error
         Err(_) => Value::Null,
     };
     let client_id = context["client_id"].as_str();
-    let client_auth = match context["client_secret"].as_str() {
-        Some(secret) => ClientAuth::Secret(Secret::new(secret)),
-        None => ClientAuth::None,
+    let client_auth = match (
+        context["client_secret"].as_str(),
+        context["private_key_pem"].as_str(),
+    ) {
+        (Some(secret), _) => ClientAuth::Secret(Secret::new(secret)),
+        (None, Some(pem)) => {
+            let algorithm = match context["signing_algorithm"].as_str() {
+                Some("RS256") => SigningAlgorithm::Rs256,
+                _ => SigningAlgorithm::Es256,
+            };
+            ClientAuth::PrivateKeyJwt(SigningKey::from_pem(pem, algorithm)?)
+        }
+        (None, None) => ClientAuth::None,
     };
     if scenario.starts_with("auth/client-credentials")
         && let Some(client_id) = client_id

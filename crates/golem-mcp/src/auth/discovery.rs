@@ -22,6 +22,7 @@ pub(crate) struct ResourceMetadata {
 /// Authorization server metadata (RFC 8414 §2), the fields used.
 #[derive(Debug, Clone, Deserialize, Default)]
 pub(crate) struct ServerMetadata {
+    pub(crate) issuer: Option<String>,
     pub(crate) authorization_endpoint: Option<String>,
     pub(crate) token_endpoint: Option<String>,
     pub(crate) registration_endpoint: Option<String>,
@@ -54,6 +55,15 @@ pub(crate) struct Discovered {
 }
 
 impl Discovered {
+    /// The audience of client assertions: the authorization server's
+    /// issuer identifier as its metadata states it.
+    pub(crate) fn audience(&self) -> String {
+        self.metadata
+            .issuer
+            .clone()
+            .unwrap_or_else(|| self.issuer.as_str().trim_end_matches('/').to_owned())
+    }
+
     /// Whether the authorization server lists `method` for the token
     /// endpoint; `None` when it does not say.
     pub(crate) fn supports_auth_method(&self, method: &str) -> Option<bool> {

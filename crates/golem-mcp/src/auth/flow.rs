@@ -13,8 +13,8 @@ use super::http::{OAuthHttp, shown};
 use super::pkce::{Pkce, random_token};
 use super::registration::{self, ClientIdentity, Registration, TokenAuth};
 use super::{
-    AuthError, AuthFuture, AuthProvider, MemoryTokenStore, Refusal, Secret, StoredGrant,
-    TokenStore, Tokens, UserAgent, token,
+    AuthError, AuthFuture, AuthProvider, MemoryTokenStore, Refusal, Secret, SigningKey,
+    StoredGrant, TokenStore, Tokens, UserAgent, token,
 };
 
 /// How long before its expiry a token is refreshed.
@@ -31,6 +31,9 @@ pub enum ClientAuth {
     /// `client_secret_post`, whichever the server supports (Basic when it
     /// does not say).
     Secret(Secret),
+    /// `private_key_jwt` (RFC 7523): an assertion signed with this key,
+    /// for the authorization server's issuer.
+    PrivateKeyJwt(SigningKey),
 }
 
 impl fmt::Debug for ClientAuth {
@@ -38,6 +41,7 @@ impl fmt::Debug for ClientAuth {
         f.write_str(match self {
             ClientAuth::None => "None",
             ClientAuth::Secret(_) => "Secret(<redacted>)",
+            ClientAuth::PrivateKeyJwt(_) => "PrivateKeyJwt(<redacted>)",
         })
     }
 }
@@ -261,7 +265,7 @@ impl OAuthProvider {
         ];
         let mut tokens = token::request(
             &self.http,
-            &discovered.token_endpoint,
+            discovered,
             &client,
             &params,
             grant.tokens.scope.as_deref(),
@@ -338,14 +342,8 @@ impl OAuthProvider {
                 if let Some(scope) = scope {
                     params.push(("scope", scope));
                 }
-                let tokens = token::request(
-                    &self.http,
-                    &discovered.token_endpoint,
-                    &client,
-                    &params,
-                    scope,
-                )
-                .await?;
+                let tokens =
+                    token::request(&self.http, discovered, &client, &params, scope).await?;
                 Ok((client, tokens))
             }
             Grant::AuthorizationCode => self.authorization_code(state, discovered, scope).await,
@@ -402,14 +400,7 @@ impl OAuthProvider {
             ("code_verifier", pkce.verifier.expose()),
             ("resource", discovered.resource.as_str()),
         ];
-        let tokens = token::request(
-            &self.http,
-            &discovered.token_endpoint,
-            &client,
-            &params,
-            scope,
-        )
-        .await?;
+        let tokens = token::request(&self.http, discovered, &client, &params, scope).await?;
         Ok((client, tokens))
     }
 
@@ -467,7 +458,7 @@ impl OAuthProvider {
             .await?;
         let client_secret = match &client.auth {
             TokenAuth::Basic(secret) | TokenAuth::Post(secret) => Some(secret.clone()),
-            TokenAuth::None => None,
+            TokenAuth::None | TokenAuth::PrivateKeyJwt(_) => None,
         };
         self.keep(
             &server,

@@ -13,7 +13,7 @@
 //!
 //! Module map: `challenge.rs` reads `WWW-Authenticate`; `discovery.rs`
 //! finds the metadata; `registration.rs` the client's identity; `pkce.rs`
-//! the verifier and `state`; `token.rs` the token endpoint; `flow.rs` ties
+//! the verifier and `state`; `jwt.rs` the `private_key_jwt` assertions; `token.rs` the token endpoint; `flow.rs` ties
 //! them into [`OAuthProvider`]; `store.rs` keeps tokens; `user_agent.rs`
 //! and `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
 //! request.
@@ -23,6 +23,7 @@ mod discovery;
 mod error;
 mod flow;
 mod http;
+mod jwt;
 mod pkce;
 mod redirect;
 mod registration;
@@ -39,6 +40,7 @@ use reqwest::Url;
 pub use challenge::Challenge;
 pub use error::AuthError;
 pub use flow::{ClientAuth, Grant, OAuthConfig, OAuthProvider};
+pub use jwt::{SigningAlgorithm, SigningKey};
 pub use redirect::{LoopbackConfig, LoopbackRedirect, open_in_browser};
 pub use secret::Secret;
 pub use store::{MemoryTokenStore, StoredGrant, TokenStore};

@@ -12,7 +12,7 @@ use super::http::{OAuthHttp, json};
 use super::{AuthError, ClientAuth, Secret};
 
 /// How the client authenticates at the token endpoint.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum TokenAuth {
     /// `none`: a public client sends its `client_id` only.
     None,
@@ -20,6 +20,8 @@ pub(crate) enum TokenAuth {
     Basic(Secret),
     /// `client_secret_post`: the id and secret in the form body.
     Post(Secret),
+    /// `private_key_jwt` (RFC 7523): a signed assertion.
+    PrivateKeyJwt(super::SigningKey),
 }
 
 impl fmt::Debug for TokenAuth {
@@ -28,6 +30,7 @@ impl fmt::Debug for TokenAuth {
             TokenAuth::None => "none",
             TokenAuth::Basic(_) => "client_secret_basic",
             TokenAuth::Post(_) => "client_secret_post",
+            TokenAuth::PrivateKeyJwt(_) => "private_key_jwt",
         })
     }
 }
@@ -61,6 +64,7 @@ pub(crate) fn preregistered(
     let auth = match auth {
         ClientAuth::None => TokenAuth::None,
         ClientAuth::Secret(secret) => secret_auth(discovered, secret.clone()),
+        ClientAuth::PrivateKeyJwt(key) => TokenAuth::PrivateKeyJwt(key.clone()),
     };
     ClientIdentity {
         client_id: client_id.to_owned(),

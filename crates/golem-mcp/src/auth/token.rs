@@ -4,12 +4,15 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use reqwest::Url;
 use serde::Deserialize;
 
+use super::discovery::Discovered;
 use super::http::{OAuthHttp, basic_credentials, json, shown};
 use super::registration::{ClientIdentity, TokenAuth};
 use super::{AuthError, Secret};
+
+/// The assertion type of `private_key_jwt` (RFC 7523 §2.2).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// What the token endpoint granted.
 ///
@@ -81,14 +84,22 @@ pub(crate) struct ErrorBody {
 /// the answer leaves out (RFC 6749 §5.1: then it is the one asked for).
 pub(crate) async fn request(
     http: &OAuthHttp,
-    endpoint: &Url,
+    discovered: &Discovered,
     client: &ClientIdentity,
     params: &[(&str, &str)],
     asked_scope: Option<&str>,
 ) -> Result<Tokens, AuthError> {
+    let endpoint = &discovered.token_endpoint;
     let mut form: Vec<(&str, &str)> = params.to_vec();
     let mut basic = None;
+    let assertion;
     match &client.auth {
+        TokenAuth::PrivateKeyJwt(key) => {
+            assertion = key.assertion(&client.client_id, &discovered.audience())?;
+            form.push(("client_id", &client.client_id));
+            form.push(("client_assertion_type", JWT_BEARER));
+            form.push(("client_assertion", &assertion));
+        }
         TokenAuth::None => form.push(("client_id", &client.client_id)),
         TokenAuth::Basic(secret) => basic = Some(basic_credentials(&client.client_id, secret)),
         TokenAuth::Post(secret) => {
