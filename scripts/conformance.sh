@@ -18,7 +18,7 @@ SCENARIOS=(
   auth/token-endpoint-auth-basic auth/token-endpoint-auth-post auth/token-endpoint-auth-none
   auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback
   auth/resource-mismatch auth/offline-access-scope auth/offline-access-not-supported
-  auth/client-credentials-basic auth/client-credentials-jwt
+  auth/client-credentials-basic auth/client-credentials-jwt auth/cross-app-access-complete-flow
 )
 
 [[ -x "$NODE22" && -f "$SUITE" ]] || { echo "conformance: run scripts/install-peers.sh first" >&2; exit 1; }

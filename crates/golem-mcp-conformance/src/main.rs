@@ -15,7 +15,8 @@
 //! URL and reads the redirect's `Location`. Pre-registered credentials come
 //! from `MCP_CONFORMANCE_CONTEXT` (`client_id`, and `client_secret` or
 //! `private_key_pem` with `signing_algorithm`); the
-//! client-credentials scenarios use that grant; the Client ID Metadata
+//! client-credentials scenarios use that grant, and the cross-app access
+//! one its identity provider's ID token (`idp_*`); the Client ID Metadata
 //! Document URL is the one the suite expects.
 
 use std::process::ExitCode;
@@ -23,7 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use golem_mcp::auth::{
-    ClientAuth, OAuthConfig, OAuthProvider, RedirectFollower, Secret, SigningAlgorithm, SigningKey,
+    ClientAuth, CrossAppAccess, OAuthConfig, OAuthProvider, RedirectFollower, Secret,
+    SigningAlgorithm, SigningKey,
 };
 use golem_mcp::{Client, ClientConfig, ElicitationResponse, HttpConfig, HttpTransport, ToolInfo};
 use serde_json::value::RawValue;
@@ -93,6 +95,21 @@ fn oauth_config(scenario: &str) -> Result<OAuthConfig, Box<dyn std::error::Error
         }
         (None, None) => ClientAuth::None,
     };
+    if scenario == "auth/cross-app-access-complete-flow"
+        && let (Some(client_id), Some(endpoint), Some(id_token), Some(idp_client_id)) = (
+            client_id,
+            context["idp_token_endpoint"].as_str(),
+            context["idp_id_token"].as_str(),
+            context["idp_client_id"].as_str(),
+        )
+    {
+        let access = CrossAppAccess::new(endpoint, id_token, idp_client_id);
+        return Ok(OAuthConfig::cross_app_access(
+            access,
+            client_id,
+            client_auth,
+        ));
+    }
     if scenario.starts_with("auth/client-credentials")
         && let Some(client_id) = client_id
     {

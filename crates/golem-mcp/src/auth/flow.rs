@@ -8,6 +8,7 @@ use std::time::Duration;
 use reqwest::Url;
 use tokio::sync::Mutex;
 
+use super::cross_app::{self, CrossAppAccess};
 use super::discovery::{self, Discovered, canonical};
 use super::http::{OAuthHttp, shown};
 use super::pkce::{Pkce, random_token};
@@ -47,7 +48,7 @@ impl fmt::Debug for ClientAuth {
 }
 
 /// Which OAuth grant obtains the tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub enum Grant {
     /// The authorization code with PKCE, through the user agent: a user
@@ -57,6 +58,10 @@ pub enum Grant {
     /// Client credentials (the MCP extension for machine-to-machine use):
     /// a pre-registered client authorizes as itself, no user involved.
     ClientCredentials,
+    /// Cross-app access (SEP-990): the user's identity provider issues an
+    /// identity assertion grant, which the pre-registered client presents
+    /// as a JWT bearer grant; no browser.
+    CrossAppAccess(CrossAppAccess),
 }
 
 /// How an [`OAuthProvider`] authorizes.
@@ -96,6 +101,22 @@ impl OAuthConfig {
     pub fn new(user_agent: Arc<dyn UserAgent>) -> Self {
         OAuthConfig {
             user_agent: Some(user_agent),
+            ..Self::without_user_agent()
+        }
+    }
+
+    /// A cross-app access configuration (SEP-990) for the pre-registered
+    /// client `client_id` authenticating with `auth` at the MCP server's
+    /// authorization server.
+    pub fn cross_app_access(
+        access: CrossAppAccess,
+        client_id: impl Into<String>,
+        auth: ClientAuth,
+    ) -> Self {
+        OAuthConfig {
+            client_id: Some(client_id.into()),
+            client_auth: auth,
+            grant: Grant::CrossAppAccess(access),
             ..Self::without_user_agent()
         }
     }
@@ -332,7 +353,7 @@ impl OAuthProvider {
         discovered: &Discovered,
         scope: Option<&str>,
     ) -> Result<(ClientIdentity, Tokens), AuthError> {
-        match self.config.grant {
+        match &self.config.grant {
             Grant::ClientCredentials => {
                 let client = self.client(state, discovered, None).await?;
                 let mut params = vec![
@@ -347,6 +368,22 @@ impl OAuthProvider {
                 Ok((client, tokens))
             }
             Grant::AuthorizationCode => self.authorization_code(state, discovered, scope).await,
+            Grant::CrossAppAccess(access) => {
+                let client = self.client(state, discovered, None).await?;
+                let assertion =
+                    cross_app::identity_assertion(&self.http, access, discovered, scope).await?;
+                let mut params = vec![
+                    ("grant_type", cross_app::JWT_BEARER_GRANT),
+                    ("assertion", assertion.expose()),
+                    ("resource", discovered.resource.as_str()),
+                ];
+                if let Some(scope) = scope {
+                    params.push(("scope", scope));
+                }
+                let tokens =
+                    token::request(&self.http, discovered, &client, &params, scope).await?;
+                Ok((client, tokens))
+            }
         }
     }
 
@@ -446,7 +483,7 @@ impl OAuthProvider {
                         .and_then(|grant| grant.tokens.scope.as_deref())
                 })
                 .flatten(),
-            self.config.grant == Grant::AuthorizationCode
+            matches!(self.config.grant, Grant::AuthorizationCode)
                 && discovered
                     .metadata
                     .scopes_supported

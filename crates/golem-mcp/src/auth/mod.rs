@@ -8,17 +8,21 @@
 //! `insufficient_scope`), it asks the provider to authorize and sends the
 //! request again. [`BearerToken`] is a fixed token; [`OAuthProvider`] runs
 //! the whole flow: discovery, client identity, the authorization code with
-//! PKCE through a [`UserAgent`] (or the client-credentials grant), refresh,
+//! PKCE through a [`UserAgent`] (or the client-credentials grant, or
+//! cross-app access), refresh,
 //! step-up, and a [`TokenStore`]. ADR 0010 says why it is shaped this way.
 //!
 //! Module map: `challenge.rs` reads `WWW-Authenticate`; `discovery.rs`
 //! finds the metadata; `registration.rs` the client's identity; `pkce.rs`
-//! the verifier and `state`; `jwt.rs` the `private_key_jwt` assertions; `token.rs` the token endpoint; `flow.rs` ties
-//! them into [`OAuthProvider`]; `store.rs` keeps tokens; `user_agent.rs`
-//! and `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
+//! the verifier and `state`; `jwt.rs` the `private_key_jwt` assertions;
+//! `token.rs` the token endpoint; `cross_app.rs` the identity-assertion
+//! exchange of cross-app access (SEP-990); `flow.rs` ties them into
+//! [`OAuthProvider`]; `store.rs` keeps tokens; `user_agent.rs` and
+//! `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
 //! request.
 
 mod challenge;
+mod cross_app;
 mod discovery;
 mod error;
 mod flow;
@@ -38,6 +42,7 @@ use std::pin::Pin;
 use reqwest::Url;
 
 pub use challenge::Challenge;
+pub use cross_app::CrossAppAccess;
 pub use error::AuthError;
 pub use flow::{ClientAuth, Grant, OAuthConfig, OAuthProvider};
 pub use jwt::{SigningAlgorithm, SigningKey};
