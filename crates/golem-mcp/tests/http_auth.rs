@@ -500,3 +500,35 @@ async fn an_oauth_request_that_gets_no_answer_times_out() {
     let auth = auth_error(&error);
     assert!(auth.to_string().contains("no answer within"), "{auth}");
 }
+
+#[tokio::test]
+async fn stored_tokens_are_used_only_by_the_client_they_were_issued_to() {
+    use golem_mcp::auth::{Secret, StoredGrant, Tokens};
+    for (configured, stored, authorizations) in [("mine", "mine", 0), ("mine", "another", 1)] {
+        let fake = Arc::new(Fake::default());
+        let base = serve(fake.clone()).await;
+        fake.issued.store(1, Ordering::SeqCst); // "access-1" is valid
+        let store = Arc::new(MemoryTokenStore::new());
+        let grant = StoredGrant {
+            tokens: Tokens {
+                access_token: Secret::new("access-1"),
+                refresh_token: None,
+                expires_at: None,
+                scope: None,
+            },
+            client_id: stored.to_owned(),
+            client_secret: None,
+        };
+        store.save(&format!("{base}/mcp"), &grant).expect("saved");
+        let mut config = oauth_config(store);
+        config.client_id = Some(configured.to_owned());
+        let provider = Arc::new(OAuthProvider::new(config).expect("provider"));
+        let client = connect(&base, provider).await;
+        bounded(client.list_tools()).await.expect("listed");
+        assert_eq!(
+            fake.authorizations.load(Ordering::SeqCst),
+            authorizations,
+            "client {configured}, tokens of {stored}"
+        );
+    }
+}

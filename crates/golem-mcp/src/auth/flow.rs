@@ -223,6 +223,16 @@ impl OAuthProvider {
             return Some(grant.clone());
         }
         match self.config.store.load(server) {
+            // Tokens of another client are not this one's to use.
+            Ok(Some(grant))
+                if self
+                    .config
+                    .client_id
+                    .as_ref()
+                    .is_some_and(|client_id| *client_id != grant.client_id) =>
+            {
+                None
+            }
             Ok(Some(grant)) => {
                 *current = Some((server.to_owned(), grant.clone()));
                 Some(grant)

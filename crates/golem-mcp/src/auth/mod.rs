@@ -17,7 +17,8 @@
 //! the verifier and `state`; `jwt.rs` the `private_key_jwt` assertions;
 //! `token.rs` the token endpoint; `cross_app.rs` the identity-assertion
 //! exchange of cross-app access (SEP-990); `flow.rs` ties them into
-//! [`OAuthProvider`]; `store.rs` keeps tokens; `user_agent.rs` and
+//! [`OAuthProvider`]; `store.rs` keeps tokens (`file_store.rs`: in a
+//! file only its owner can read); `user_agent.rs` and
 //! `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
 //! request.
 
@@ -25,6 +26,7 @@ mod challenge;
 mod cross_app;
 mod discovery;
 mod error;
+mod file_store;
 mod flow;
 mod http;
 mod jwt;
@@ -44,6 +46,7 @@ use reqwest::Url;
 pub use challenge::Challenge;
 pub use cross_app::CrossAppAccess;
 pub use error::AuthError;
+pub use file_store::FileTokenStore;
 pub use flow::{ClientAuth, Grant, OAuthConfig, OAuthProvider};
 pub use jwt::{SigningAlgorithm, SigningKey};
 pub use redirect::{LoopbackConfig, LoopbackRedirect, open_in_browser};
