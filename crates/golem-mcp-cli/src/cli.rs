@@ -30,6 +30,10 @@ Requests from the server: golem-mcp answers elicitation (--on-elicitation) and, 
 cannot ask it for completions. The server's log messages are printed on stderr as
 `golem-mcp: server log [LEVEL] LOGGER: TEXT` (--quiet hides them).
 
+Authorization: an HTTP server that requires OAuth is authorized when it asks (the
+browser opens; tokens are cached in $XDG_CONFIG_HOME/golem-mcp/tokens.json, mode 0600);
+`login` authorizes ahead of time, `logout` forgets the tokens.
+
 Exit status: 0 success; 1 the tool answered isError (its text is still printed);
 2 usage error; 3 JSON-RPC error; 4 transport, process or HTTP failure; 5 timeout.
 
@@ -86,6 +90,10 @@ pub enum Command {
         #[arg(last = true, value_name = "COMMAND")]
         server_command: Vec<String>,
     },
+    /// Authorize with an HTTP server now (OAuth) and cache its tokens.
+    Login,
+    /// Forget the cached tokens of an HTTP server.
+    Logout,
 }
 
 /// Options accepted before or after the subcommand.
@@ -158,6 +166,9 @@ pub struct Options {
     /// Do not print the server's log messages.
     #[arg(short, long, global = true, help_heading = "Server requests")]
     pub quiet: bool,
+    /// How to authorize with servers that require OAuth.
+    #[command(flatten)]
+    pub auth: crate::auth::AuthOptions,
 }
 
 fn parse_log_level(text: &str) -> Result<LogLevel, String> {
@@ -208,6 +219,10 @@ pub enum Action {
         /// Its arguments, a JSON object, sent verbatim.
         arguments: Box<RawValue>,
     },
+    /// `login`.
+    Login,
+    /// `logout`.
+    Logout,
 }
 
 /// A checked command line: everything needed to run, nothing started yet.
@@ -231,6 +246,8 @@ pub struct Plan {
     pub log_level: Option<LogLevel>,
     /// `--quiet`.
     pub quiet: bool,
+    /// The OAuth provider of an HTTP server, for `login` and `logout`.
+    pub oauth: Option<std::sync::Arc<golem_mcp::auth::OAuthProvider>>,
 }
 
 impl Plan {
@@ -267,8 +284,11 @@ impl Plan {
                 }
                 (Action::Call { tool, arguments }, server_command)
             }
+            Command::Login => (Action::Login, Vec::new()),
+            Command::Logout => (Action::Logout, Vec::new()),
         };
         let mut target = select_target(&options, server_command)?;
+        let oauth = crate::auth::attach(&options.auth, &mut target)?;
         if let Target::Stdio(stdio) = &mut target
             && options.verbose
         {
@@ -286,6 +306,7 @@ impl Plan {
             roots,
             log_level: options.log_level,
             quiet: options.quiet,
+            oauth,
         })
     }
 }

@@ -5,6 +5,7 @@
 //! golem-mcp info                    [SERVER]
 //! golem-mcp list [--long]           [SERVER]
 //! golem-mcp call TOOL [ARGS_JSON]   [SERVER]
+//! golem-mcp login | logout          --url URL
 //! ```
 //!
 //! `SERVER` is `--url URL [-H 'Name: value']...`, `[-e KEY=VALUE]...
@@ -13,9 +14,11 @@
 //! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout
 //! (ADR 0005). It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
-//! messages on stderr, and declares no sampling capability.
+//! messages on stderr, and declares no sampling capability. HTTP servers
+//! that require OAuth are authorized when they ask (`auth.rs`).
 //! `golem-mcp --help` says the rest.
 
+mod auth;
 mod cli;
 mod elicit;
 mod failure;

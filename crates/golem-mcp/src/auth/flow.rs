@@ -517,6 +517,35 @@ impl OAuthProvider {
         )
     }
 
+    /// Authorizes for the server at `url` now, before any request was
+    /// refused (e.g. a command-line `login`): discovery without a
+    /// challenge, then a refresh if there are tokens with a refresh token,
+    /// else the configured grant.
+    ///
+    /// Cancel safe: tokens are kept only once obtained.
+    pub async fn login(&self, url: &str) -> Result<(), AuthError> {
+        let url = Url::parse(url).map_err(|error| AuthError::InvalidConfig {
+            field: "url",
+            problem: format!("not a URL ({error})"),
+        })?;
+        let sent = self.authorization(&url);
+        self.run(&Refusal::new(url, 401, None, sent)).await
+    }
+
+    /// Forgets the tokens for the server at `url`, here and in the store.
+    pub fn logout(&self, url: &str) -> Result<(), AuthError> {
+        let url = Url::parse(url).map_err(|error| AuthError::InvalidConfig {
+            field: "url",
+            problem: format!("not a URL ({error})"),
+        })?;
+        let server = canonical(&url);
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if current.as_ref().is_some_and(|(key, _)| *key == server) {
+            *current = None;
+        }
+        self.config.store.remove(&server)
+    }
+
     async fn refresh_if_expiring(&self, url: &Url) -> Result<(), AuthError> {
         let server = canonical(url);
         let Some(grant) = self.grant(&server) else {
