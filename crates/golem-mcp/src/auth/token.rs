@@ -101,7 +101,12 @@ pub(crate) async fn request(
             form.push(("client_assertion", &assertion));
         }
         TokenAuth::None => form.push(("client_id", &client.client_id)),
-        TokenAuth::Basic(secret) => basic = Some(basic_credentials(&client.client_id, secret)),
+        TokenAuth::Basic(secret) => {
+            // The id in the body too: it authenticates nothing, and some
+            // servers (the Python SDK's) look the client up by it.
+            form.push(("client_id", &client.client_id));
+            basic = Some(basic_credentials(&client.client_id, secret));
+        }
         TokenAuth::Post(secret) => {
             form.push(("client_id", &client.client_id));
             form.push(("client_secret", secret.expose()));
