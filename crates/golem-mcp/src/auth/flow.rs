@@ -175,7 +175,9 @@ pub struct OAuthProvider {
     config: OAuthConfig,
     http: OAuthHttp,
     /// The tokens in use, and the server they are for.
-    current: StdMutex<Option<(String, StoredGrant)>>,
+    /// `None` until the store was read for a server; then that server and
+    /// its grant, if any (the store is read once, not per request).
+    current: StdMutex<Option<(String, Option<StoredGrant>)>>,
     /// Held while authorizing, so that concurrent refusals authorize once.
     flow: Mutex<FlowState>,
 }
@@ -195,7 +197,12 @@ impl fmt::Debug for OAuthProvider {
         f.debug_struct("OAuthProvider")
             .field("config", &self.config)
             .field("server", &current.as_ref().map(|(server, _)| server))
-            .field("tokens", &current.as_ref().map(|(_, grant)| &grant.tokens))
+            .field(
+                "tokens",
+                &current
+                    .as_ref()
+                    .and_then(|(_, grant)| grant.as_ref().map(|grant| &grant.tokens)),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -213,16 +220,16 @@ impl OAuthProvider {
         })
     }
 
-    /// The tokens in use for `server` (loaded from the store the first
+    /// The tokens in use for `server` (read from the store the first
     /// time).
     fn grant(&self, server: &str) -> Option<StoredGrant> {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((key, grant)) = current.as_ref()
             && key == server
         {
-            return Some(grant.clone());
+            return grant.clone();
         }
-        match self.config.store.load(server) {
+        let grant = match self.config.store.load(server) {
             // Tokens of another client are not this one's to use.
             Ok(Some(grant))
                 if self
@@ -233,22 +240,20 @@ impl OAuthProvider {
             {
                 None
             }
-            Ok(Some(grant)) => {
-                *current = Some((server.to_owned(), grant.clone()));
-                Some(grant)
-            }
-            Ok(None) => None,
+            Ok(grant) => grant,
             Err(error) => {
                 tracing::warn!(%error, "mcp: could not read the token store");
                 None
             }
-        }
+        };
+        *current = Some((server.to_owned(), grant.clone()));
+        grant
     }
 
     fn keep(&self, server: &str, grant: StoredGrant) -> Result<(), AuthError> {
         self.config.store.save(server, &grant)?;
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((server.to_owned(), grant));
+            Some((server.to_owned(), Some(grant)));
         Ok(())
     }
 
@@ -540,9 +545,7 @@ impl OAuthProvider {
         })?;
         let server = canonical(&url);
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        if current.as_ref().is_some_and(|(key, _)| *key == server) {
-            *current = None;
-        }
+        *current = Some((server.clone(), None));
         self.config.store.remove(&server)
     }
 
