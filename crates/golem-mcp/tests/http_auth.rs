@@ -532,3 +532,54 @@ async fn stored_tokens_are_used_only_by_the_client_they_were_issued_to() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_static_bearer_token_is_sent_and_its_refusal_is_reported() {
+    use golem_mcp::auth::BearerToken;
+    let fake = Arc::new(Fake::default());
+    let base = serve(fake.clone()).await;
+    fake.issued.store(1, Ordering::SeqCst); // "access-1" is valid
+    for (token, accepted) in [("access-1", true), ("stale-token", false)] {
+        let transport = HttpTransport::new(HttpConfig {
+            auth: Some(Arc::new(BearerToken::new(token))),
+            ..HttpConfig::new(format!("{base}/mcp"))
+        })
+        .expect("transport");
+        let client = Client::new(transport);
+        bounded(client.initialize())
+            .await
+            .expect("initialize is open");
+        let listed = bounded(client.list_tools()).await;
+        match accepted {
+            true => {
+                listed.expect("the token is accepted");
+            }
+            false => {
+                let error = listed.expect_err("the token is refused");
+                assert!(
+                    matches!(auth_error(&error), AuthError::Refused { status: 401, .. }),
+                    "{error}"
+                );
+                assert!(!format!("{error} {error:?}").contains("stale-token"));
+            }
+        }
+    }
+    assert_eq!(fake.authorizations.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn an_authorization_header_beside_a_provider_is_refused() {
+    use golem_mcp::auth::BearerToken;
+    let error = HttpTransport::new(HttpConfig {
+        headers: vec![("Authorization".into(), "Bearer x".into())],
+        auth: Some(Arc::new(BearerToken::new("y"))),
+        ..HttpConfig::new("http://127.0.0.1:9/mcp")
+    })
+    .expect_err("two sources of Authorization");
+    assert!(
+        error
+            .to_string()
+            .contains("auth provider supplies Authorization"),
+        "{error}"
+    );
+}
