@@ -11,6 +11,7 @@ use golem_mcp::auth::{
     ClientAuth, FileTokenStore, LoopbackConfig, LoopbackRedirect, MemoryTokenStore, OAuthConfig,
     OAuthProvider, Secret, SigningAlgorithm, SigningKey, TokenStore, open_in_browser,
 };
+use golem_mcp::config::OAuthSettings;
 
 use crate::cli::{Action, Plan, Target};
 use crate::failure::{Exit, Failure};
@@ -79,10 +80,12 @@ impl AuthOptions {
 }
 
 /// Gives an HTTP target an OAuth provider (unless it sends its own
-/// `Authorization` header); refuses authorization options for a stdio
-/// server. The provider is returned for `login` and `logout`.
+/// `Authorization` header), configured by the command-line options over
+/// the config entry's `"oauth"` `settings`; refuses authorization options
+/// for a stdio server. The provider is returned for `login` and `logout`.
 pub fn attach(
     options: &AuthOptions,
+    settings: Option<OAuthSettings>,
     target: &mut Target,
 ) -> Result<Option<Arc<OAuthProvider>>, Failure> {
     let http = match target {
@@ -96,17 +99,60 @@ pub fn attach(
         Target::Stdio(_) => return Ok(None),
     };
     if has_authorization_header(http) {
-        if options.any() {
+        if options.any() || settings.is_some() {
             return Err(Failure::usage(
                 "an Authorization header is given (-H or the config file); drop it to use \
-                 OAuth, or drop the authorization options",
+                 OAuth, or drop the authorization options (and the entry's \"oauth\")",
             ));
         }
         return Ok(None);
     }
-    let provider = Arc::new(provider(options)?);
+    let provider = Arc::new(provider(&merged(options, settings.unwrap_or_default()))?);
     http.auth = Some(provider.clone());
     Ok(Some(provider))
+}
+
+/// What the provider is built from: the options, or else the config file's.
+struct Settings {
+    client_id: Option<String>,
+    /// From `--client-secret-env` (the variable's name) or the file (the
+    /// value).
+    client_secret: Option<Result<Secret, String>>,
+    client_metadata_url: Option<String>,
+    scope: Option<String>,
+    client_credentials: bool,
+    private_key: Option<PathBuf>,
+    no_browser: bool,
+}
+
+fn merged(options: &AuthOptions, file: OAuthSettings) -> Settings {
+    let secret_from_options =
+        options
+            .client_secret_env
+            .as_ref()
+            .map(|var| match std::env::var(var) {
+                Ok(secret) if !secret.is_empty() => Ok(Secret::new(secret)),
+                _ => Err(format!(
+                    "--client-secret-env {var}: the environment variable {var} is not set"
+                )),
+            });
+    let (client_secret, private_key) = match (secret_from_options, &options.private_key) {
+        // Either option replaces both of the file's credentials.
+        (None, None) => (file.client_secret.map(Ok), file.private_key_file),
+        (secret, key) => (secret, key.clone()),
+    };
+    Settings {
+        client_id: options.client_id.clone().or(file.client_id),
+        client_secret,
+        client_metadata_url: options
+            .client_metadata_url
+            .clone()
+            .or(file.client_metadata_url),
+        scope: options.scope.clone().or(file.scope),
+        client_credentials: options.client_credentials || file.client_credentials,
+        private_key,
+        no_browser: options.no_browser,
+    }
 }
 
 fn has_authorization_header(http: &HttpConfig) -> bool {
@@ -115,7 +161,7 @@ fn has_authorization_header(http: &HttpConfig) -> bool {
         .any(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
 }
 
-fn provider(options: &AuthOptions) -> Result<OAuthProvider, Failure> {
+fn provider(options: &Settings) -> Result<OAuthProvider, Failure> {
     let client_auth = client_auth(options)?;
     let mut config = if options.client_credentials {
         let Some(client_id) = &options.client_id else {
@@ -155,17 +201,13 @@ fn provider(options: &AuthOptions) -> Result<OAuthProvider, Failure> {
     OAuthProvider::new(config).map_err(|error| Failure::usage(error.to_string()))
 }
 
-fn client_auth(options: &AuthOptions) -> Result<ClientAuth, Failure> {
-    match (&options.client_secret_env, &options.private_key) {
+fn client_auth(options: &Settings) -> Result<ClientAuth, Failure> {
+    match (&options.client_secret, &options.private_key) {
         (Some(_), Some(_)) => Err(Failure::usage(
-            "give --client-secret-env or --private-key, not both",
+            "give a client secret or a private key, not both",
         )),
-        (Some(var), None) => match std::env::var(var) {
-            Ok(secret) if !secret.is_empty() => Ok(ClientAuth::Secret(Secret::new(secret))),
-            _ => Err(Failure::usage(format!(
-                "--client-secret-env {var}: the environment variable {var} is not set"
-            ))),
-        },
+        (Some(Ok(secret)), None) => Ok(ClientAuth::Secret(secret.clone())),
+        (Some(Err(problem)), None) => Err(Failure::usage(problem.clone())),
         (None, Some(path)) => {
             let pem = std::fs::read_to_string(path).map_err(|error| {
                 Failure::usage(format!("--private-key {}: {error}", path.display()))
@@ -247,7 +289,7 @@ mod tests {
     fn http_servers_get_a_provider_unless_they_send_their_own_authorization() {
         let mut target = http();
         assert!(
-            attach(&AuthOptions::default(), &mut target)
+            attach(&AuthOptions::default(), None, &mut target)
                 .expect("ok")
                 .is_some()
         );
@@ -257,7 +299,7 @@ mod tests {
             ..HttpConfig::new("https://mcp.example.com/mcp")
         });
         assert!(
-            attach(&AuthOptions::default(), &mut with_header)
+            attach(&AuthOptions::default(), None, &mut with_header)
                 .expect("ok")
                 .is_none()
         );
@@ -265,14 +307,14 @@ mod tests {
             scope: Some("a".into()),
             ..AuthOptions::default()
         };
-        assert!(usage(attach(&options, &mut with_header)).contains("Authorization header"));
+        assert!(usage(attach(&options, None, &mut with_header)).contains("Authorization header"));
         let mut stdio = Target::Stdio(StdioConfig::new("server"));
         assert!(
-            attach(&AuthOptions::default(), &mut stdio)
+            attach(&AuthOptions::default(), None, &mut stdio)
                 .expect("ok")
                 .is_none()
         );
-        assert!(usage(attach(&options, &mut stdio)).contains("HTTP servers"));
+        assert!(usage(attach(&options, None, &mut stdio)).contains("HTTP servers"));
     }
 
     #[test]
@@ -281,14 +323,39 @@ mod tests {
             client_credentials: true,
             ..AuthOptions::default()
         };
-        assert!(usage(attach(&options, &mut http())).contains("--client-id"));
+        assert!(usage(attach(&options, None, &mut http())).contains("--client-id"));
         options.client_id = Some("id".into());
-        assert!(usage(attach(&options, &mut http())).contains("--client-secret-env"));
+        assert!(usage(attach(&options, None, &mut http())).contains("--client-secret-env"));
         options.client_secret_env = Some("GOLEM_MCP_TEST_SURELY_UNSET_VARIABLE".into());
-        let message = usage(attach(&options, &mut http()));
+        let message = usage(attach(&options, None, &mut http()));
         assert!(message.contains("is not set"), "{message}");
         options.private_key = Some("key.pem".into());
-        assert!(usage(attach(&options, &mut http())).contains("not both"));
+        assert!(usage(attach(&options, None, &mut http())).contains("not both"));
+    }
+
+    #[test]
+    fn the_config_files_settings_apply_unless_an_option_replaces_them() {
+        let mut file = OAuthSettings::default();
+        file.client_id = Some("from-file".into());
+        file.client_secret = Some(Secret::new("file-secret"));
+        file.scope = Some("file-scope".into());
+        let settings = merged(&AuthOptions::default(), file.clone());
+        assert_eq!(settings.client_id.as_deref(), Some("from-file"));
+        assert_eq!(settings.scope.as_deref(), Some("file-scope"));
+        assert!(
+            matches!(&settings.client_secret, Some(Ok(secret)) if secret.expose() == "file-secret")
+        );
+        let options = AuthOptions {
+            client_id: Some("from-option".into()),
+            private_key: Some("key.pem".into()),
+            ..AuthOptions::default()
+        };
+        let settings = merged(&options, file);
+        assert_eq!(settings.client_id.as_deref(), Some("from-option"));
+        assert_eq!(settings.scope.as_deref(), Some("file-scope"));
+        // The option's key replaces the file's secret: not both.
+        assert!(settings.client_secret.is_none());
+        assert_eq!(settings.private_key, Some(PathBuf::from("key.pem")));
     }
 
     #[test]
@@ -302,7 +369,7 @@ mod tests {
             private_key: Some(path.clone()),
             ..AuthOptions::default()
         };
-        let message = usage(attach(&options, &mut http()));
+        let message = usage(attach(&options, None, &mut http()));
         let _ = std::fs::remove_file(&path);
         assert!(message.contains("not a PEM"), "{message}");
         assert!(!message.contains("secret-key-material"), "{message}");

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use golem_mcp::config::{self, ServerConfig};
+use golem_mcp::config::{self, OAuthSettings, ServerConfig};
 use golem_mcp::{HttpConfig, LogLevel, Root, StderrMode, StdioConfig};
 use serde_json::value::RawValue;
 
@@ -287,8 +287,8 @@ impl Plan {
             Command::Login => (Action::Login, Vec::new()),
             Command::Logout => (Action::Logout, Vec::new()),
         };
-        let mut target = select_target(&options, server_command)?;
-        let oauth = crate::auth::attach(&options.auth, &mut target)?;
+        let (mut target, settings) = select_target(&options, server_command)?;
+        let oauth = crate::auth::attach(&options.auth, settings, &mut target)?;
         if let Target::Stdio(stdio) = &mut target
             && options.verbose
         {
@@ -349,8 +349,12 @@ fn roots(dirs: &[PathBuf]) -> Result<Option<Vec<Root>>, Failure> {
 const NAME_A_SERVER: &str = "name the server with --url URL, with --config FILE --server NAME, \
                              or with -- COMMAND [ARGS...] at the end to start one";
 
-/// Exactly one way of naming the server, with the options that belong to it.
-fn select_target(options: &Options, server_command: Vec<String>) -> Result<Target, Failure> {
+/// Exactly one way of naming the server, with the options that belong to it,
+/// and the `"oauth"` settings of its config entry, if any.
+fn select_target(
+    options: &Options,
+    server_command: Vec<String>,
+) -> Result<(Target, Option<OAuthSettings>), Failure> {
     let mut named = Vec::new();
     if options.url.is_some() {
         named.push("--url");
@@ -374,10 +378,13 @@ fn select_target(options: &Options, server_command: Vec<String>) -> Result<Targe
     }
     let env = parse_env(&options.env)?;
     let headers = parse_headers(&options.headers)?;
+    let mut settings = None;
     let target = if let Some(url) = &options.url {
         Target::Http(HttpConfig::new(url.clone()))
     } else if let Some(path) = &options.config {
-        from_config(path, options.server.as_deref())?
+        let (target, oauth) = from_config(path, options.server.as_deref())?;
+        settings = oauth;
+        target
     } else if let Some((command, args)) = server_command.split_first() {
         Target::Stdio(StdioConfig {
             args: args.to_vec(),
@@ -397,7 +404,7 @@ fn select_target(options: &Options, server_command: Vec<String>) -> Result<Targe
             if let Some(dir) = &options.cwd {
                 stdio.dir = Some(dir.clone());
             }
-            Ok(Target::Stdio(stdio))
+            Ok((Target::Stdio(stdio), settings))
         }
         Target::Http(mut http) => {
             if !env.is_empty() || options.cwd.is_some() {
@@ -407,12 +414,15 @@ fn select_target(options: &Options, server_command: Vec<String>) -> Result<Targe
                 ));
             }
             http.headers.extend(headers);
-            Ok(Target::Http(http))
+            Ok((Target::Http(http), settings))
         }
     }
 }
 
-fn from_config(path: &std::path::Path, server: Option<&str>) -> Result<Target, Failure> {
+fn from_config(
+    path: &std::path::Path,
+    server: Option<&str>,
+) -> Result<(Target, Option<OAuthSettings>), Failure> {
     let servers = config::load(path).map_err(|error| Failure::usage(describe_config(&error)))?;
     let Some(name) = server else {
         let names: Vec<&str> = servers.names().collect();
@@ -429,9 +439,10 @@ fn from_config(path: &std::path::Path, server: Option<&str>) -> Result<Target, F
             )
         }));
     };
+    let oauth = servers.oauth(name).cloned();
     match servers.get(name) {
-        Ok(ServerConfig::Stdio(stdio)) => Ok(Target::Stdio(stdio)),
-        Ok(ServerConfig::Http(http)) => Ok(Target::Http(http)),
+        Ok(ServerConfig::Stdio(stdio)) => Ok((Target::Stdio(stdio), oauth)),
+        Ok(ServerConfig::Http(http)) => Ok((Target::Http(http), oauth)),
         // Not printed: a configuration may hold secrets.
         Ok(_) => Err(Failure::usage(format!(
             "the server {name:?} uses a transport this version of golem-mcp cannot use"

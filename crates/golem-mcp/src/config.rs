@@ -24,6 +24,12 @@
 //! agree with that; the legacy `"sse"` transport is refused. Fields other
 //! than these are ignored (hosts add their own, such as `disabled`).
 //!
+//! A `url` entry may say how to authorize with OAuth under `"oauth"`:
+//! `client_id`, `client_secret` (use `${VAR}`), `client_metadata_url`,
+//! `scope`, `client_credentials` (a boolean) and `private_key_file`, read
+//! into [`OAuthSettings`] ([`Servers::oauth`]); an unknown key there is an
+//! error, since a mistyped security setting should not pass unnoticed.
+//!
 //! # Environment variables
 //!
 //! In `command`, `args`, `env` values, `cwd`, `url` and `headers` values,
@@ -85,6 +91,30 @@ pub enum ServerConfig {
 pub struct Servers {
     origin: String,
     entries: BTreeMap<String, Result<ServerConfig, ConfigError>>,
+    /// The `"oauth"` objects of the well-formed entries that have one.
+    #[cfg(feature = "http")]
+    oauth: BTreeMap<String, OAuthSettings>,
+}
+
+/// How to authorize with an HTTP server, as an entry's `"oauth"` object
+/// says (the application builds its [`OAuthProvider`](crate::auth::OAuthProvider)
+/// from it). `Debug` never shows the secret.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthSettings {
+    /// `client_id`: a pre-registered client id.
+    pub client_id: Option<String>,
+    /// `client_secret`: its secret (give it as `${VAR}`).
+    pub client_secret: Option<crate::auth::Secret>,
+    /// `client_metadata_url`: a Client ID Metadata Document URL.
+    pub client_metadata_url: Option<String>,
+    /// `scope`: the scopes to ask for, space-separated.
+    pub scope: Option<String>,
+    /// `client_credentials`: authorize as the client itself.
+    pub client_credentials: bool,
+    /// `private_key_file`: a PEM key for `private_key_jwt`.
+    pub private_key_file: Option<PathBuf>,
 }
 
 impl Servers {
@@ -102,6 +132,13 @@ impl Servers {
                 available: self.entries.keys().cloned().collect(),
             }),
         }
+    }
+
+    /// The `"oauth"` settings of the entry `name`, if it has any (and is
+    /// well-formed: a malformed `"oauth"` object fails [`get`](Servers::get)).
+    #[cfg(feature = "http")]
+    pub fn oauth(&self, name: &str) -> Option<&OAuthSettings> {
+        self.oauth.get(name)
     }
 
     /// The names of every entry, malformed ones included, in sorted order.
@@ -232,18 +269,36 @@ fn parse_from(
                       {\"mcpServers\": {\"name\": {\"command\": \"npx\", \"args\": [\"-y\", \"package\"]}}}"
                 .to_owned(),
         })?;
-    let entries = servers
-        .iter()
-        .map(|(name, entry)| {
-            let reader = Entry {
-                origin: &origin,
-                name,
-                env: &env,
-            };
-            (name.clone(), reader.read(entry))
-        })
-        .collect();
-    Ok(Servers { origin, entries })
+    let mut entries = BTreeMap::new();
+    #[cfg(feature = "http")]
+    let mut oauth = BTreeMap::new();
+    for (name, entry) in servers {
+        let reader = Entry {
+            origin: &origin,
+            name,
+            env: &env,
+        };
+        #[allow(unused_mut)] // without `http`, nothing changes it
+        let mut config = reader.read(entry);
+        #[cfg(feature = "http")]
+        if let Some(settings) = entry.get("oauth")
+            && let Ok(server) = &config
+        {
+            match reader.oauth(server, settings) {
+                Ok(settings) => {
+                    oauth.insert(name.clone(), settings);
+                }
+                Err(error) => config = Err(error),
+            }
+        }
+        entries.insert(name.clone(), config);
+    }
+    Ok(Servers {
+        origin,
+        entries,
+        #[cfg(feature = "http")]
+        oauth,
+    })
 }
 
 /// Reads one server entry, naming it in every error.
@@ -384,6 +439,58 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
         let mut config = HttpConfig::new(url);
         config.headers = headers;
         Ok(ServerConfig::Http(config))
+    }
+
+    /// An entry's `"oauth"` object.
+    #[cfg(feature = "http")]
+    fn oauth(&self, server: &ServerConfig, value: &Value) -> Result<OAuthSettings, ConfigError> {
+        if !matches!(server, ServerConfig::Http(_)) {
+            return Err(self.invalid(
+                "oauth",
+                "OAuth applies to HTTP servers (\"url\"), not to a server started over stdio",
+            ));
+        }
+        let Some(fields) = value.as_object() else {
+            return Err(self.invalid(
+                "oauth",
+                format!("expected an object, found {}", kind_of(value)),
+            ));
+        };
+        let mut settings = OAuthSettings::default();
+        for (key, value) in fields {
+            let field = format!("oauth.{key}");
+            let text = || match value {
+                Value::String(text) => self.expand(&field, text),
+                other => Err(self.invalid(
+                    &field,
+                    format!("expected a string, found {}", kind_of(other)),
+                )),
+            };
+            match key.as_str() {
+                "client_id" => settings.client_id = Some(text()?),
+                "client_secret" => settings.client_secret = Some(text()?.into()),
+                "client_metadata_url" => settings.client_metadata_url = Some(text()?),
+                "scope" => settings.scope = Some(text()?),
+                "private_key_file" => settings.private_key_file = Some(PathBuf::from(text()?)),
+                "client_credentials" => match value {
+                    Value::Bool(on) => settings.client_credentials = *on,
+                    other => {
+                        return Err(self.invalid(
+                            &field,
+                            format!("expected true or false, found {}", kind_of(other)),
+                        ));
+                    }
+                },
+                _ => {
+                    return Err(self.invalid(
+                        &field,
+                        "unknown key; the keys are client_id, client_secret, \
+                         client_metadata_url, scope, client_credentials and private_key_file",
+                    ));
+                }
+            }
+        }
+        Ok(settings)
     }
 
     #[cfg(not(feature = "http"))]
@@ -600,6 +707,49 @@ mod tests {
             );
             assert_eq!(http(&servers, "typed").url, "https://example.com/mcp");
         }
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn oauth_settings_are_read_expanded_and_checked() {
+        let servers = parse(
+            r#"{"mcpServers": {
+                "a": {"url": "https://a.example/mcp", "oauth": {
+                    "client_id": "id", "client_secret": "${SECRET}", "scope": "x y",
+                    "client_credentials": true, "private_key_file": "k.pem",
+                    "client_metadata_url": "https://app.example/client.json"}},
+                "b": {"url": "https://b.example/mcp"},
+                "typo": {"url": "https://c.example/mcp", "oauth": {"clientid": "x"}},
+                "stdio": {"command": "x", "oauth": {}},
+                "flag": {"url": "https://d.example/mcp", "oauth": {"client_credentials": "yes"}}
+            }}"#,
+            |name| (name == "SECRET").then(|| "s3cr3t-value".to_owned()),
+        )
+        .expect("parsed");
+        let a = servers.oauth("a").expect("settings");
+        assert_eq!(a.client_id.as_deref(), Some("id"));
+        assert_eq!(
+            a.client_secret.as_ref().map(crate::auth::Secret::expose),
+            Some("s3cr3t-value")
+        );
+        assert_eq!(a.scope.as_deref(), Some("x y"));
+        assert!(a.client_credentials);
+        assert_eq!(a.private_key_file, Some(PathBuf::from("k.pem")));
+        assert_eq!(
+            a.client_metadata_url.as_deref(),
+            Some("https://app.example/client.json")
+        );
+        assert!(servers.oauth("b").is_none());
+        for (name, field) in [
+            ("typo", "mcpServers.typo.oauth.clientid"),
+            ("stdio", "mcpServers.stdio.oauth"),
+            ("flag", "mcpServers.flag.oauth.client_credentials"),
+        ] {
+            let error = servers.get(name).expect_err("malformed oauth");
+            assert!(error.to_string().contains(field), "{error}");
+            assert!(servers.oauth(name).is_none());
+        }
+        assert!(!format!("{servers:?}").contains("s3cr3t-value"));
     }
 
     #[test]
