@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use golem_mcp::config::{self, ServerConfig};
+use golem_mcp::config::{self, OAuthSettings, ServerConfig};
 use golem_mcp::{HttpConfig, LogLevel, Root, StderrMode, StdioConfig};
 use serde_json::value::RawValue;
 
@@ -33,6 +33,9 @@ cannot ask it for completions. The server's log messages are printed on stderr a
 
 `call --task` runs the call as a task where the server and the tool offer it, showing
 its status as it changes; a timeout cancels it on the server.
+Authorization: an HTTP server that requires OAuth is authorized when it asks (the
+browser opens; tokens are cached in $XDG_CONFIG_HOME/golem-mcp/tokens.json, mode 0600);
+`login` authorizes ahead of time, `logout` forgets the tokens.
 
 Exit status: 0 success; 1 the tool answered isError (its text is still printed);
 2 usage error (an unknown tool included); 3 JSON-RPC error; 4 transport, process or
@@ -99,6 +102,10 @@ pub enum Command {
     /// Resources, prompts, completion and ping (`features.rs`).
     #[command(flatten)]
     Features(features::FeatureCommand),
+    /// Authorize with an HTTP server now (OAuth) and cache its tokens.
+    Login,
+    /// Forget the cached tokens of an HTTP server.
+    Logout,
 }
 
 /// Options accepted before or after the subcommand.
@@ -171,6 +178,9 @@ pub struct Options {
     /// Do not print the server's log messages.
     #[arg(short, long, global = true, help_heading = "Server requests")]
     pub quiet: bool,
+    /// How to authorize with servers that require OAuth.
+    #[command(flatten)]
+    pub auth: crate::auth::AuthOptions,
 }
 
 fn parse_log_level(text: &str) -> Result<LogLevel, String> {
@@ -225,6 +235,10 @@ pub enum Action {
     },
     /// `resources`, `read`, `prompts`, `prompt`, `complete`, `ping`.
     Features(features::FeatureAction),
+    /// `login`.
+    Login,
+    /// `logout`.
+    Logout,
 }
 
 /// A checked command line: everything needed to run, nothing started yet.
@@ -248,6 +262,8 @@ pub struct Plan {
     pub log_level: Option<LogLevel>,
     /// `--quiet`.
     pub quiet: bool,
+    /// The OAuth provider of an HTTP server, for `login` and `logout`.
+    pub oauth: Option<std::sync::Arc<golem_mcp::auth::OAuthProvider>>,
 }
 
 impl Plan {
@@ -300,8 +316,11 @@ impl Plan {
                 let (action, server_command) = command.plan(stdin, stdout_is_terminal)?;
                 (Action::Features(action), server_command)
             }
+            Command::Login => (Action::Login, Vec::new()),
+            Command::Logout => (Action::Logout, Vec::new()),
         };
-        let mut target = select_target(&options, server_command)?;
+        let (mut target, settings) = select_target(&options, server_command)?;
+        let oauth = crate::auth::attach(&options.auth, settings, &mut target)?;
         if let Target::Stdio(stdio) = &mut target
             && options.verbose
         {
@@ -319,6 +338,7 @@ impl Plan {
             roots,
             log_level: options.log_level,
             quiet: options.quiet,
+            oauth,
         })
     }
 }
@@ -361,8 +381,12 @@ fn roots(dirs: &[PathBuf]) -> Result<Option<Vec<Root>>, Failure> {
 const NAME_A_SERVER: &str = "name the server with --url URL, with --config FILE --server NAME, \
                              or with -- COMMAND [ARGS...] at the end to start one";
 
-/// Exactly one way of naming the server, with the options that belong to it.
-fn select_target(options: &Options, server_command: Vec<String>) -> Result<Target, Failure> {
+/// Exactly one way of naming the server, with the options that belong to it,
+/// and the `"oauth"` settings of its config entry, if any.
+fn select_target(
+    options: &Options,
+    server_command: Vec<String>,
+) -> Result<(Target, Option<OAuthSettings>), Failure> {
     let mut named = Vec::new();
     if options.url.is_some() {
         named.push("--url");
@@ -386,10 +410,13 @@ fn select_target(options: &Options, server_command: Vec<String>) -> Result<Targe
     }
     let env = parse_env(&options.env)?;
     let headers = parse_headers(&options.headers)?;
+    let mut settings = None;
     let target = if let Some(url) = &options.url {
         Target::Http(HttpConfig::new(url.clone()))
     } else if let Some(path) = &options.config {
-        from_config(path, options.server.as_deref())?
+        let (target, oauth) = from_config(path, options.server.as_deref())?;
+        settings = oauth;
+        target
     } else if let Some((command, args)) = server_command.split_first() {
         Target::Stdio(StdioConfig {
             args: args.to_vec(),
@@ -409,7 +436,7 @@ fn select_target(options: &Options, server_command: Vec<String>) -> Result<Targe
             if let Some(dir) = &options.cwd {
                 stdio.dir = Some(dir.clone());
             }
-            Ok(Target::Stdio(stdio))
+            Ok((Target::Stdio(stdio), settings))
         }
         Target::Http(mut http) => {
             if !env.is_empty() || options.cwd.is_some() {
@@ -419,12 +446,15 @@ fn select_target(options: &Options, server_command: Vec<String>) -> Result<Targe
                 ));
             }
             http.headers.extend(headers);
-            Ok(Target::Http(http))
+            Ok((Target::Http(http), settings))
         }
     }
 }
 
-fn from_config(path: &std::path::Path, server: Option<&str>) -> Result<Target, Failure> {
+fn from_config(
+    path: &std::path::Path,
+    server: Option<&str>,
+) -> Result<(Target, Option<OAuthSettings>), Failure> {
     let servers = config::load(path).map_err(|error| Failure::usage(describe_config(&error)))?;
     let Some(name) = server else {
         let names: Vec<&str> = servers.names().collect();
@@ -441,9 +471,10 @@ fn from_config(path: &std::path::Path, server: Option<&str>) -> Result<Target, F
             )
         }));
     };
+    let oauth = servers.oauth(name).cloned();
     match servers.get(name) {
-        Ok(ServerConfig::Stdio(stdio)) => Ok(Target::Stdio(stdio)),
-        Ok(ServerConfig::Http(http)) => Ok(Target::Http(http)),
+        Ok(ServerConfig::Stdio(stdio)) => Ok((Target::Stdio(stdio), oauth)),
+        Ok(ServerConfig::Http(http)) => Ok((Target::Http(http), oauth)),
         // Not printed: a configuration may hold secrets.
         Ok(_) => Err(Failure::usage(format!(
             "the server {name:?} uses a transport this version of golem-mcp cannot use"

@@ -11,6 +11,7 @@
 //! golem-mcp prompt NAME [ARGS_JSON] [SERVER]
 //! golem-mcp complete (--prompt NAME | --template URI_TEMPLATE) ARGUMENT VALUE [--context JSON] [SERVER]
 //! golem-mcp ping                    [SERVER]
+//! golem-mcp login | logout          --url URL
 //! ```
 //!
 //! `SERVER` is `--url URL [-H 'Name: value']...`, `[-e KEY=VALUE]...
@@ -19,9 +20,11 @@
 //! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout, 130 Ctrl-C
 //! (ADR 0005). It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
-//! messages on stderr, and declares no sampling capability.
+//! messages on stderr, and declares no sampling capability. HTTP servers
+//! that require OAuth are authorized when they ask (`auth.rs`).
 //! `golem-mcp --help` says the rest.
 
+mod auth;
 mod cli;
 mod elicit;
 mod failure;

@@ -36,6 +36,9 @@ const PAUSE_CHECK: Duration = Duration::from_millis(100);
 
 /// Runs `plan` and returns the exit status; failures are reported on stderr.
 pub async fn execute(plan: Plan) -> Exit {
+    if let Some(exit) = crate::auth::account(&plan).await {
+        return exit;
+    }
     let mut feedback = Feedback::new(std::io::stderr().is_terminal() && !plan.verbose);
     let console = feedback.console();
     let mut config =
@@ -263,6 +266,9 @@ async fn work(
         set_log_level(client, level, &feedback.console()).await;
     }
     match action {
+        // Handled before connecting (`auth::account`); the session shows
+        // the authorization worked.
+        Action::Login | Action::Logout => Ok(Exit::Success),
         Action::Info => {
             let text = if json {
                 render::info_json(server)

@@ -331,7 +331,7 @@ fn wraps_only(structured: Option<&Value>, text: &str) -> bool {
     let mut values = fields.values();
     match (values.next(), values.next()) {
         (Some(Value::String(value)), None) => !text.is_empty() && value == text,
-        (Some(value), None) => !text.is_empty() && value.to_string() == text,
+        (Some(value), None) => !text.is_empty() && serde_json::to_string(value).is_ok_and(|json| json == text),
         _ => false,
     }
 }

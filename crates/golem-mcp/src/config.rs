@@ -32,6 +32,12 @@
 //! [`Client`](crate::Client) on it; [`Servers::connect_all`] does that for
 //! every enabled entry at once, with one result per entry.
 //!
+//! A `url` entry may say how to authorize with OAuth under `"oauth"`:
+//! `client_id`, `client_secret` (use `${VAR}`), `client_metadata_url`,
+//! `scope`, `client_credentials` (a boolean) and `private_key_file`, read
+//! into [`OAuthSettings`] ([`Servers::oauth`]); an unknown key there is an
+//! error, since a mistyped security setting should not pass unnoticed.
+//!
 //! # Environment variables
 //!
 //! In `command`, `args`, `env` values, `cwd`, `url` and `headers` values,
@@ -93,6 +99,30 @@ pub enum ServerConfig {
 pub struct Servers {
     origin: String,
     entries: BTreeMap<String, Slot>,
+    /// The `"oauth"` objects of the well-formed entries that have one.
+    #[cfg(feature = "http")]
+    oauth: BTreeMap<String, OAuthSettings>,
+}
+
+/// How to authorize with an HTTP server, as an entry's `"oauth"` object
+/// says (the application builds its [`OAuthProvider`](crate::auth::OAuthProvider)
+/// from it). `Debug` never shows the secret.
+#[cfg(feature = "http")]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthSettings {
+    /// `client_id`: a pre-registered client id.
+    pub client_id: Option<String>,
+    /// `client_secret`: its secret (give it as `${VAR}`).
+    pub client_secret: Option<crate::auth::Secret>,
+    /// `client_metadata_url`: a Client ID Metadata Document URL.
+    pub client_metadata_url: Option<String>,
+    /// `scope`: the scopes to ask for, space-separated.
+    pub scope: Option<String>,
+    /// `client_credentials`: authorize as the client itself.
+    pub client_credentials: bool,
+    /// `private_key_file`: a PEM key for `private_key_jwt`.
+    pub private_key_file: Option<PathBuf>,
 }
 
 /// One entry as read: its configuration or problem, and the fields this
@@ -105,8 +135,8 @@ struct Slot {
 }
 
 /// The entry fields this module reads; any other is [`Servers::extra`].
-const KNOWN_FIELDS: [&str; 8] = [
-    "type", "command", "args", "env", "cwd", "url", "headers", "disabled",
+const KNOWN_FIELDS: [&str; 9] = [
+    "type", "command", "args", "env", "cwd", "url", "headers", "disabled", "oauth",
 ];
 
 impl Servers {
@@ -160,6 +190,13 @@ impl Servers {
                 name: name.to_owned(),
                 available: self.entries.keys().cloned().collect(),
             })
+    }
+
+    /// The `"oauth"` settings of the entry `name`, if it has any (and is
+    /// well-formed: a malformed `"oauth"` object fails [`get`](Servers::get)).
+    #[cfg(feature = "http")]
+    pub fn oauth(&self, name: &str) -> Option<&OAuthSettings> {
+        self.oauth.get(name)
     }
 
     /// The names of every entry, malformed ones included, in sorted order.
@@ -291,18 +328,36 @@ fn parse_from(
                       {\"mcpServers\": {\"name\": {\"command\": \"npx\", \"args\": [\"-y\", \"package\"]}}}"
                 .to_owned(),
         })?;
-    let entries = servers
-        .iter()
-        .map(|(name, entry)| {
-            let reader = Entry {
-                origin: &origin,
-                name,
-                env: &env,
-            };
-            (name.clone(), reader.slot(entry))
-        })
-        .collect();
-    Ok(Servers { origin, entries })
+    let mut entries = BTreeMap::new();
+    #[cfg(feature = "http")]
+    let mut oauth = BTreeMap::new();
+    for (name, entry) in servers {
+        let reader = Entry {
+            origin: &origin,
+            name,
+            env: &env,
+        };
+        #[allow(unused_mut)] // without `http`, nothing changes it
+        let mut slot = reader.slot(entry);
+        #[cfg(feature = "http")]
+        if let Some(settings) = entry.get("oauth")
+            && let Ok(server) = &slot.config
+        {
+            match reader.oauth(server, settings) {
+                Ok(settings) => {
+                    oauth.insert(name.clone(), settings);
+                }
+                Err(error) => slot.config = Err(error),
+            }
+        }
+        entries.insert(name.clone(), slot);
+    }
+    Ok(Servers {
+        origin,
+        entries,
+        #[cfg(feature = "http")]
+        oauth,
+    })
 }
 
 /// Reads one server entry, naming it in every error.
@@ -473,6 +528,58 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
         let mut config = HttpConfig::new(url);
         config.headers = headers;
         Ok(ServerConfig::Http(config))
+    }
+
+    /// An entry's `"oauth"` object.
+    #[cfg(feature = "http")]
+    fn oauth(&self, server: &ServerConfig, value: &Value) -> Result<OAuthSettings, ConfigError> {
+        if !matches!(server, ServerConfig::Http(_)) {
+            return Err(self.invalid(
+                "oauth",
+                "OAuth applies to HTTP servers (\"url\"), not to a server started over stdio",
+            ));
+        }
+        let Some(fields) = value.as_object() else {
+            return Err(self.invalid(
+                "oauth",
+                format!("expected an object, found {}", kind_of(value)),
+            ));
+        };
+        let mut settings = OAuthSettings::default();
+        for (key, value) in fields {
+            let field = format!("oauth.{key}");
+            let text = || match value {
+                Value::String(text) => self.expand(&field, text),
+                other => Err(self.invalid(
+                    &field,
+                    format!("expected a string, found {}", kind_of(other)),
+                )),
+            };
+            match key.as_str() {
+                "client_id" => settings.client_id = Some(text()?),
+                "client_secret" => settings.client_secret = Some(text()?.into()),
+                "client_metadata_url" => settings.client_metadata_url = Some(text()?),
+                "scope" => settings.scope = Some(text()?),
+                "private_key_file" => settings.private_key_file = Some(PathBuf::from(text()?)),
+                "client_credentials" => match value {
+                    Value::Bool(on) => settings.client_credentials = *on,
+                    other => {
+                        return Err(self.invalid(
+                            &field,
+                            format!("expected true or false, found {}", kind_of(other)),
+                        ));
+                    }
+                },
+                _ => {
+                    return Err(self.invalid(
+                        &field,
+                        "unknown key; the keys are client_id, client_secret, \
+                         client_metadata_url, scope, client_credentials and private_key_file",
+                    ));
+                }
+            }
+        }
+        Ok(settings)
     }
 
     #[cfg(not(feature = "http"))]
@@ -689,6 +796,49 @@ mod tests {
             );
             assert_eq!(http(&servers, "typed").url, "https://example.com/mcp");
         }
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn oauth_settings_are_read_expanded_and_checked() {
+        let servers = parse(
+            r#"{"mcpServers": {
+                "a": {"url": "https://a.example/mcp", "oauth": {
+                    "client_id": "id", "client_secret": "${SECRET}", "scope": "x y",
+                    "client_credentials": true, "private_key_file": "k.pem",
+                    "client_metadata_url": "https://app.example/client.json"}},
+                "b": {"url": "https://b.example/mcp"},
+                "typo": {"url": "https://c.example/mcp", "oauth": {"clientid": "x"}},
+                "stdio": {"command": "x", "oauth": {}},
+                "flag": {"url": "https://d.example/mcp", "oauth": {"client_credentials": "yes"}}
+            }}"#,
+            |name| (name == "SECRET").then(|| "s3cr3t-value".to_owned()),
+        )
+        .expect("parsed");
+        let a = servers.oauth("a").expect("settings");
+        assert_eq!(a.client_id.as_deref(), Some("id"));
+        assert_eq!(
+            a.client_secret.as_ref().map(crate::auth::Secret::expose),
+            Some("s3cr3t-value")
+        );
+        assert_eq!(a.scope.as_deref(), Some("x y"));
+        assert!(a.client_credentials);
+        assert_eq!(a.private_key_file, Some(PathBuf::from("k.pem")));
+        assert_eq!(
+            a.client_metadata_url.as_deref(),
+            Some("https://app.example/client.json")
+        );
+        assert!(servers.oauth("b").is_none());
+        for (name, field) in [
+            ("typo", "mcpServers.typo.oauth.clientid"),
+            ("stdio", "mcpServers.stdio.oauth"),
+            ("flag", "mcpServers.flag.oauth.client_credentials"),
+        ] {
+            let error = servers.get(name).expect_err("malformed oauth");
+            assert!(error.to_string().contains(field), "{error}");
+            assert!(servers.oauth(name).is_none());
+        }
+        assert!(!format!("{servers:?}").contains("s3cr3t-value"));
     }
 
     #[test]

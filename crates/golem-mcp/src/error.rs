@@ -268,6 +268,19 @@ impl Error {
             .is_some_and(HttpStatusError::is_session_expired)
     }
 
+    /// Why authorization failed, when the server refused the request and
+    /// the transport's OAuth provider could not authorize.
+    #[cfg(feature = "http")]
+    pub fn auth_error(&self) -> Option<&crate::auth::AuthError> {
+        match self {
+            Error::Transport {
+                source: TransportError::Authorization(cause),
+                ..
+            } => cause.downcast_ref(),
+            _ => None,
+        }
+    }
+
     /// The transport's error, when the transport failed.
     pub fn transport_error(&self) -> Option<&TransportError> {
         match self {
@@ -359,6 +372,12 @@ pub enum TransportError {
     /// The transport was closed earlier, by `close()` or after a fatal error.
     #[error("the transport is closed")]
     Closed,
+    /// The server refused the request for want of authorization, and the
+    /// transport's auth provider could not authorize: the cause is the
+    /// provider's error (`golem_mcp::auth::AuthError` for the providers of
+    /// this crate; see [`Error::auth_error`]).
+    #[error("{0}")]
+    Authorization(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
     /// Any other failure of a custom transport.
     #[error(transparent)]
     Other(Box<dyn std::error::Error + Send + Sync + 'static>),
@@ -392,6 +411,9 @@ impl TransportError {
             },
             TransportError::ConnectionClosed => TransportError::ConnectionClosed,
             TransportError::Closed => TransportError::Closed,
+            TransportError::Authorization(_) => {
+                TransportError::Authorization(Box::new(SharedCause(self.clone())))
+            }
             TransportError::Other(_) => TransportError::Other(Box::new(SharedCause(self.clone()))),
         }
     }
@@ -406,7 +428,9 @@ impl SharedCause {
     fn cause(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &*self.0 {
             TransportError::Io { source, .. } => Some(source),
-            TransportError::Http { source, .. } | TransportError::Other(source) => Some(&**source),
+            TransportError::Http { source, .. }
+            | TransportError::Authorization(source)
+            | TransportError::Other(source) => Some(&**source),
             _ => None,
         }
     }

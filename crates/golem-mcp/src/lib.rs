@@ -6,6 +6,8 @@
 //! - [`StdioTransport`] runs a server as a child process and owns it.
 //! - `HttpTransport` reaches a streamable-HTTP endpoint (feature `http`, on
 //!   by default; reqwest with rustls, no OpenSSL).
+//! - [`auth`] authorizes with OAuth 2.1 servers that require it (feature
+//!   `http`): an auth provider in `HttpConfig::auth`.
 //! - [`Client`] performs the handshake and the requests over any
 //!   [`Transport`], many in flight at once, honouring cancellation (drop the
 //!   future) at every await point; an inbound task answers the server
@@ -55,6 +57,8 @@
 //! The decisions behind this crate are recorded in `docs/adr/` of the
 //! repository; `ARCHITECTURE.md` maps the modules.
 
+#[cfg(feature = "http")]
+pub mod auth;
 mod bridge;
 mod client;
 mod completion;

@@ -1,12 +1,14 @@
 //! How to reach a streamable-HTTP server, and the checks made on it.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Url;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, redact};
+use crate::auth::AuthProvider;
 use crate::error::Error;
 use crate::stdio::DEFAULT_MAX_MESSAGE_BYTES;
 
@@ -89,6 +91,13 @@ pub struct HttpConfig {
     /// How long `close` waits for the server to acknowledge the end of the
     /// session (`DELETE`).
     pub close_timeout: Duration,
+    /// Who supplies the `Authorization` header, and authorizes when the
+    /// server refuses a request (`401`, or `403` with `insufficient_scope`):
+    /// a fixed [`BearerToken`](crate::auth::BearerToken) or the OAuth flow
+    /// ([`OAuthProvider`](crate::auth::OAuthProvider)). The refused request
+    /// is sent again once authorized. With a provider, `headers` may not
+    /// set `Authorization`.
+    pub auth: Option<Arc<dyn AuthProvider>>,
 }
 
 impl HttpConfig {
@@ -102,6 +111,7 @@ impl HttpConfig {
             resume: ResumePolicy::default(),
             reinitialize_expired_session: false,
             close_timeout: Duration::from_secs(5),
+            auth: None,
         }
     }
 }
@@ -124,6 +134,7 @@ impl fmt::Debug for HttpConfig {
                 &self.reinitialize_expired_session,
             )
             .field("close_timeout", &self.close_timeout)
+            .field("auth", &self.auth.as_ref().map(|_| "provider"))
             .finish()
     }
 }
@@ -160,6 +171,12 @@ impl HttpConfig {
                 return Err(invalid(
                     field(),
                     "the transport sets this header itself; remove it from the extra headers",
+                ));
+            }
+            if self.auth.is_some() && header_name == reqwest::header::AUTHORIZATION {
+                return Err(invalid(
+                    field(),
+                    "an auth provider supplies Authorization; remove the header or the provider",
                 ));
             }
             header_value.set_sensitive(true);

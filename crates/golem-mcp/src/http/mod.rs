@@ -22,6 +22,7 @@ use reqwest::{Method, StatusCode, Url};
 use tokio::sync::{Mutex, Notify, mpsc};
 use tokio::task::AbortHandle;
 
+use crate::auth::{AuthProvider, Secret};
 use crate::error::{Error, TransportError};
 use crate::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
 pub use config::{HttpConfig, ResumePolicy};
@@ -70,6 +71,8 @@ struct Shared {
     resume: ResumePolicy,
     reinitialize_expired_session: bool,
     close_timeout: Duration,
+    /// Supplies `Authorization` and authorizes after a refusal.
+    auth: Option<Arc<dyn AuthProvider>>,
     session: StdMutex<Session>,
     /// Held while an expired session is renewed, so that concurrent
     /// requests that meet the 404 renew it once.
@@ -125,6 +128,7 @@ impl HttpTransport {
                 resume: config.resume,
                 reinitialize_expired_session: config.reinitialize_expired_session,
                 close_timeout: config.close_timeout,
+                auth: config.auth.clone(),
                 session: StdMutex::new(Session::default()),
                 renewal: Mutex::new(()),
                 protocol_version: OnceLock::new(),
@@ -186,13 +190,31 @@ impl Shared {
     }
 
     /// A request to the endpoint with the extra headers, `session` as its
-    /// session id and `protocol_version` as its `MCP-Protocol-Version`, when
-    /// given. Fails once the transport is closed.
+    /// session id, `protocol_version` as its `MCP-Protocol-Version` and
+    /// the provider's current `Authorization`, when given. Fails once the
+    /// transport is closed.
     fn request(
         &self,
         method: Method,
         session: Option<HeaderValue>,
         protocol_version: Option<&str>,
+    ) -> Result<reqwest::RequestBuilder, TransportError> {
+        self.request_with(
+            method,
+            session,
+            protocol_version,
+            self.authorization().as_ref(),
+        )
+    }
+
+    /// [`request`](Shared::request) with `authorization` as the
+    /// `Authorization` value.
+    fn request_with(
+        &self,
+        method: Method,
+        session: Option<HeaderValue>,
+        protocol_version: Option<&str>,
+        authorization: Option<&Secret>,
     ) -> Result<reqwest::RequestBuilder, TransportError> {
         let client = self.client().clone().ok_or(TransportError::Closed)?;
         let mut request = client
@@ -204,7 +226,19 @@ impl Shared {
         if let Some(version) = protocol_version {
             request = request.header(PROTOCOL_VERSION_HEADER, version);
         }
+        if let Some(secret) = authorization
+            && let Ok(mut value) = HeaderValue::from_str(secret.expose())
+        {
+            value.set_sensitive(true);
+            request = request.header(reqwest::header::AUTHORIZATION, value);
+        }
         Ok(request)
+    }
+
+    /// The `Authorization` to send now, from the provider; `None`
+    /// without a provider or a credential.
+    fn authorization(&self) -> Option<Secret> {
+        self.auth.as_ref()?.authorization(&self.url)
     }
 
     /// A request the transport makes on its own (resumption, `DELETE`): in

@@ -9,6 +9,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHEN
 use reqwest::{Method, Response, StatusCode};
 
 use super::{SESSION_HEADER, Shared, addressed_to, http_error, redact, stream};
+use crate::auth::{Challenge, Refusal, Secret};
 use crate::error::{HttpStatusError, TransportError};
 use crate::jsonrpc::{self, Route};
 use crate::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
@@ -26,23 +27,36 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         shared.session().initialize = Some(message.clone());
     }
     // `initialize` starts a session: it carries none.
-    let session = match is_initialize {
+    let session = || match is_initialize {
         true => None,
         false => shared.session().id.clone(),
     };
-    let (response, sent_session) = post(shared, &message, session).await?;
-    let response = match check_status(shared, &message, response, sent_session, true).await? {
-        Checked::Answer(response) => response,
-        Checked::Renewed => {
-            tracing::info!(url = %redact(&shared.url), "mcp: session expired; started a new one, sending the request again");
-            let session = shared.session().id.clone();
-            let (response, sent_session) = post(shared, &message, session).await?;
-            match check_status(shared, &message, response, sent_session, false).await? {
-                Checked::Answer(response) => response,
-                Checked::Renewed | Checked::Dropped => return Ok(()),
-            }
+    let mut renewed = false;
+    let mut authorizations = 0;
+    let response = loop {
+        if let Some(auth) = &shared.auth
+            && let Err(error) = auth.prepare(&shared.url).await
+        {
+            tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
         }
-        Checked::Dropped => return Ok(()),
+        let sent = Sent {
+            session: session(),
+            authorization: shared.authorization(),
+        };
+        let response = post(shared, &message, &sent).await?;
+        let may = May {
+            renew: !renewed,
+            authorize: authorizations < MAX_AUTHORIZATIONS,
+        };
+        match check_status(shared, &message, response, sent, may).await? {
+            Checked::Answer(response) => break response,
+            Checked::Renewed => {
+                tracing::info!(url = %redact(&shared.url), "mcp: session expired; started a new one, sending the request again");
+                renewed = true;
+            }
+            Checked::Authorized => authorizations += 1,
+            Checked::Dropped => return Ok(()),
+        }
     };
     if let Some(session_id) = response.headers().get(SESSION_HEADER) {
         shared.session().id = Some(session_id.clone());
@@ -55,21 +69,42 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
     }
 }
 
-/// Sends the POST in `session`; returns the answer and that session id.
+/// How many times one message is authorized and sent again: a `401` and
+/// then a step-up `403` (`insufficient_scope`). More would loop on a
+/// server that never accepts what its authorization server grants.
+const MAX_AUTHORIZATIONS: u32 = 2;
+
+/// What a POST carried that its answer may refuse.
+struct Sent {
+    session: Option<HeaderValue>,
+    authorization: Option<Secret>,
+}
+
+/// What may still be done about a refusal.
+struct May {
+    renew: bool,
+    authorize: bool,
+}
+
+/// Sends the POST with `sent`'s session and authorization.
 async fn post(
     shared: &Shared,
     message: &Outgoing,
-    session: Option<HeaderValue>,
-) -> Result<(Response, Option<HeaderValue>), TransportError> {
-    let response = shared
-        .request(Method::POST, session.clone(), message.protocol_version())?
+    sent: &Sent,
+) -> Result<Response, TransportError> {
+    shared
+        .request_with(
+            Method::POST,
+            sent.session.clone(),
+            message.protocol_version(),
+            sent.authorization.as_ref(),
+        )?
         .header(CONTENT_TYPE, "application/json")
         .header(ACCEPT, "application/json, text/event-stream")
         .body(message.body().clone())
         .send()
         .await
-        .map_err(|error| http_error("POST", error))?;
-    Ok((response, session))
+        .map_err(|error| http_error("POST", error))
 }
 
 enum Checked {
@@ -77,26 +112,54 @@ enum Checked {
     Answer(Response),
     /// The session had expired and a new one was started: send again.
     Renewed,
+    /// The server wanted authorization and the provider obtained it: send
+    /// again.
+    Authorized,
     /// The session had expired and the message is not worth resending.
     Dropped,
 }
 
-/// Turns a non-2xx answer into an error, or renews an expired session when
-/// the configuration allows it and `may_renew` (a resent message is not
-/// resent twice).
+/// Turns a non-2xx answer into an error, has the auth provider authorize
+/// after a `401` (or a `403` for want of scope), or renews an expired
+/// session when the configuration allows it; `may` says what is still
+/// allowed for this message.
 async fn check_status(
     shared: &Arc<Shared>,
     message: &Outgoing,
     response: Response,
-    sent_session: Option<HeaderValue>,
-    may_renew: bool,
+    sent: Sent,
+    may: May,
 ) -> Result<Checked, TransportError> {
     let status = response.status();
     if status.is_success() {
         return Ok(Checked::Answer(response));
     }
-    let expired = status == StatusCode::NOT_FOUND && sent_session.is_some();
-    if !expired || !shared.reinitialize_expired_session || !may_renew {
+    if let Some(auth) = &shared.auth
+        && may.authorize
+        && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+    {
+        let challenge = response
+            .headers()
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(Challenge::parse);
+        let refusal = Refusal::new(
+            shared.url.clone(),
+            status.as_u16(),
+            challenge,
+            sent.authorization,
+        );
+        if status == StatusCode::UNAUTHORIZED || refusal.is_insufficient_scope() {
+            drop(response);
+            auth.authorize(&refusal)
+                .await
+                .map_err(|error| TransportError::Authorization(Box::new(error)))?;
+            return Ok(Checked::Authorized);
+        }
+    }
+    let expired = status == StatusCode::NOT_FOUND && sent.session.is_some();
+    if !expired || !shared.reinitialize_expired_session || !may.renew {
         return Err(status_error(response, expired).await);
     }
     if !matches!(message.kind(), OutgoingKind::Request { .. }) {
@@ -105,7 +168,7 @@ async fn check_status(
         tracing::debug!("mcp: dropped a notification for an expired session");
         return Ok(Checked::Dropped);
     }
-    renew_session(shared, sent_session).await?;
+    renew_session(shared, sent.session).await?;
     Ok(Checked::Renewed)
 }
 
@@ -126,7 +189,11 @@ async fn renew_session(
     };
     // The old id stays until the new session is confirmed: if this is
     // interrupted, the next request meets the 404 again and starts over.
-    let (response, _) = post(shared, &initialize, None).await?;
+    let sent = Sent {
+        session: None,
+        authorization: shared.authorization(),
+    };
+    let response = post(shared, &initialize, &sent).await?;
     if !response.status().is_success() {
         return Err(status_error(response, false).await);
     }
@@ -141,7 +208,11 @@ async fn renew_session(
     if let Some(version) = shared.protocol_version.get() {
         initialized = initialized.with_protocol_version(version);
     }
-    let (response, _) = post(shared, &initialized, new_session.clone()).await?;
+    let sent = Sent {
+        session: new_session.clone(),
+        authorization: shared.authorization(),
+    };
+    let response = post(shared, &initialized, &sent).await?;
     if !response.status().is_success() {
         return Err(status_error(response, false).await);
     }

@@ -1,0 +1,741 @@
+//! `OAuthProvider`: the authorization flow of the MCP specification, tied
+//! together from discovery, registration, PKCE and the token endpoint.
+
+use std::fmt;
+use std::sync::{Arc, Mutex as StdMutex, PoisonError};
+use std::time::Duration;
+
+use reqwest::Url;
+use tokio::sync::Mutex;
+
+use super::cross_app::{self, CrossAppAccess};
+use super::discovery::{self, Discovered, canonical};
+use super::http::{OAuthHttp, shown};
+use super::pkce::{Pkce, random_token};
+use super::registration::{self, ClientIdentity, Registration, TokenAuth};
+use super::{
+    AuthError, AuthFuture, AuthProvider, MemoryTokenStore, Refusal, Secret, SigningKey,
+    StoredGrant, TokenStore, Tokens, UserAgent, token,
+};
+
+/// How long before its expiry a token is refreshed.
+const REFRESH_MARGIN: Duration = Duration::from_secs(30);
+
+/// How a pre-registered client authenticates at the token endpoint.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum ClientAuth {
+    /// A public client: no secret.
+    #[default]
+    None,
+    /// A client secret, sent with `client_secret_basic` or
+    /// `client_secret_post`, whichever the server supports (Basic when it
+    /// does not say).
+    Secret(Secret),
+    /// `private_key_jwt` (RFC 7523): an assertion signed with this key,
+    /// for the authorization server's issuer.
+    PrivateKeyJwt(SigningKey),
+}
+
+impl fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ClientAuth::None => "None",
+            ClientAuth::Secret(_) => "Secret(<redacted>)",
+            ClientAuth::PrivateKeyJwt(_) => "PrivateKeyJwt(<redacted>)",
+        })
+    }
+}
+
+/// Which OAuth grant obtains the tokens.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum Grant {
+    /// The authorization code with PKCE, through the user agent: a user
+    /// approves.
+    #[default]
+    AuthorizationCode,
+    /// Client credentials (the MCP extension for machine-to-machine use):
+    /// a pre-registered client authorizes as itself, no user involved.
+    ClientCredentials,
+    /// Cross-app access (SEP-990): the user's identity provider issues an
+    /// identity assertion grant, which the pre-registered client presents
+    /// as a JWT bearer grant; no browser.
+    CrossAppAccess(CrossAppAccess),
+}
+
+/// How an [`OAuthProvider`] authorizes.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct OAuthConfig {
+    /// A pre-registered client id; when `None`, the client uses
+    /// [`client_metadata_url`](OAuthConfig::client_metadata_url) if the
+    /// authorization server supports Client ID Metadata Documents, else
+    /// registers itself (RFC 7591).
+    pub client_id: Option<String>,
+    /// How the pre-registered client authenticates.
+    pub client_auth: ClientAuth,
+    /// The HTTPS URL of this application's Client ID Metadata Document,
+    /// used as its client id where supported.
+    pub client_metadata_url: Option<String>,
+    /// The name registered for this client.
+    pub client_name: String,
+    /// The scopes to ask for, space-separated, instead of the
+    /// specification's selection (the challenge's, else the resource's
+    /// `scopes_supported`, else none).
+    pub scope: Option<String>,
+    /// Which grant obtains the tokens.
+    pub grant: Grant,
+    /// The user-agent step of the authorization-code grant; `None` fails
+    /// an authorization that needs a user.
+    pub user_agent: Option<Arc<dyn UserAgent>>,
+    /// Where tokens are kept.
+    pub store: Arc<dyn TokenStore>,
+    /// The time limit of each OAuth request.
+    pub timeout: Duration,
+}
+
+impl OAuthConfig {
+    /// An authorization-code configuration with `user_agent`, a client
+    /// that registers itself as `golem-mcp`, and tokens kept in memory.
+    pub fn new(user_agent: Arc<dyn UserAgent>) -> Self {
+        OAuthConfig {
+            user_agent: Some(user_agent),
+            ..Self::without_user_agent()
+        }
+    }
+
+    /// A cross-app access configuration (SEP-990) for the pre-registered
+    /// client `client_id` authenticating with `auth` at the MCP server's
+    /// authorization server.
+    pub fn cross_app_access(
+        access: CrossAppAccess,
+        client_id: impl Into<String>,
+        auth: ClientAuth,
+    ) -> Self {
+        OAuthConfig {
+            client_id: Some(client_id.into()),
+            client_auth: auth,
+            grant: Grant::CrossAppAccess(access),
+            ..Self::without_user_agent()
+        }
+    }
+
+    /// A client-credentials configuration for the pre-registered client
+    /// `client_id` authenticating with `auth`.
+    pub fn client_credentials(client_id: impl Into<String>, auth: ClientAuth) -> Self {
+        OAuthConfig {
+            client_id: Some(client_id.into()),
+            client_auth: auth,
+            grant: Grant::ClientCredentials,
+            ..Self::without_user_agent()
+        }
+    }
+
+    fn without_user_agent() -> Self {
+        OAuthConfig {
+            client_id: None,
+            client_auth: ClientAuth::None,
+            client_metadata_url: None,
+            client_name: "golem-mcp".to_owned(),
+            scope: None,
+            grant: Grant::AuthorizationCode,
+            user_agent: None,
+            store: Arc::new(MemoryTokenStore::new()),
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_id", &self.client_id)
+            .field("client_auth", &self.client_auth)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("client_name", &self.client_name)
+            .field("scope", &self.scope)
+            .field("grant", &self.grant)
+            .field("user_agent", &self.user_agent.as_ref().map(|_| "set"))
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The MCP authorization flow as an [`AuthProvider`], for one server.
+///
+/// On a refusal it discovers the server's authorization server, finds the
+/// client's identity (pre-registered, a Client ID Metadata Document URL,
+/// or Dynamic Client Registration), and obtains tokens: by refreshing when
+/// it has a refresh token, else by the configured [`Grant`]. Requests
+/// refused together share one authorization; tokens go to the
+/// [`TokenStore`] under the server's canonical URL and are only ever sent
+/// to that server.
+pub struct OAuthProvider {
+    config: OAuthConfig,
+    http: OAuthHttp,
+    /// The tokens in use, and the server they are for.
+    /// `None` until the store was read for a server; then that server and
+    /// its grant, if any (the store is read once, not per request).
+    current: StdMutex<Option<(String, Option<StoredGrant>)>>,
+    /// Held while authorizing, so that concurrent refusals authorize once.
+    flow: Mutex<FlowState>,
+}
+
+#[derive(Default)]
+struct FlowState {
+    /// What discovery found, for which server and metadata URL.
+    discovered: Option<(Url, Option<String>, Discovered)>,
+    /// The client identity, and the redirect URI it was registered with
+    /// (dynamic registration only).
+    client: Option<(ClientIdentity, Option<String>)>,
+}
+
+impl fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("OAuthProvider")
+            .field("config", &self.config)
+            .field("server", &current.as_ref().map(|(server, _)| server))
+            .field(
+                "tokens",
+                &current
+                    .as_ref()
+                    .and_then(|(_, grant)| grant.as_ref().map(|grant| &grant.tokens)),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthProvider {
+    /// A provider authorizing as `config` says. Fails only if the HTTP
+    /// client cannot be built.
+    pub fn new(config: OAuthConfig) -> Result<Self, AuthError> {
+        let http = OAuthHttp::new(config.timeout)?;
+        Ok(OAuthProvider {
+            config,
+            http,
+            current: StdMutex::new(None),
+            flow: Mutex::new(FlowState::default()),
+        })
+    }
+
+    /// The tokens in use for `server` (read from the store the first
+    /// time).
+    fn grant(&self, server: &str) -> Option<StoredGrant> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((key, grant)) = current.as_ref()
+            && key == server
+        {
+            return grant.clone();
+        }
+        let grant = match self.config.store.load(server) {
+            // Tokens of another client are not this one's to use.
+            Ok(Some(grant))
+                if self
+                    .config
+                    .client_id
+                    .as_ref()
+                    .is_some_and(|client_id| *client_id != grant.client_id) =>
+            {
+                None
+            }
+            Ok(grant) => grant,
+            Err(error) => {
+                tracing::warn!(%error, "mcp: could not read the token store");
+                None
+            }
+        };
+        *current = Some((server.to_owned(), grant.clone()));
+        grant
+    }
+
+    fn keep(&self, server: &str, grant: StoredGrant) -> Result<(), AuthError> {
+        self.config.store.save(server, &grant)?;
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some((server.to_owned(), Some(grant)));
+        Ok(())
+    }
+
+    /// Discovery for `server`, reusing the last one when the server and the
+    /// challenge's metadata URL are the same.
+    async fn discovered(
+        &self,
+        state: &mut FlowState,
+        server: &Url,
+        refusal: Option<&Refusal>,
+    ) -> Result<Discovered, AuthError> {
+        let challenge = refusal.and_then(|refusal| refusal.challenge.as_ref());
+        let metadata_url = challenge.and_then(|challenge| challenge.resource_metadata.clone());
+        if let Some((url, cached_metadata_url, discovered)) = &state.discovered
+            && url == server
+            && (metadata_url.is_none() || *cached_metadata_url == metadata_url)
+        {
+            return Ok(discovered.clone());
+        }
+        let discovered = discovery::discover(&self.http, server, challenge).await?;
+        if discovered.issuer.as_str()
+            != state
+                .discovered
+                .as_ref()
+                .map_or("", |(_, _, old)| old.issuer.as_str())
+        {
+            state.client = None; // another authorization server
+        }
+        state.discovered = Some((server.clone(), metadata_url, discovered.clone()));
+        Ok(discovered)
+    }
+
+    /// Refreshes `grant`'s tokens.
+    async fn refresh(
+        &self,
+        discovered: &Discovered,
+        grant: &StoredGrant,
+        refresh_token: &Secret,
+    ) -> Result<StoredGrant, AuthError> {
+        let client = stored_client(discovered, grant);
+        let params = [
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token.expose()),
+            ("resource", discovered.resource.as_str()),
+        ];
+        let mut tokens = token::request(
+            &self.http,
+            discovered,
+            &client,
+            &params,
+            grant.tokens.scope.as_deref(),
+        )
+        .await?;
+        if tokens.refresh_token.is_none() {
+            tokens.refresh_token = Some(refresh_token.clone());
+        }
+        Ok(StoredGrant {
+            tokens,
+            ..grant.clone()
+        })
+    }
+
+    /// The client identity, finding or registering one when needed.
+    async fn client(
+        &self,
+        state: &mut FlowState,
+        discovered: &Discovered,
+        redirect_uri: Option<&str>,
+    ) -> Result<ClientIdentity, AuthError> {
+        if let Some((client, registered_for)) = &state.client
+            && (registered_for.is_none() || registered_for.as_deref() == redirect_uri)
+        {
+            return Ok(client.clone());
+        }
+        let (client, registered_for) = if let Some(client_id) = &self.config.client_id {
+            (
+                registration::preregistered(discovered, client_id, &self.config.client_auth),
+                None,
+            )
+        } else if let Some(url) = &self.config.client_metadata_url
+            && discovered.metadata.client_id_metadata_document_supported
+        {
+            (
+                ClientIdentity {
+                    client_id: url.clone(),
+                    auth: TokenAuth::None,
+                },
+                None,
+            )
+        } else {
+            let Some(redirect_uri) = redirect_uri else {
+                return Err(AuthError::Registration {
+                    detail: "the client-credentials grant needs a pre-registered client id"
+                        .to_owned(),
+                });
+            };
+            let registration = Registration {
+                client_name: &self.config.client_name,
+                redirect_uri,
+            };
+            let client = registration::register(&self.http, discovered, &registration).await?;
+            (client, Some(redirect_uri.to_owned()))
+        };
+        state.client = Some((client.clone(), registered_for));
+        Ok(client)
+    }
+
+    /// Runs the configured grant for `scope`.
+    async fn obtain(
+        &self,
+        state: &mut FlowState,
+        discovered: &Discovered,
+        scope: Option<&str>,
+    ) -> Result<(ClientIdentity, Tokens), AuthError> {
+        match &self.config.grant {
+            Grant::ClientCredentials => {
+                let client = self.client(state, discovered, None).await?;
+                let mut params = vec![
+                    ("grant_type", "client_credentials"),
+                    ("resource", discovered.resource.as_str()),
+                ];
+                if let Some(scope) = scope {
+                    params.push(("scope", scope));
+                }
+                let tokens =
+                    token::request(&self.http, discovered, &client, &params, scope).await?;
+                Ok((client, tokens))
+            }
+            Grant::AuthorizationCode => self.authorization_code(state, discovered, scope).await,
+            Grant::CrossAppAccess(access) => {
+                let client = self.client(state, discovered, None).await?;
+                let assertion =
+                    cross_app::identity_assertion(&self.http, access, discovered, scope).await?;
+                let mut params = vec![
+                    ("grant_type", cross_app::JWT_BEARER_GRANT),
+                    ("assertion", assertion.expose()),
+                    ("resource", discovered.resource.as_str()),
+                ];
+                if let Some(scope) = scope {
+                    params.push(("scope", scope));
+                }
+                let tokens =
+                    token::request(&self.http, discovered, &client, &params, scope).await?;
+                Ok((client, tokens))
+            }
+        }
+    }
+
+    async fn authorization_code(
+        &self,
+        state: &mut FlowState,
+        discovered: &Discovered,
+        scope: Option<&str>,
+    ) -> Result<(ClientIdentity, Tokens), AuthError> {
+        let supports_s256 = discovered
+            .metadata
+            .code_challenge_methods_supported
+            .as_ref()
+            .is_some_and(|methods| methods.iter().any(|method| method == "S256"));
+        if !supports_s256 && !discovered.defaults {
+            return Err(AuthError::PkceUnsupported {
+                issuer: shown(&discovered.issuer),
+            });
+        }
+        let Some(user_agent) = &self.config.user_agent else {
+            return Err(AuthError::UserAgent {
+                detail: "authorization needs a user, and no user agent is configured".to_owned(),
+            });
+        };
+        let pending = user_agent.prepare().await?;
+        let redirect_uri = pending.redirect_uri().to_owned();
+        let client = self.client(state, discovered, Some(&redirect_uri)).await?;
+        let pkce = Pkce::new()?;
+        let expected_state = random_token()?;
+        let mut url = discovered.authorization_endpoint.clone();
+        {
+            let mut query = url.query_pairs_mut();
+            query
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client.client_id)
+                .append_pair("redirect_uri", &redirect_uri)
+                .append_pair("code_challenge", &pkce.challenge)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("state", &expected_state)
+                .append_pair("resource", &discovered.resource);
+            if let Some(scope) = scope {
+                query.append_pair("scope", scope);
+            }
+        }
+        let redirect = pending.wait(url, expected_state.clone()).await?;
+        let code = code_of(&redirect, &expected_state)?;
+        let params = [
+            ("grant_type", "authorization_code"),
+            ("code", code.expose()),
+            ("redirect_uri", redirect_uri.as_str()),
+            ("code_verifier", pkce.verifier.expose()),
+            ("resource", discovered.resource.as_str()),
+        ];
+        let tokens = token::request(&self.http, discovered, &client, &params, scope).await?;
+        Ok((client, tokens))
+    }
+
+    async fn run(&self, refusal: &Refusal) -> Result<(), AuthError> {
+        let server = canonical(&refusal.url);
+        let mut state = self.flow.lock().await;
+        let current = self.grant(&server);
+        let step_up = refusal.is_insufficient_scope();
+        let wanted = refusal
+            .challenge
+            .as_ref()
+            .and_then(|challenge| challenge.scope.as_deref());
+        if let Some(grant) = &current {
+            let now = Secret::new(bearer(&grant.tokens));
+            let renewed = refusal.sent.as_ref() != Some(&now);
+            let enough = !step_up || wanted.is_none_or(|scope| grant.tokens.grants(scope));
+            if renewed && enough {
+                return Ok(()); // authorized meanwhile, by a request refused alongside
+            }
+        }
+        let discovered = self
+            .discovered(&mut state, &refusal.url, Some(refusal))
+            .await?;
+        if !step_up
+            && let Some(grant) = &current
+            && let Some(refresh_token) = &grant.tokens.refresh_token
+        {
+            match self.refresh(&discovered, grant, refresh_token).await {
+                Ok(grant) => return self.keep(&server, grant),
+                Err(error) => {
+                    tracing::debug!(%error, "mcp: refreshing the token failed; authorizing anew");
+                }
+            }
+        }
+        let scope = select_scope(
+            self.config.scope.as_deref(),
+            wanted,
+            discovered.resource_scopes.as_deref(),
+            step_up
+                .then(|| {
+                    current
+                        .as_ref()
+                        .and_then(|grant| grant.tokens.scope.as_deref())
+                })
+                .flatten(),
+            matches!(self.config.grant, Grant::AuthorizationCode)
+                && discovered
+                    .metadata
+                    .scopes_supported
+                    .as_ref()
+                    .is_some_and(|scopes| scopes.iter().any(|scope| scope == "offline_access")),
+        );
+        let (client, tokens) = self
+            .obtain(&mut state, &discovered, scope.as_deref())
+            .await?;
+        let client_secret = match &client.auth {
+            TokenAuth::Basic(secret) | TokenAuth::Post(secret) => Some(secret.clone()),
+            TokenAuth::None | TokenAuth::PrivateKeyJwt(_) => None,
+        };
+        self.keep(
+            &server,
+            StoredGrant {
+                tokens,
+                client_id: client.client_id,
+                client_secret,
+            },
+        )
+    }
+
+    /// Authorizes for the server at `url` now, before any request was
+    /// refused (e.g. a command-line `login`): discovery without a
+    /// challenge, then a refresh if there are tokens with a refresh token,
+    /// else the configured grant.
+    ///
+    /// Cancel safe: tokens are kept only once obtained.
+    pub async fn login(&self, url: &str) -> Result<(), AuthError> {
+        let url = Url::parse(url).map_err(|error| AuthError::InvalidConfig {
+            field: "url",
+            problem: format!("not a URL ({error})"),
+        })?;
+        let sent = self.authorization(&url);
+        self.run(&Refusal::new(url, 401, None, sent)).await
+    }
+
+    /// Forgets the tokens for the server at `url`, here and in the store.
+    pub fn logout(&self, url: &str) -> Result<(), AuthError> {
+        let url = Url::parse(url).map_err(|error| AuthError::InvalidConfig {
+            field: "url",
+            problem: format!("not a URL ({error})"),
+        })?;
+        let server = canonical(&url);
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        *current = Some((server.clone(), None));
+        self.config.store.remove(&server)
+    }
+
+    async fn refresh_if_expiring(&self, url: &Url) -> Result<(), AuthError> {
+        let server = canonical(url);
+        let Some(grant) = self.grant(&server) else {
+            return Ok(());
+        };
+        if !grant.tokens.expires_within(REFRESH_MARGIN) {
+            return Ok(());
+        }
+        let Some(refresh_token) = grant.tokens.refresh_token.clone() else {
+            return Ok(());
+        };
+        let mut state = self.flow.lock().await;
+        if self.grant(&server).as_ref() != Some(&grant) {
+            return Ok(()); // refreshed meanwhile
+        }
+        let discovered = self.discovered(&mut state, url, None).await?;
+        let grant = self.refresh(&discovered, &grant, &refresh_token).await?;
+        self.keep(&server, grant)
+    }
+}
+
+impl AuthProvider for OAuthProvider {
+    /// `Bearer <access token>` when there are tokens for `url`'s server
+    /// (its canonical URL), and only then.
+    fn authorization(&self, url: &Url) -> Option<Secret> {
+        self.grant(&canonical(url))
+            .map(|grant| Secret::new(bearer(&grant.tokens)))
+    }
+
+    /// Refreshes a token that expires within 30 s, when there is a refresh
+    /// token. A failure is logged, not returned: the server's refusal will
+    /// start a full authorization.
+    ///
+    /// Cancel safe: a refresh interrupted before its answer changes
+    /// nothing; one interrupted after it keeps the new tokens.
+    fn prepare<'a>(&'a self, url: &'a Url) -> AuthFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(error) = self.refresh_if_expiring(url).await {
+                tracing::debug!(%error, "mcp: refreshing the expiring token failed");
+            }
+            Ok(())
+        })
+    }
+
+    /// Refreshes the tokens when the refusal is a `401` and there is a
+    /// refresh token; otherwise (or if that fails) authorizes anew with the
+    /// configured grant, asking for the challenge's scopes (plus those
+    /// already granted, on a step-up).
+    ///
+    /// Cancel safe: an interrupted authorization keeps nothing half-done
+    /// (tokens are kept only once obtained); the next refusal starts over.
+    fn authorize<'a>(&'a self, refusal: &'a Refusal) -> AuthFuture<'a, ()> {
+        Box::pin(self.run(refusal))
+    }
+}
+
+fn bearer(tokens: &Tokens) -> String {
+    format!("Bearer {}", tokens.access_token.expose())
+}
+
+/// The identity a stored grant was issued to.
+fn stored_client(discovered: &Discovered, grant: &StoredGrant) -> ClientIdentity {
+    let auth = match &grant.client_secret {
+        Some(secret) => super::ClientAuth::Secret(secret.clone()),
+        None => super::ClientAuth::None,
+    };
+    registration::preregistered(discovered, &grant.client_id, &auth)
+}
+
+/// The scopes to ask for: the application's, else the challenge's, else
+/// the resource's `scopes_supported`, else none; on a step-up, with the
+/// scopes already granted; with `offline_access` when the authorization
+/// server supports it (and some scope is asked for at all).
+pub(crate) fn select_scope(
+    configured: Option<&str>,
+    challenged: Option<&str>,
+    resource_scopes: Option<&[String]>,
+    granted: Option<&str>,
+    offline_access: bool,
+) -> Option<String> {
+    let mut scopes: Vec<String> = match (configured, challenged, resource_scopes) {
+        (Some(scope), _, _) | (None, Some(scope), _) => {
+            scope.split_ascii_whitespace().map(str::to_owned).collect()
+        }
+        (None, None, Some(scopes)) => scopes.to_vec(),
+        (None, None, None) => Vec::new(),
+    };
+    for scope in granted.unwrap_or("").split_ascii_whitespace() {
+        if !scopes.iter().any(|s| s == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    if scopes.is_empty() {
+        return None;
+    }
+    if offline_access && !scopes.iter().any(|s| s == "offline_access") {
+        scopes.push("offline_access".to_owned());
+    }
+    Some(scopes.join(" "))
+}
+
+/// Checks the `state` of a redirect.
+pub(crate) fn check_state(redirect: &Url, expected: &str) -> Result<(), AuthError> {
+    let state = redirect
+        .query_pairs()
+        .find(|(name, _)| name == "state")
+        .map(|(_, value)| value);
+    match state.as_deref() == Some(expected) {
+        true => Ok(()),
+        false => Err(AuthError::UserAgent {
+            detail:
+                "the redirect's state is not the one sent; refusing it (a forged or stale redirect)"
+                    .to_owned(),
+        }),
+    }
+}
+
+/// The authorization code of a redirect, after checking its `state`; the
+/// server's error if it sent one.
+fn code_of(redirect: &Url, expected_state: &str) -> Result<Secret, AuthError> {
+    check_state(redirect, expected_state)?;
+    let value = |key: &str| {
+        redirect
+            .query_pairs()
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.into_owned())
+    };
+    if let Some(error) = value("error") {
+        return Err(AuthError::Denied {
+            error,
+            description: value("error_description").unwrap_or_default(),
+        });
+    }
+    value("code")
+        .map(Secret::new)
+        .ok_or_else(|| AuthError::UserAgent {
+            detail: "the redirect carries neither a code nor an error".to_owned(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_selection_follows_the_specification_order() {
+        let supported = ["a".to_owned(), "b".to_owned()];
+        assert_eq!(
+            select_scope(None, Some("x y"), Some(&supported), None, false).as_deref(),
+            Some("x y")
+        );
+        assert_eq!(
+            select_scope(None, None, Some(&supported), None, false).as_deref(),
+            Some("a b")
+        );
+        assert_eq!(select_scope(None, None, None, None, false), None);
+        assert_eq!(
+            select_scope(Some("mine"), Some("x"), None, None, false).as_deref(),
+            Some("mine")
+        );
+        // Step-up keeps what was granted.
+        assert_eq!(
+            select_scope(None, Some("b c"), None, Some("a b"), false).as_deref(),
+            Some("b c a")
+        );
+        // offline_access only when supported, and only with other scopes.
+        assert_eq!(
+            select_scope(None, None, Some(&supported), None, true).as_deref(),
+            Some("a b offline_access")
+        );
+        assert_eq!(select_scope(None, None, None, None, true), None);
+    }
+
+    #[test]
+    fn redirects_with_a_wrong_or_missing_state_are_refused() {
+        let url = |text: &str| Url::parse(text).expect("valid test input");
+        assert!(code_of(&url("http://localhost/cb?code=c&state=s"), "s").is_ok());
+        for bad in [
+            "http://localhost/cb?code=c&state=t",
+            "http://localhost/cb?code=c",
+        ] {
+            let error = code_of(&url(bad), "s").expect_err("must be refused");
+            assert!(matches!(error, AuthError::UserAgent { .. }), "{error}");
+            assert!(!error.to_string().contains("code=c"));
+        }
+        let denied = code_of(&url("http://localhost/cb?error=access_denied&state=s"), "s")
+            .expect_err("must be refused");
+        assert!(matches!(denied, AuthError::Denied { .. }), "{denied}");
+    }
+}

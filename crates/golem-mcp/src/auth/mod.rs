@@ -1,0 +1,178 @@
+//! OAuth 2.1 authorization for streamable-HTTP servers (feature `http`),
+//! per the MCP authorization specification (revision 2025-11-25, with the
+//! 2025-03-26 fallbacks).
+//!
+//! The transport asks an [`AuthProvider`] (set in
+//! [`HttpConfig::auth`](crate::HttpConfig::auth)) what `Authorization` to
+//! send; when the server refuses a request (`401`, or `403` with
+//! `insufficient_scope`), it asks the provider to authorize and sends the
+//! request again. [`BearerToken`] is a fixed token; [`OAuthProvider`] runs
+//! the whole flow: discovery, client identity, the authorization code with
+//! PKCE through a [`UserAgent`] (or the client-credentials grant, or
+//! cross-app access), refresh,
+//! step-up, and a [`TokenStore`]. ADR 0014 says why it is shaped this way.
+//!
+//! Module map: `challenge.rs` reads `WWW-Authenticate`; `discovery.rs`
+//! finds the metadata; `registration.rs` the client's identity; `pkce.rs`
+//! the verifier and `state`; `jwt.rs` the `private_key_jwt` assertions;
+//! `token.rs` the token endpoint; `cross_app.rs` the identity-assertion
+//! exchange of cross-app access (SEP-990); `flow.rs` ties them into
+//! [`OAuthProvider`]; `store.rs` keeps tokens (`file_store.rs`: in a
+//! file only its owner can read); `user_agent.rs` and
+//! `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
+//! request.
+
+mod challenge;
+mod cross_app;
+mod discovery;
+mod error;
+mod file_store;
+mod flow;
+mod http;
+mod jwt;
+mod pkce;
+mod redirect;
+mod registration;
+mod secret;
+mod store;
+mod token;
+mod user_agent;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use reqwest::Url;
+
+pub use challenge::Challenge;
+pub use cross_app::CrossAppAccess;
+pub use error::AuthError;
+pub use file_store::FileTokenStore;
+pub use flow::{ClientAuth, Grant, OAuthConfig, OAuthProvider};
+pub use jwt::{SigningAlgorithm, SigningKey};
+pub use redirect::{LoopbackConfig, LoopbackRedirect, open_in_browser};
+pub use secret::Secret;
+pub use store::{MemoryTokenStore, StoredGrant, TokenStore};
+pub use token::Tokens;
+pub use user_agent::{OwnedAuthFuture, PendingRedirect, RedirectFollower, UserAgent};
+
+/// The future an [`AuthProvider`] or [`UserAgent`] method returns.
+pub type AuthFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, AuthError>> + Send + 'a>>;
+
+/// A request the server refused for want of authorization.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Refusal {
+    /// The URL that refused (the MCP endpoint).
+    pub url: Url,
+    /// `401` or `403`.
+    pub status: u16,
+    /// The `Bearer` challenge of its `WWW-Authenticate` header, if any.
+    pub challenge: Option<Challenge>,
+    /// The `Authorization` value the refused request carried, if any: a
+    /// provider compares it with what it has now, so that requests refused
+    /// together are authorized once.
+    pub sent: Option<Secret>,
+}
+
+impl Refusal {
+    pub(crate) fn new(
+        url: Url,
+        status: u16,
+        challenge: Option<Challenge>,
+        sent: Option<Secret>,
+    ) -> Self {
+        Refusal {
+            url,
+            status,
+            challenge,
+            sent,
+        }
+    }
+
+    /// Whether this is a `403` with `error="insufficient_scope"`: the token
+    /// is valid but lacks scopes.
+    pub fn is_insufficient_scope(&self) -> bool {
+        self.status == 403
+            && self
+                .challenge
+                .as_ref()
+                .is_some_and(Challenge::is_insufficient_scope)
+    }
+}
+
+/// Supplies the `Authorization` of the requests to one MCP server, and
+/// obtains it when the server refuses them.
+///
+/// The transport calls [`authorization`](AuthProvider::authorization) for
+/// every request it makes, [`prepare`](AuthProvider::prepare) before each
+/// message it posts, and [`authorize`](AuthProvider::authorize) when the
+/// server answers `401`, or `403` with `error="insufficient_scope"`; then
+/// it sends the refused request again, at most twice per request (a `401`
+/// then a step-up).
+pub trait AuthProvider: Send + Sync + 'static {
+    /// The `Authorization` header value to send to `url` now (e.g.
+    /// `Bearer ...`), or `None`. Synchronous and cheap: no I/O beyond a
+    /// token store's quick read.
+    fn authorization(&self, url: &Url) -> Option<Secret>;
+
+    /// Called before a message is posted to `url`: a provider may refresh
+    /// an expired token here. The default does nothing.
+    ///
+    /// Cancel safe as long as the implementation is (the default is).
+    fn prepare<'a>(&'a self, url: &'a Url) -> AuthFuture<'a, ()> {
+        let _ = url;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Obtains new authorization after `refusal`; once it returns `Ok`,
+    /// [`authorization`](AuthProvider::authorization) has something to
+    /// send that may succeed. An error fails the refused request.
+    ///
+    /// Cancel safety is the implementation's to state; see
+    /// [`OAuthProvider::authorize`](OAuthProvider#method.authorize).
+    fn authorize<'a>(&'a self, refusal: &'a Refusal) -> AuthFuture<'a, ()>;
+}
+
+/// A fixed bearer token: sent on every request, and never renewed (a
+/// refusal fails the request).
+///
+/// ```
+/// use std::sync::Arc;
+/// use golem_mcp::HttpConfig;
+/// use golem_mcp::auth::BearerToken;
+///
+/// let config = HttpConfig {
+///     auth: Some(Arc::new(BearerToken::new("secret-token"))),
+///     ..HttpConfig::new("https://mcp.example.com/mcp")
+/// };
+/// assert!(!format!("{config:?}").contains("secret-token"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct BearerToken {
+    header: Secret,
+}
+
+impl BearerToken {
+    /// A provider sending `Authorization: Bearer <token>`.
+    pub fn new(token: impl Into<Secret>) -> Self {
+        let token: Secret = token.into();
+        BearerToken {
+            header: Secret::new(format!("Bearer {}", token.expose())),
+        }
+    }
+}
+
+impl AuthProvider for BearerToken {
+    fn authorization(&self, _url: &Url) -> Option<Secret> {
+        Some(self.header.clone())
+    }
+
+    fn authorize<'a>(&'a self, refusal: &'a Refusal) -> AuthFuture<'a, ()> {
+        Box::pin(async move {
+            Err(AuthError::Refused {
+                status: refusal.status,
+                detail: "the configured bearer token was refused; it cannot be renewed".to_owned(),
+            })
+        })
+    }
+}

@@ -1,0 +1,258 @@
+//! The provided user agent: a loopback redirect receiver (RFC 8252 §7.3)
+//! and a browser opener.
+
+use std::fmt;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Url;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::user_agent::OwnedAuthFuture;
+use super::{AuthError, AuthFuture, PendingRedirect, UserAgent};
+
+/// The longest request line and headers read from the browser.
+const MAX_REQUEST_BYTES: usize = 16 * 1024;
+/// How long one browser connection may take to send its request.
+const REQUEST_TIME: Duration = Duration::from_secs(10);
+/// How many unrelated requests (a favicon, a probe) are answered before
+/// the receiver gives up.
+const MAX_STRAY_REQUESTS: usize = 16;
+
+/// Opens a URL for the user; the default is [`open_in_browser`].
+pub type Opener = Arc<dyn Fn(&Url) -> std::io::Result<()> + Send + Sync>;
+
+/// How the loopback receiver works.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct LoopbackConfig {
+    /// The port to listen on; `0` (the default) takes an ephemeral one.
+    /// Give a fixed one for an authorization server that does not accept
+    /// any port on loopback redirect URIs.
+    pub port: u16,
+    /// The path of the redirect URI.
+    pub path: String,
+    /// How long to wait for the user to come back.
+    pub timeout: Duration,
+    /// Shows the authorization URL to the user.
+    pub open: Opener,
+}
+
+impl Default for LoopbackConfig {
+    /// An ephemeral port, `/callback`, five minutes, [`open_in_browser`].
+    fn default() -> Self {
+        LoopbackConfig {
+            port: 0,
+            path: "/callback".to_owned(),
+            timeout: Duration::from_secs(300),
+            open: Arc::new(open_in_browser),
+        }
+    }
+}
+
+impl fmt::Debug for LoopbackConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoopbackConfig")
+            .field("port", &self.port)
+            .field("path", &self.path)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`UserAgent`] that opens the authorization URL in the user's browser
+/// and receives the redirect on `http://127.0.0.1:PORT/callback`.
+///
+/// Each authorization binds a fresh listener on the loopback interface
+/// only, accepts exactly one redirect with the expected `state` (a
+/// redirect with another `state` fails the authorization; the listener is
+/// closed after the first redirect, so a second one finds nobody), answers
+/// it with a short page saying the tab can be closed, and gives up after
+/// the timeout.
+#[derive(Debug, Clone, Default)]
+pub struct LoopbackRedirect {
+    config: LoopbackConfig,
+}
+
+impl LoopbackRedirect {
+    /// A receiver configured by `config`.
+    pub fn new(config: LoopbackConfig) -> Self {
+        LoopbackRedirect { config }
+    }
+}
+
+impl UserAgent for LoopbackRedirect {
+    fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>> {
+        Box::pin(async move {
+            let listener = TcpListener::bind(("127.0.0.1", self.config.port))
+                .await
+                .map_err(|error| AuthError::UserAgent {
+                    detail: format!("cannot listen on 127.0.0.1:{} ({error})", self.config.port),
+                })?;
+            let port = listener
+                .local_addr()
+                .map_err(|error| AuthError::UserAgent {
+                    detail: format!("cannot read the listening port ({error})"),
+                })?
+                .port();
+            let redirect_uri = format!("http://127.0.0.1:{port}{}", self.config.path);
+            let pending: Box<dyn PendingRedirect> = Box::new(Pending {
+                listener,
+                redirect_uri,
+                config: self.config.clone(),
+            });
+            Ok(pending)
+        })
+    }
+}
+
+struct Pending {
+    listener: TcpListener,
+    redirect_uri: String,
+    config: LoopbackConfig,
+}
+
+impl PendingRedirect for Pending {
+    fn redirect_uri(&self) -> &str {
+        &self.redirect_uri
+    }
+
+    fn wait(self: Box<Self>, authorization_url: Url, state: String) -> OwnedAuthFuture<Url> {
+        Box::pin(async move {
+            (self.config.open)(&authorization_url).map_err(|error| AuthError::UserAgent {
+                detail: format!("cannot show the authorization URL ({error})"),
+            })?;
+            let timeout = self.config.timeout;
+            tokio::time::timeout(timeout, self.receive(&state))
+                .await
+                .map_err(|_| AuthError::UserAgent {
+                    detail: format!("no redirect came back within {timeout:?}"),
+                })?
+        })
+    }
+}
+
+impl Pending {
+    /// Accepts connections until the redirect comes (or too many stray
+    /// requests did).
+    async fn receive(self, state: &str) -> Result<Url, AuthError> {
+        let base = Url::parse(&self.redirect_uri).map_err(|error| AuthError::UserAgent {
+            detail: format!("invalid redirect URI ({error})"),
+        })?;
+        for _ in 0..MAX_STRAY_REQUESTS {
+            let (mut stream, _) =
+                self.listener
+                    .accept()
+                    .await
+                    .map_err(|error| AuthError::UserAgent {
+                        detail: format!("accepting the redirect failed ({error})"),
+                    })?;
+            let Ok(Some(target)) =
+                tokio::time::timeout(REQUEST_TIME, read_target(&mut stream)).await
+            else {
+                continue;
+            };
+            let Ok(url) = base.join(&target) else {
+                respond(&mut stream, "400 Bad Request", "Not a redirect.").await;
+                continue;
+            };
+            if url.path() != base.path() {
+                respond(&mut stream, "404 Not Found", "Not found.").await;
+                continue;
+            }
+            if let Err(error) = super::flow::check_state(&url, state) {
+                respond(
+                    &mut stream,
+                    "400 Bad Request",
+                    "This authorization response was not expected; authorization failed.",
+                )
+                .await;
+                return Err(error);
+            }
+            respond(
+                &mut stream,
+                "200 OK",
+                "Authorization received. You can close this tab and return to the application.",
+            )
+            .await;
+            return Ok(url);
+        }
+        Err(AuthError::UserAgent {
+            detail: "too many requests to the redirect receiver that were not the redirect"
+                .to_owned(),
+        })
+    }
+}
+
+/// Reads an HTTP request's head and returns its target (`/callback?...`),
+/// `None` if it is not a `GET` or does not fit.
+async fn read_target(stream: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut buffer = [0u8; 2048];
+    while !head.windows(4).any(|window| window == b"\r\n\r\n") {
+        let read = stream.read(&mut buffer).await.ok()?;
+        if read == 0 || head.len() + read > MAX_REQUEST_BYTES {
+            return None;
+        }
+        head.extend_from_slice(&buffer[..read]);
+    }
+    let line = head.split(|&b| b == b'\r').next()?;
+    let line = std::str::from_utf8(line).ok()?;
+    let mut parts = line.split(' ');
+    match (parts.next(), parts.next()) {
+        (Some("GET"), Some(target)) if target.starts_with('/') => Some(target.to_owned()),
+        _ => None,
+    }
+}
+
+async fn respond(stream: &mut TcpStream, status: &str, message: &str) {
+    let body = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Authorization</title></head><body><p>{message}</p></body></html>"
+    );
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Opens `url` for the user: with `$BROWSER` when set (the URL its one
+/// argument, no shell), else the desktop's opener (`xdg-open`, `open` on
+/// macOS), else by printing it on stderr for the user to open. Only
+/// `http` and `https` URLs are opened.
+pub fn open_in_browser(url: &Url) -> std::io::Result<()> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "only http and https URLs are opened",
+        ));
+    }
+    let opened = match std::env::var("BROWSER") {
+        Ok(browser) if !browser.trim().is_empty() => spawn(browser.trim(), url),
+        _ => spawn(
+            if cfg!(target_os = "macos") {
+                "open"
+            } else {
+                "xdg-open"
+            },
+            url,
+        ),
+    };
+    if opened.is_err() {
+        eprintln!("Open this URL in a browser to authorize:\n\n    {url}\n");
+    }
+    Ok(())
+}
+
+fn spawn(program: &str, url: &Url) -> std::io::Result<()> {
+    Command::new(program)
+        .arg(url.as_str())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(drop)
+}

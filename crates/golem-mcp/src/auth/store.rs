@@ -1,0 +1,86 @@
+//! Where tokens are kept between authorizations: the `TokenStore` trait
+//! and the in-memory default.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Mutex, PoisonError};
+
+use super::{AuthError, Secret, Tokens};
+
+/// What is kept for one server: the tokens and the client they were
+/// issued to (needed to refresh them).
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoredGrant {
+    /// The tokens.
+    pub tokens: Tokens,
+    /// The client id they were issued to.
+    pub client_id: String,
+    /// That client's secret, if it has one (a dynamically registered
+    /// confidential client).
+    pub client_secret: Option<Secret>,
+}
+
+impl fmt::Debug for StoredGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoredGrant")
+            .field("tokens", &self.tokens)
+            .field("client_id", &self.client_id)
+            .field("has_client_secret", &self.client_secret.is_some())
+            .finish()
+    }
+}
+
+/// Keeps the tokens of each server, by the server's canonical URL.
+///
+/// Methods are synchronous and called on the runtime's threads while an
+/// authorization is under way: an implementation must be quick (a small
+/// file, a keyring call), never wait on the network.
+pub trait TokenStore: Send + Sync + 'static {
+    /// The grant kept for `server`, if any.
+    fn load(&self, server: &str) -> Result<Option<StoredGrant>, AuthError>;
+    /// Keeps `grant` for `server`, replacing what was kept.
+    fn save(&self, server: &str, grant: &StoredGrant) -> Result<(), AuthError>;
+    /// Forgets what was kept for `server`.
+    fn remove(&self, server: &str) -> Result<(), AuthError>;
+}
+
+/// A [`TokenStore`] in memory: tokens last as long as the store.
+#[derive(Default)]
+pub struct MemoryTokenStore {
+    grants: Mutex<HashMap<String, StoredGrant>>,
+}
+
+impl MemoryTokenStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl fmt::Debug for MemoryTokenStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("MemoryTokenStore")
+            .field("servers", &grants.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl TokenStore for MemoryTokenStore {
+    fn load(&self, server: &str) -> Result<Option<StoredGrant>, AuthError> {
+        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(grants.get(server).cloned())
+    }
+
+    fn save(&self, server: &str, grant: &StoredGrant) -> Result<(), AuthError> {
+        let mut grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        grants.insert(server.to_owned(), grant.clone());
+        Ok(())
+    }
+
+    fn remove(&self, server: &str) -> Result<(), AuthError> {
+        let mut grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        grants.remove(server);
+        Ok(())
+    }
+}

@@ -1,0 +1,107 @@
+//! The user-agent step of the authorization-code flow: show the user the
+//! authorization URL and receive the redirect. The application's to
+//! provide; `redirect.rs` has the loopback receiver, and
+//! [`RedirectFollower`] does it without a user.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use reqwest::Url;
+
+use super::http::OAuthHttp;
+use super::{AuthError, AuthFuture};
+
+/// A future that owns what it uses.
+pub type OwnedAuthFuture<T> = Pin<Box<dyn Future<Output = Result<T, AuthError>> + Send>>;
+
+/// Takes the user to the authorization server and brings back its answer.
+///
+/// One authorization is two steps: [`prepare`](UserAgent::prepare) gets
+/// ready to receive one redirect and says where the authorization server
+/// must send it (the client registers that `redirect_uri`), then
+/// [`PendingRedirect::wait`] shows the authorization URL and waits for the
+/// redirect.
+pub trait UserAgent: Send + Sync + 'static {
+    /// Gets ready to receive one redirect (e.g. binds a loopback port).
+    ///
+    /// Cancel safe: dropping the future releases what it took.
+    fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>>;
+}
+
+/// One redirect being waited for.
+pub trait PendingRedirect: Send {
+    /// Where the authorization server must send the user back.
+    fn redirect_uri(&self) -> &str;
+
+    /// Shows `authorization_url` to the user and waits for the redirect
+    /// carrying `state`; returns the URL the user was sent back to (with
+    /// its `code`, or its `error`). A redirect with another `state` is
+    /// refused.
+    ///
+    /// Cancel safe: dropping the future abandons the authorization; a
+    /// redirect that comes later is not accepted.
+    fn wait(self: Box<Self>, authorization_url: Url, state: String) -> OwnedAuthFuture<Url>;
+}
+
+/// A user agent without a user: it requests the authorization URL itself
+/// and reads the redirect's `Location` without following it.
+///
+/// Only an authorization server that approves without asking anyone
+/// answers that way (test servers, the MCP conformance suite, automation
+/// set up for it); against a real one the redirect never comes and
+/// [`PendingRedirect::wait`] fails. The redirect URI is never visited.
+#[derive(Debug, Clone)]
+pub struct RedirectFollower {
+    redirect_uri: String,
+    http: OAuthHttp,
+}
+
+impl RedirectFollower {
+    /// A follower announcing `redirect_uri` (e.g.
+    /// `http://localhost/callback`), each request bounded by `timeout`.
+    pub fn new(
+        redirect_uri: impl Into<String>,
+        timeout: std::time::Duration,
+    ) -> Result<Self, AuthError> {
+        Ok(RedirectFollower {
+            redirect_uri: redirect_uri.into(),
+            http: OAuthHttp::new(timeout)?,
+        })
+    }
+}
+
+impl UserAgent for RedirectFollower {
+    fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>> {
+        let pending: Box<dyn PendingRedirect> = Box::new(self.clone());
+        Box::pin(async move { Ok(pending) })
+    }
+}
+
+impl PendingRedirect for RedirectFollower {
+    fn redirect_uri(&self) -> &str {
+        &self.redirect_uri
+    }
+
+    fn wait(self: Box<Self>, authorization_url: Url, state: String) -> OwnedAuthFuture<Url> {
+        Box::pin(async move {
+            let location = self.http.location(&authorization_url).await?;
+            let redirect =
+                authorization_url
+                    .join(&location)
+                    .map_err(|error| AuthError::UserAgent {
+                        detail: format!(
+                            "the authorization server redirected to an invalid URL ({error})"
+                        ),
+                    })?;
+            if !redirect.as_str().starts_with(&self.redirect_uri) {
+                return Err(AuthError::UserAgent {
+                    detail:
+                        "the authorization server redirected somewhere other than the redirect URI"
+                            .to_owned(),
+                });
+            }
+            super::flow::check_state(&redirect, &state)?;
+            Ok(redirect)
+        })
+    }
+}
