@@ -17,6 +17,9 @@ use crate::exit::Failure;
 
 /// The default of `--tool-timeout`, in seconds.
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
+/// `--start-timeout` when not given: long enough for an `npx -y` download
+/// on a first run.
+pub const DEFAULT_START_TIMEOUT_SECS: u64 = 60;
 
 const AFTER_HELP: &str = "\
 Models: --model openai:MODEL (the Chat Completions API of OpenAI, or of any compatible
@@ -38,8 +41,8 @@ stderr at the end.
 Exit status: 0 success; 1 the run ended without an answer (turn limit, a tool failing
 on its own); 2 usage error (flags, --model, a missing key, the config file); 3 a server
 answered with an error (the provider's HTTP error, an MCP server's JSON-RPC error);
-4 a server could not be reached or talked to; 5 a timeout (--tool-timeout, the
-provider's); 130 Ctrl-C.";
+4 a server could not be reached or talked to; 5 a timeout (--tool-timeout,
+--start-timeout, the provider's); 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -123,6 +126,10 @@ pub struct Options {
     /// The longest one tool call may take, in seconds [default: 60].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
     pub tool_timeout: Option<Duration>,
+    /// The longest each MCP server may take to answer initialize, and then
+    /// to list its tools, in seconds [default: 60].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
+    pub start_timeout: Option<Duration>,
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {
@@ -159,6 +166,8 @@ pub struct Plan {
     pub max_turns: u32,
     /// `--tool-timeout`.
     pub tool_timeout: Duration,
+    /// `--start-timeout`.
+    pub start_timeout: Duration,
 }
 
 impl Plan {
@@ -199,6 +208,9 @@ impl Plan {
             tool_timeout: options
                 .tool_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_TOOL_TIMEOUT_SECS)),
+            start_timeout: options
+                .start_timeout
+                .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
         })
     }
 }
@@ -305,13 +317,18 @@ fn build_model(
 }
 
 /// The key from `--api-key-env` or the provider's variable. Required for
-/// the vendor's own URL or when a variable was named; optional for another
-/// `--base-url` (local servers need none).
+/// the vendor's own URL or when a variable was named. With `--base-url`
+/// and no `--api-key-env`, no key is read: the vendor's key
+/// (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`) must never go to another host
+/// just because it is exported.
 fn api_key(
     provider: Provider,
     options: &Options,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<Option<ApiKey>, Failure> {
+    if options.base_url.is_some() && options.api_key_env.is_none() {
+        return Ok(None);
+    }
     let variable = options
         .api_key_env
         .as_deref()
@@ -353,7 +370,8 @@ fn select_servers(
     };
     let servers = config::load(path).map_err(|error| Failure::usage(describe_config(&error)))?;
     let names: Vec<String> = if names.is_empty() {
-        servers.names().map(str::to_owned).collect()
+        // Entries marked "disabled": true are left out unless named.
+        servers.enabled().map(str::to_owned).collect()
     } else {
         let mut unique: Vec<String> = Vec::new();
         for name in names {
@@ -405,6 +423,7 @@ mod tests {
             servers: Vec::new(),
             max_turns: None,
             tool_timeout: None,
+            start_timeout: None,
         }
     }
 
@@ -441,6 +460,13 @@ mod tests {
             ..options("openai:m")
         };
         assert_eq!(api_key(Provider::OpenAi, &local, &none).ok(), Some(None));
+        // ... and does not get the vendor's key when it is exported: that
+        // key is for the vendor's host only.
+        let vendor_key = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-vendor".to_owned());
+        assert_eq!(
+            api_key(Provider::OpenAi, &local, &vendor_key).ok(),
+            Some(None)
+        );
         // ... unless a variable was named.
         let named = Options {
             api_key_env: Some("MY_KEY".into()),

@@ -69,7 +69,8 @@ impl Failure {
     pub fn server(name: &str, error: &golem::mcp::Error) -> Self {
         let exit = match error {
             golem::mcp::Error::Protocol { .. } => Exit::Refused,
-            golem::mcp::Error::InvalidConfig { .. } => Exit::Usage,
+            golem::mcp::Error::InvalidConfig { .. } | golem::mcp::Error::Config(_) => Exit::Usage,
+            golem::mcp::Error::Timeout { .. } => Exit::Timeout,
             _ => Exit::Transport,
         };
         Failure::new(exit, format!("MCP server {name:?}: {}", describe(error)))

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use golem::mcp::config::ServerConfig;
 use golem::mcp::{
-    Client, HttpTransport, McpToolset, Notifications, ServerNotification, StdioTransport,
-    ToolsetConfig,
+    Client, HttpTransport, McpToolset, Notifications, ServerNotification, ServerStderr,
+    StdioTransport, ToolsetConfig,
 };
 use golem::tool::Toolset;
 use tokio::task::JoinHandle;
@@ -41,17 +41,21 @@ pub struct Servers {
 }
 
 impl Servers {
-    /// Starts each server and lists its tools. On failure the servers
-    /// started so far stay here, for [`close`](Self::close).
+    /// Starts each server and lists its tools, each step within `limit`
+    /// (`--start-timeout`): a server that never answers (a wrong command,
+    /// one waiting on a prompt) fails the command instead of hanging it.
+    /// On failure the servers started so far stay here, for
+    /// [`close`](Self::close).
     ///
     /// Cancel safe: a server is added here as soon as it is spawned.
     pub async fn start(
         &mut self,
         configs: Vec<(String, ServerConfig)>,
+        limit: Duration,
         output: &Output,
     ) -> Result<(), Failure> {
         for (name, config) in configs {
-            let client = connect(&name, config)?;
+            let (client, stderr) = connect(&name, config)?;
             // Subscribed before the handshake: a log message may come with it.
             let notifications = client.notifications();
             let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
@@ -62,19 +66,22 @@ impl Servers {
                 prefix: None,
                 relay,
             });
-            client
-                .initialize()
-                .await
-                .map_err(|error| Failure::server(&name, &error))?;
+            bounded(
+                &name,
+                "initialize",
+                limit,
+                stderr.as_ref(),
+                client.initialize(),
+            )
+            .await?;
         }
-        self.prefix_clashes().await?;
+        self.prefix_clashes(limit).await?;
         for server in &mut self.servers {
             let mut config = ToolsetConfig::default();
             config.name = Some(server.name.clone());
             config.prefix = server.prefix.clone();
-            let toolset = McpToolset::new(&server.client, config)
-                .await
-                .map_err(|error| Failure::server(&server.name, &error))?;
+            let listing = McpToolset::new(&server.client, config);
+            let toolset = bounded(&server.name, "tools/list", limit, None, listing).await?;
             server.toolset = Some(Arc::new(toolset));
         }
         Ok(())
@@ -82,14 +89,11 @@ impl Servers {
 
     /// Lists every server's tools once and gives a prefix to each server
     /// with a tool name another server also has.
-    async fn prefix_clashes(&mut self) -> Result<(), Failure> {
+    async fn prefix_clashes(&mut self, limit: Duration) -> Result<(), Failure> {
         let mut owners: HashMap<String, Vec<usize>> = HashMap::new();
         for (index, server) in self.servers.iter().enumerate() {
-            let tools = server
-                .client
-                .list_tools()
-                .await
-                .map_err(|error| Failure::server(&server.name, &error))?;
+            let listing = server.client.list_tools();
+            let tools = bounded(&server.name, "tools/list", limit, None, listing).await?;
             for tool in tools {
                 owners.entry(tool.name).or_default().push(index);
             }
@@ -177,13 +181,40 @@ fn tool_prefix(server: &str) -> String {
 }
 
 /// Starts the stdio server or prepares the HTTP transport.
-fn connect(name: &str, config: ServerConfig) -> Result<Client, Failure> {
+/// `operation` of server `name`, within `limit`; a timeout is reported
+/// with what a stdio server wrote to stderr by then.
+async fn bounded<T>(
+    name: &str,
+    operation: &str,
+    limit: Duration,
+    stderr: Option<&ServerStderr>,
+    future: impl std::future::Future<Output = Result<T, golem::mcp::Error>>,
+) -> Result<T, Failure> {
+    let error = match tokio::time::timeout(limit, future).await {
+        Ok(Ok(value)) => return Ok(value),
+        Ok(Err(error)) => error,
+        Err(_) => golem::mcp::Error::Timeout {
+            operation: operation.to_owned(),
+            after: limit,
+            stderr_tail: stderr.map(ServerStderr::tail).unwrap_or_default(),
+        },
+    };
+    Err(Failure::server(name, &error))
+}
+
+/// Starts the stdio server (keeping a handle on its stderr for a timeout's
+/// message) or prepares the HTTP transport.
+fn connect(name: &str, config: ServerConfig) -> Result<(Client, Option<ServerStderr>), Failure> {
     let failed = |error: golem::mcp::Error| Failure::server(name, &error);
     match config {
         ServerConfig::Stdio(stdio) => {
-            Ok(Client::new(StdioTransport::spawn(stdio).map_err(failed)?))
+            let transport = StdioTransport::spawn(stdio).map_err(failed)?;
+            let stderr = transport.stderr();
+            Ok((Client::new(transport), Some(stderr)))
         }
-        ServerConfig::Http(http) => Ok(Client::new(HttpTransport::new(http).map_err(failed)?)),
+        ServerConfig::Http(http) => {
+            Ok((Client::new(HttpTransport::new(http).map_err(failed)?), None))
+        }
         // Not printed: a configuration may hold secrets.
         _ => Err(Failure::usage(format!(
             "MCP server {name:?} uses a transport this version of golem cannot use"

@@ -34,7 +34,9 @@ pub async fn execute(plan: Plan) -> Exit {
 }
 
 async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut Signals) -> Exit {
-    let started = signals.or_signal(servers.start(plan.servers, output)).await;
+    let started = signals
+        .or_signal(servers.start(plan.servers, plan.start_timeout, output))
+        .await;
     match started {
         Err(signal) => return signal.report(output),
         Ok(Err(failure)) => return failure.report(),

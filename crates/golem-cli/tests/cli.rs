@@ -146,6 +146,9 @@ fn run_calls_a_filesystem_tool_and_streams_an_answer_with_its_result() {
             "openai:gpt-fake",
             "--base-url",
             &provider.base_url,
+            // With --base-url, a key is sent only when its variable is named.
+            "--api-key-env",
+            "OPENAI_API_KEY",
         ])
         .arg("--config")
         .arg(&config)
@@ -224,6 +227,8 @@ fn anthropic_models_take_their_key_and_the_host_as_base_url() {
             "anthropic:claude-fake",
             "--base-url",
             &host,
+            "--api-key-env",
+            "ANTHROPIC_API_KEY",
         ])
         .arg("--config")
         .arg(&config)
@@ -1009,4 +1014,39 @@ fn the_readme_and_the_help_agree() {
             assert!(flat_section.contains(status), "README: {status}");
         }
     }
+}
+
+#[test]
+fn a_server_that_never_answers_fails_at_the_start_timeout_with_its_stderr() {
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        r#"{"mcpServers": {
+            "silent": {"command": "sh", "args": ["-c", "echo 'could not bind port 8080' >&2; exec sleep 100"]},
+            "off": {"command": "/no/such/mcp-server", "disabled": true}
+        }}"#,
+    );
+    let provider = FakeProvider::start(parrot);
+    let started = std::time::Instant::now();
+    golem()
+        .args([
+            "run",
+            "--model",
+            "openai:m",
+            "--base-url",
+            &provider.base_url,
+        ])
+        .args(["--start-timeout", "2", "hi", "--config"])
+        .arg(&config)
+        .assert()
+        .code(5)
+        .stderr(
+            predicate::str::contains(
+                "MCP server \"silent\": initialize: no answer from the server within 2s; its \
+                 stderr ended with:\ncould not bind port 8080",
+            )
+            // The disabled entry was not started (its command does not exist).
+            .and(predicate::str::contains("off").not()),
+        );
+    assert!(started.elapsed() < Duration::from_secs(30));
 }

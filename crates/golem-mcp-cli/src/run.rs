@@ -76,12 +76,18 @@ pub async fn execute(plan: Plan) -> Exit {
         outcome = bounded => outcome,
         _ = tokio::signal::ctrl_c() => {
             feedback.finish();
-            drop(client);
-            return Failure::new(
+            let exit = Failure::new(
                 Exit::Interrupted,
-                format!("interrupted while {}; the server was stopped", feedback.current_stage()),
+                format!("interrupted while {}", feedback.current_stage()),
             )
             .report();
+            // A task `call --task` left running on the server is cancelled
+            // there (an HTTP server outlives this command).
+            if let Some(task_id) = task_slot.take() {
+                cancel_abandoned(&client, &task_id, CLOSE_LIMIT).await;
+            }
+            drop(client);
+            return exit;
         }
     };
     // What arrived before the answer is printed before the session ends.

@@ -156,8 +156,10 @@ pub struct BridgeConfig {
     /// Read the resource each `resource_link` item points to
     /// (`resources/read`) and give the model its text inline, under a line
     /// naming its URI; binary contents and a read that fails stay one
-    /// placeholder line. Off by default: a link then is one placeholder
-    /// line, and the server is asked nothing more.
+    /// placeholder line. Bounded: the first 10 links of a result are
+    /// read, and at most 256 KiB of each text shown. Off by default: a
+    /// link then is one placeholder line, and the server is asked nothing
+    /// more.
     pub read_resource_links: bool,
 }
 
@@ -293,6 +295,7 @@ async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> 
     let structured = result.structured_content.as_deref();
     let structured_value = structured.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
     let mut out = String::new();
+    let mut links_read = 0;
     for item in &result.content {
         if let (Content::Text { text }, Some(value)) = (item, &structured_value)
             && serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == value)
@@ -303,7 +306,10 @@ async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> 
             out.push('\n');
         }
         match item {
-            Content::ResourceLink { uri, .. } if config.read_resource_links => {
+            Content::ResourceLink { uri, .. }
+                if config.read_resource_links && links_read < links::MAX_LINKS_READ =>
+            {
+                links_read += 1;
                 links::render_read(client, uri, &mut out).await;
             }
             _ => item.render(&mut out),
@@ -331,7 +337,9 @@ fn wraps_only(structured: Option<&Value>, text: &str) -> bool {
     let mut values = fields.values();
     match (values.next(), values.next()) {
         (Some(Value::String(value)), None) => !text.is_empty() && value == text,
-        (Some(value), None) => !text.is_empty() && serde_json::to_string(value).is_ok_and(|json| json == text),
+        (Some(value), None) => {
+            !text.is_empty() && serde_json::to_string(value).is_ok_and(|json| json == text)
+        }
         _ => false,
     }
 }

@@ -6,8 +6,16 @@
 use crate::client::Client;
 use crate::resources::ResourceContents;
 
+/// How many links of one result are read; the rest show as placeholders,
+/// so that a result cannot make the bridge read without end.
+pub(crate) const MAX_LINKS_READ: usize = 10;
+/// How much of one linked resource's text is shown (the model's context
+/// is the limit that matters; the message limit bounds the read itself).
+const MAX_TEXT_SHOWN: usize = 256 * 1024;
+
 /// Appends a linked resource as the model sees it: a header line naming it,
-/// then the text of each of its text contents; binary contents and a
+/// then the text of each of its text contents (at most
+/// [`MAX_TEXT_SHOWN`] bytes of each); binary contents and a
 /// failed read are one placeholder line each (a read that fails is not the
 /// call's failure).
 pub(crate) async fn render_read(client: &Client, uri: &str, out: &mut String) {
@@ -21,6 +29,13 @@ pub(crate) async fn render_read(client: &Client, uri: &str, out: &mut String) {
             for contents in &read.contents {
                 let mime_type = contents.mime_type().unwrap_or("unknown type");
                 let _ = match contents {
+                    ResourceContents::Text { text, .. } if text.len() > MAX_TEXT_SHOWN => {
+                        let mut end = MAX_TEXT_SHOWN;
+                        while !text.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        write!(out, "\n{}… ({} bytes in all)", &text[..end], text.len())
+                    }
                     ResourceContents::Text { text, .. } => write!(out, "\n{text}"),
                     ResourceContents::Blob { blob, .. } => write!(
                         out,

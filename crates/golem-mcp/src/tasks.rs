@@ -426,7 +426,12 @@ impl Client {
             let next_poll = last_poll + options.interval(&watch.last);
             tokio::select! {
                 result = settle(&mut pending), if pending.is_some() => {
-                    guard.disarm();
+                    // A result that failed (its POST broke, say) says
+                    // nothing of the task, which may still run: the guard
+                    // stays armed and cancels it.
+                    if result.is_ok() || watch.last.status.is_terminal() {
+                        guard.disarm();
+                    }
                     return result;
                 }
                 () = tokio::time::sleep_until(next_poll) => {}
@@ -442,7 +447,9 @@ impl Client {
                 // result says how it ended.
                 Err(_) if pending.is_some() => {
                     let result = settle(&mut pending).await;
-                    guard.disarm();
+                    if result.is_ok() || watch.last.status.is_terminal() {
+                        guard.disarm();
+                    }
                     return result;
                 }
                 Err(error) => return Err(error),
