@@ -232,3 +232,37 @@ async fn a_toolset_presents_results_as_its_bridge_configuration_says() {
         .expect("rendered");
     assert_eq!(text, "[resource link: demo://gone]");
 }
+
+#[tokio::test]
+async fn at_most_ten_links_of_a_result_are_read() {
+    let links: Vec<Value> = (0..12)
+        .map(|n| json!({"type": "resource_link", "uri": format!("demo://{n}"), "name": "n"}))
+        .collect();
+    let client = serving(
+        json!({"name": "many", "inputSchema": {"type": "object"}}),
+        json!({"content": links}),
+    )
+    .await;
+    let reading = BridgeConfig::default().with_read_resource_links(true);
+    let tools: Vec<Tool<()>> = golem_mcp::as_tools_with(&client, &reading)
+        .await
+        .expect("bridges");
+    let text = call(&tools, "many", "{}").await.expect("rendered");
+    let read = text
+        .lines()
+        .filter(|line| line.contains("could not be read"))
+        .count();
+    assert_eq!(read, 10, "ten reads were tried: {text}");
+    assert_eq!(
+        text.lines().count(),
+        12,
+        "the rest are placeholders: {text}"
+    );
+    assert!(
+        !text
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .contains("could not be read")
+    );
+}

@@ -507,3 +507,50 @@ async fn status_notifications_are_delivered_and_a_server_that_answers_at_once_is
         ("task-9", TaskStatus::Completed)
     );
 }
+
+#[tokio::test]
+async fn a_result_that_fails_while_the_task_runs_still_cancels_it() {
+    // The task needs input, so the client asks for its result at once; the
+    // server answers that request with an error (as a broken result stream
+    // would end it), while the task itself goes on.
+    let (transport, mut peer) = memory_pair();
+    let (seen_sender, mut seen) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(message) = peer.recv().await {
+            let _ = seen_sender.send(message.clone());
+            let id = message["id"].clone();
+            let result = match message["method"].as_str() {
+                Some("initialize") => json!({
+                    "protocolVersion": LATEST_PROTOCOL_VERSION,
+                    "capabilities": {"tools": {}, "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}},
+                    "serverInfo": {"name": "tasks", "version": "1"}
+                }),
+                Some("tools/list") => json!({"tools": [{
+                    "name": "slow", "inputSchema": {"type": "object"},
+                    "execution": {"taskSupport": "optional"}
+                }]}),
+                Some("tools/call") => json!({"task": task("task-1", "working")}),
+                Some("tasks/get") => task("task-1", "input_required"),
+                Some("tasks/result") => {
+                    peer.send(&json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32603, "message": "the result stream broke"}}));
+                    continue;
+                }
+                Some("tasks/cancel") => task("task-1", "cancelled"),
+                _ => continue,
+            };
+            reply(&peer, &id, result);
+        }
+    });
+    let client = Client::new(transport);
+    client.initialize().await.expect("initializes");
+    let tool = client.list_tools().await.expect("lists").remove(0);
+
+    let error = client
+        .call_tool_as_task(&tool, &args("{}"), &fast(), |_| {})
+        .await
+        .expect_err("the result failed");
+    assert!(error.protocol_error().is_some(), "{error}");
+    let cancel = next_method(&mut seen, "tasks/cancel").await;
+    assert_eq!(cancel["params"]["taskId"], "task-1");
+}
