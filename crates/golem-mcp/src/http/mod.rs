@@ -36,6 +36,10 @@ const LAST_EVENT_ID_HEADER: &str = "last-event-id";
 /// How many received messages may wait for the client before the streams
 /// and answers that carry them stop being read.
 const INBOUND_QUEUE: usize = 64;
+/// How long `notifications/initialized` waits for the server to answer the
+/// standalone stream's first `GET`: one round trip normally; past this the
+/// session goes on without waiting.
+const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(2);
 
 /// An MCP server reached over streamable HTTP.
 ///
@@ -296,10 +300,14 @@ impl Transport for HttpTransport {
         let opens_session = message.method() == Some("notifications/initialized");
         let shared = &self.shared;
         shared.unless_closed(post::send(shared, message)).await??;
-        if opens_session {
+        if opens_session && let Some(first_answer) = stream::open_standalone(shared) {
             // Server requests and notifications that belong to no request
-            // of ours come on the standalone stream.
-            stream::open_standalone(shared);
+            // of ours come on the standalone stream. The session is handed
+            // over once the server has answered its GET (bounded): a
+            // server may drop what it sends while no stream is open, such
+            // as a request made from inside a tool call that follows at
+            // once.
+            let _ = tokio::time::timeout(STANDALONE_OPEN_WAIT, first_answer).await;
         }
         Ok(())
     }

@@ -219,7 +219,8 @@ async fn renew_session(
     shared.session().id = new_session;
     // The new session's own requests and notifications come on a stream of
     // its own (the old one's task has ended on the 404).
-    super::stream::open_standalone(shared);
+    // Not waited for: the request being renewed for is on its way.
+    let _ = super::stream::open_standalone(shared);
     Ok(())
 }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 use golem_sse::{SseError, SseParser};
 use reqwest::header::ACCEPT;
 use reqwest::{Method, Response};
+use tokio::sync::oneshot;
 
 use super::{LAST_EVENT_ID_HEADER, Shared, addressed_to, http_error, post::status_error};
 use crate::error::TransportError;
@@ -43,14 +44,22 @@ async fn read(shared: Arc<Shared>, id: RequestId, response: Response) {
 /// Opens the standalone `GET` stream once the session is initialized, on a
 /// task that keeps it open (resuming or reopening it when it ends) until the
 /// transport closes. A server that offers none (`405`) is left alone.
-pub(super) fn open_standalone(shared: &Arc<Shared>) {
+///
+/// The receiver hears when the server has answered the first `GET` (or it
+/// failed), so that the caller can wait for the stream before the session
+/// is used: a server that sends a request outside any request of ours
+/// (an elicitation from inside a tool, say) drops it while no stream is
+/// open. `None` when the stream was already open or the transport closed.
+pub(super) fn open_standalone(shared: &Arc<Shared>) -> Option<oneshot::Receiver<()>> {
     let mut standalone = shared.standalone();
     let running = standalone.as_ref().is_some_and(|task| !task.is_finished());
     if running || shared.check_open().is_err() {
-        return;
+        return None;
     }
-    let task = tokio::spawn(listen(shared.clone()));
+    let (answered, first_answer) = oneshot::channel();
+    let task = tokio::spawn(listen(shared.clone(), answered));
     *standalone = Some(task.abort_handle());
+    Some(first_answer)
 }
 
 /// The shortest wait before reopening the standalone stream, whatever the
@@ -63,9 +72,10 @@ const MIN_REOPEN_DELAY: Duration = Duration::from_millis(100);
 /// ends it: servers may close it whenever they like. Only failures to open
 /// it count against [`ResumePolicy::max_attempts`](super::ResumePolicy), in
 /// a row; a `405` means the server offers none.
-async fn listen(shared: Arc<Shared>) {
+async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>) {
     let mut stream = Stream::new(&shared, None);
     let policy = shared.resume;
+    let mut answered = Some(answered);
     loop {
         let Ok(mut request) = shared.session_request(Method::GET) else {
             return; // closed
@@ -74,7 +84,11 @@ async fn listen(shared: Arc<Shared>) {
         if let Some(last_event_id) = stream.parser.last_event_id() {
             request = request.header(LAST_EVENT_ID_HEADER, last_event_id.to_owned());
         }
-        match request.send().await {
+        let response = request.send().await;
+        if let Some(answered) = answered.take() {
+            let _ = answered.send(());
+        }
+        match response {
             Ok(response) if response.status().is_success() => {
                 stream.attempts = 0;
                 match stream.read(response).await {
