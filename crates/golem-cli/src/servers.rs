@@ -17,6 +17,8 @@ use tokio::task::JoinHandle;
 use crate::exit::Failure;
 use crate::show::Output;
 
+/// The most characters of one server log message shown.
+const LOG_SHOWN: usize = 2000;
 /// How long closing all the servers may take; past it they are killed
 /// (when the runtime drops their transports).
 const CLOSE_LIMIT: Duration = Duration::from_secs(3);
@@ -231,7 +233,10 @@ async fn relay_logs(name: String, mut notifications: Notifications, output: Outp
                 line.push_str(logger);
                 line.push_str(": ");
             }
-            line.push_str(&message.text());
+            // A server's text is not trusted with the terminal: control
+            // characters (escape sequences, line breaks that would fake a
+            // `golem:` line) become spaces.
+            line.push_str(&crate::show::one_line(&message.text(), LOG_SHOWN));
             output.note(&line);
         }
     }

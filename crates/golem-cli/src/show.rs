@@ -55,10 +55,15 @@ impl Output {
         }
     }
 
-    /// A line on stderr, after `golem: `. Stdout's open line is ended
-    /// first, so that a terminal showing both does not mix them.
+    /// A line on stderr, after `golem: `. When both go to a terminal,
+    /// stdout's open line is ended first so that the two do not mix on
+    /// screen; otherwise stdout is left as the model wrote it (a log line
+    /// arriving mid-answer must not change `golem run ... > answer.txt`).
     pub fn note(&self, line: &str) {
-        self.end_line();
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
+            self.end_line();
+        }
         let _ = writeln!(std::io::stderr().lock(), "golem: {line}");
     }
 
