@@ -39,6 +39,7 @@ CLI_SCENARIOS=(
   "auth/2025-03-26-oauth-metadata-backcompat|list" "auth/2025-03-26-oauth-endpoint-fallback|list"
   "auth/resource-mismatch|list" "auth/offline-access-scope|list"
   "auth/offline-access-not-supported|list"
+  "auth/client-credentials-basic|list --client-credentials --client-id conformance-test-client --client-secret-env GOLEM_CONFORMANCE_CC_SECRET"
 )
 
 [[ -x "$NODE22" && -f "$SUITE" ]] || { echo "conformance: run scripts/install-peers.sh first" >&2; exit 1; }
@@ -70,8 +71,13 @@ done
 for entry in "${CLI_SCENARIOS[@]}"; do
   cache="$(mktemp -d)"
   XDG_CONFIG_HOME="$cache" BROWSER="$FOLLOW" GOLEM_CONFORMANCE_SECRET=pre-registered-secret \
+    GOLEM_CONFORMANCE_CC_SECRET=conformance-test-secret \
     run "golem-mcp " "$CLI ${entry#*|} --url" "${entry%%|*}"
   rm -rf "$cache"
 done
+# private_key_jwt: the suite makes the key per run (scripts/conformance-cli-jwt.sh).
+cache="$(mktemp -d)"
+XDG_CONFIG_HOME="$cache" run "golem-mcp " "$ROOT/scripts/conformance-cli-jwt.sh $CLI" auth/client-credentials-jwt
+rm -rf "$cache"
 echo "conformance: $passed passed, $failed failed"
 [[ "$failed" -eq 0 ]]
