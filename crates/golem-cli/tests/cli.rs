@@ -95,6 +95,19 @@ impl Drop for TempDir {
 }
 
 /// `golem` with a key in `OPENAI_API_KEY` and no other provider variables.
+/// `golem run` with the fake OpenAI-compatible model of `provider`.
+fn run_on(provider: &FakeProvider) -> Command {
+    let mut command = golem();
+    command.args([
+        "run",
+        "--model",
+        "openai:gpt-fake",
+        "--base-url",
+        &provider.base_url,
+    ]);
+    command
+}
+
 fn golem() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_golem"));
     command
@@ -271,14 +284,7 @@ fn a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
         arguments: r#"{"duration": 60, "steps": 2}"#.into(),
     });
     let start = Instant::now();
-    let output = golem()
-        .args([
-            "run",
-            "--model",
-            "openai:gpt-fake",
-            "--base-url",
-            &provider.base_url,
-        ])
+    let output = run_on(&provider)
         .args(["--tool-timeout", "0.5", "Take your time", "--config"])
         .arg(&config)
         .output()
@@ -310,14 +316,7 @@ fn a_tool_error_goes_back_to_the_model_and_is_shown() {
     let config = dir.config(&["fs"]);
     let provider = FakeProvider::start(reader(missing, "read_text_file"));
 
-    let output = golem()
-        .args([
-            "run",
-            "--model",
-            "openai:gpt-fake",
-            "--base-url",
-            &provider.base_url,
-        ])
+    let output = run_on(&provider)
         .arg("--config")
         .arg(&config)
         .arg("Read missing.txt")
@@ -346,14 +345,7 @@ fn clashing_tool_names_are_prefixed_per_server_and_server_picks_some() {
     let config = dir.config(&["left", "right"]);
     let provider = FakeProvider::start(reader(notes.clone(), "right_read_text_file"));
 
-    let output = golem()
-        .args([
-            "run",
-            "--model",
-            "openai:gpt-fake",
-            "--base-url",
-            &provider.base_url,
-        ])
+    let output = run_on(&provider)
         .arg("--config")
         .arg(&config)
         .arg("Read it through the right server")
@@ -382,14 +374,7 @@ fn clashing_tool_names_are_prefixed_per_server_and_server_picks_some() {
 
     // One server named: its tools as they are.
     let provider = FakeProvider::start(reader(notes, "read_text_file"));
-    let output = golem()
-        .args([
-            "run",
-            "--model",
-            "openai:gpt-fake",
-            "--base-url",
-            &provider.base_url,
-        ])
+    let output = run_on(&provider)
         .arg("--config")
         .arg(&config)
         .args(["--server", "left", "Read it"])
@@ -645,14 +630,7 @@ fn the_turn_limit_exits_1_naming_the_option() {
         tool: "read_text_file".into(),
         arguments: json!({"path": notes}).to_string(),
     });
-    let output = golem()
-        .args([
-            "run",
-            "--model",
-            "openai:gpt-fake",
-            "--base-url",
-            &provider.base_url,
-        ])
+    let output = run_on(&provider)
         .args(["--max-turns", "2", "Loop", "--config"])
         .arg(&config)
         .output()
@@ -692,14 +670,7 @@ fn images_go_with_the_prompt() {
     let png = dir.path().join("dot.png");
     std::fs::write(&png, [0x89, b'P', b'N', b'G']).expect("written");
     let provider = FakeProvider::start(|_| Reply::Text("a dot".into()));
-    golem()
-        .args([
-            "run",
-            "--model",
-            "openai:gpt-fake",
-            "--base-url",
-            &provider.base_url,
-        ])
+    run_on(&provider)
         .arg("--image")
         .arg(&png)
         .args(["--image", "https://example.com/cat.jpg", "What are these?"])
