@@ -198,7 +198,8 @@ impl Plan {
             Command::Chat { options } => (Mode::Chat, options),
         };
         let model = build_model(&options, &env)?;
-        let servers = select_servers(options.config.as_deref(), &options.servers)?;
+        let mut servers = select_servers(options.config.as_deref(), &options.servers)?;
+        withhold_model_keys(&mut servers, options.api_key_env.as_deref());
         Ok(Plan {
             mode,
             model,
@@ -355,6 +356,22 @@ fn api_key(
     }
 }
 
+/// The model's keys are for the model's provider: stdio servers (often
+/// third-party packages) do not inherit the vendors' key variables or the
+/// one `--api-key-env` names. An entry's own `env` can still pass one on.
+fn withhold_model_keys(servers: &mut [(String, ServerConfig)], named: Option<&str>) {
+    let variables: Vec<String> = [Provider::OpenAi, Provider::Anthropic]
+        .map(|provider| provider.key_variable().to_owned())
+        .into_iter()
+        .chain(named.map(str::to_owned))
+        .collect();
+    for (_, server) in servers {
+        if let ServerConfig::Stdio(stdio) = server {
+            stdio.env_remove.extend(variables.iter().cloned());
+        }
+    }
+}
+
 /// The servers of `--config` named by `--server` (all by default).
 fn select_servers(
     path: Option<&std::path::Path>,
@@ -477,6 +494,22 @@ mod tests {
         assert_eq!(
             api_key(Provider::OpenAi, &named, &set).ok(),
             Some(Some(ApiKey::new("sk-secret")))
+        );
+    }
+
+    #[test]
+    fn stdio_servers_do_not_inherit_the_model_keys() {
+        let mut servers = vec![(
+            "fs".to_owned(),
+            ServerConfig::Stdio(golem::mcp::StdioConfig::new("mcp-fs")),
+        )];
+        withhold_model_keys(&mut servers, Some("GROQ_API_KEY"));
+        let ServerConfig::Stdio(stdio) = &servers[0].1 else {
+            panic!("a stdio server")
+        };
+        assert_eq!(
+            stdio.env_remove,
+            ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GROQ_API_KEY"]
         );
     }
 

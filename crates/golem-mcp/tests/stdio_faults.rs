@@ -162,6 +162,33 @@ async fn the_environment_is_inherited_and_entries_come_after_it() {
     bounded(client.close()).await.expect("closes");
 }
 
+#[tokio::test]
+async fn withheld_variables_are_not_inherited_unless_given_again() {
+    // Two inherited variables are withheld; one of them is given again.
+    let connected = connect(StdioConfig {
+        env_remove: vec!["PATH".into(), "HOME".into()],
+        env: vec![("HOME".into(), "/given-again".into())],
+        ..StdioConfig::new(FAKE)
+    })
+    .await;
+    let client = &connected.client;
+    assert_eq!(
+        call_text(client, "env", json!({"name": "PATH"}))
+            .await
+            .expect("called"),
+        "<unset>",
+        "a withheld variable does not reach the server"
+    );
+    assert_eq!(
+        call_text(client, "env", json!({"name": "HOME"}))
+            .await
+            .expect("called"),
+        "/given-again",
+        "an env entry still reaches it"
+    );
+    bounded(client.close()).await.expect("closes");
+}
+
 // ---- the conversation -----------------------------------------------------
 
 #[tokio::test]

@@ -36,6 +36,10 @@ pub struct StdioConfig {
     /// server inherits whole; for a name given twice, the later entry wins.
     /// Passing secrets to a server is the application's decision.
     pub env: Vec<(String, String)>,
+    /// Variables of this process's environment the server does not
+    /// inherit (an API key meant for someone else, say); an entry of
+    /// [`env`](Self::env) with the same name still reaches it.
+    pub env_remove: Vec<String>,
     /// What to do with the server's stderr; by default its last 64 KiB are
     /// kept for error messages.
     pub stderr: StderrMode,
@@ -92,6 +96,7 @@ impl Default for StdioConfig {
             args: Vec::new(),
             dir: None,
             env: Vec::new(),
+            env_remove: Vec::new(),
             stderr: StderrMode::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown: ShutdownTimeouts::default(),

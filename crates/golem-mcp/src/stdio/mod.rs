@@ -117,6 +117,9 @@ impl StdioTransport {
             )));
         }
         let mut command = tokio::process::Command::new(&config.command);
+        for name in &config.env_remove {
+            command.env_remove(name);
+        }
         command
             .args(&config.args)
             .envs(config.env.iter().map(|(name, value)| (name, value)))
