@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use golem::mcp::config::ServerConfig;
 use golem::mcp::{
-    Client, HttpTransport, McpToolset, Notifications, ServerNotification, ServerStderr,
+    Client, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification, ServerStderr,
     StdioTransport, ToolsetConfig,
 };
 use golem::tool::Toolset;
@@ -224,20 +224,24 @@ fn connect(name: &str, config: ServerConfig) -> Result<(Client, Option<ServerStd
     }
 }
 
+/// `[fs] log [info] LOGGER: TEXT`. A server's text is not trusted with the
+/// terminal: control characters (escape sequences, line breaks that would
+/// fake a `golem:` line) become spaces.
+fn log_line(name: &str, message: &LogMessage) -> String {
+    let mut line = format!("[{name}] log [{}] ", message.level);
+    if let Some(logger) = message.logger.as_deref().filter(|l| !l.is_empty()) {
+        line.push_str(&crate::show::one_line(logger, LOG_SHOWN));
+        line.push_str(": ");
+    }
+    line.push_str(&crate::show::one_line(&message.text(), LOG_SHOWN));
+    line
+}
+
 /// Prints the server's log messages on stderr until its client is closed.
 async fn relay_logs(name: String, mut notifications: Notifications, output: Output) {
     while let Some(notification) = notifications.recv().await {
         if let ServerNotification::Log(message) = notification {
-            let mut line = format!("[{name}] log [{}] ", message.level);
-            if let Some(logger) = message.logger.as_deref().filter(|l| !l.is_empty()) {
-                line.push_str(logger);
-                line.push_str(": ");
-            }
-            // A server's text is not trusted with the terminal: control
-            // characters (escape sequences, line breaks that would fake a
-            // `golem:` line) become spaces.
-            line.push_str(&crate::show::one_line(&message.text(), LOG_SHOWN));
-            output.note(&line);
+            output.note(&log_line(&name, &message));
         }
     }
 }
@@ -245,6 +249,20 @@ async fn relay_logs(name: String, mut notifications: Notifications, output: Outp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_log_line_cannot_reach_the_terminal_raw() {
+        let message: LogMessage = serde_json::from_value(serde_json::json!({
+            "level": "warning",
+            "logger": "db",
+            "data": "ok\ngolem: usage: 0 requests\u{1b}[2J"
+        }))
+        .expect("a log message");
+        assert_eq!(
+            log_line("fs", &message),
+            "[fs] log [warning] db: ok golem: usage: 0 requests [2J"
+        );
+    }
 
     #[test]
     fn prefixes_keep_only_tool_name_characters() {

@@ -161,3 +161,51 @@ fn list_long_shows_title_hints_task_support_and_output_schema() {
         .expect("simulate-research-query is listed");
     assert!(research.contains("\n  task: required\n"), "{research}");
 }
+
+#[test]
+fn ctrl_c_cancels_the_task_on_the_server_and_exits_130() {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
+        .args([
+            "-v",
+            "call",
+            "--task",
+            "simulate-research-query",
+            r#"{"topic":"slow"}"#,
+        ])
+        .args(everything_stdio())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    // The task exists once the server has answered a poll about it.
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).expect("reads") > 0,
+            "ended early: {seen}"
+        );
+        seen.push_str(&line);
+        if line.starts_with("golem-mcp: → ") && line.contains(r#""method":"tasks/get""#) {
+            break;
+        }
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).expect("reads");
+    let exit = child.wait().expect("exits");
+    assert_eq!(exit.code(), Some(130), "{rest}");
+    assert!(rest.contains("golem-mcp: interrupted while "), "{rest}");
+    assert!(rest.contains(r#""method":"tasks/cancel""#), "{rest}");
+    assert!(
+        rest.lines()
+            .any(|line| line.starts_with("golem-mcp: cancelled task ")),
+        "{rest}"
+    );
+}
