@@ -45,3 +45,6 @@ scripts/interop.sh
 echo "== cargo doc"
 # The same features as clippy, so the dependencies it checked are reused.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked --quiet
+
+# The build's disk footprint, so that growth shows in CI logs before a disk fills.
+echo "== target/ holds $(du -sh target | cut -f1)"
