@@ -774,7 +774,8 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                     Poll::Pending => still_running = true,
                     Poll::Ready(outcome) => {
                         let (index, took) = (*index, started.elapsed());
-                        telemetry::tool_finished(span, &reported(&outcome), took);
+                        let (label, result_bytes) = outcome.summary();
+                        telemetry::tool_finished(span, label, result_bytes, took);
                         *slot = None;
                         emit(sink, || turn.finished(index, took, reported(&outcome)));
                         match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
@@ -795,7 +796,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         // showed them starting hears that they ended.
         for (index, started, _, span) in running.into_iter().flatten() {
             let took = started.elapsed();
-            telemetry::tool_finished(&span, &ToolOutcome::Cancelled, took);
+            telemetry::tool_finished(&span, "cancelled", None, took);
             emit(sink, || turn.finished(index, took, ToolOutcome::Cancelled));
         }
         outcome
@@ -889,6 +890,19 @@ fn reported(outcome: &CallOutcome) -> ToolOutcome {
 enum CallOutcome {
     Done(Result<String, ToolError>),
     TimedOut(Duration),
+}
+
+impl CallOutcome {
+    /// What the call's span records: the outcome's label and, for a result,
+    /// its size (without copying it, as [`reported`] would).
+    fn summary(&self) -> (&'static str, Option<usize>) {
+        match self {
+            CallOutcome::Done(Ok(content)) => ("ok", Some(content.len())),
+            CallOutcome::Done(Err(ToolError::Retry(_))) => ("rejected", None),
+            CallOutcome::Done(Err(ToolError::Fatal(_))) => ("failed", None),
+            CallOutcome::TimedOut(_) => ("timed out", None),
+        }
+    }
 }
 
 type CallFuture = dyn Future<Output = CallOutcome> + Send;

@@ -19,7 +19,6 @@ use golem_model::{ModelError, Request, Response, ToolCall};
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::agent::ToolOutcome;
 use crate::error::RunError;
 
 /// The span of one run.
@@ -101,20 +100,20 @@ pub(crate) fn tool_span(turn: u32, tool: &str, call: &ToolCall) -> Span {
     )
 }
 
-/// Records how a tool call ended on its span.
-pub(crate) fn tool_finished(span: &Span, outcome: &ToolOutcome, took: Duration) {
+/// Records how a tool call ended on its span: `outcome` is its label ("ok",
+/// "rejected", "failed", "timed out" or "cancelled"), `result_bytes` the
+/// size of a result.
+pub(crate) fn tool_finished(
+    span: &Span,
+    outcome: &'static str,
+    result_bytes: Option<usize>,
+    took: Duration,
+) {
     span.record("duration_ms", millis(took));
-    let label = match outcome {
-        ToolOutcome::Ok(text) => {
-            span.record("result_bytes", text.len());
-            "ok"
-        }
-        ToolOutcome::Rejected(_) => "rejected",
-        ToolOutcome::Failed(_) => "failed",
-        ToolOutcome::TimedOut(_) => "timed out",
-        ToolOutcome::Cancelled => "cancelled",
-    };
-    span.record("outcome", label);
+    if let Some(bytes) = result_bytes {
+        span.record("result_bytes", bytes);
+    }
+    span.record("outcome", outcome);
 }
 
 fn millis(took: Duration) -> u64 {

@@ -115,3 +115,50 @@ async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_rejected_call_records_its_outcome_and_no_result_size() {
+    let spans = Spans::default();
+    let subscriber = tracing_subscriber::registry().with(spans.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let picky = Tool::new(
+        "picky",
+        "Refuses its first call.",
+        r#"{"type":"object"}"#,
+        |ctx: ToolContext<()>, _args: Box<RawValue>| async move {
+            match ctx.retry {
+                0 => Err(golem::tool::ToolError::retry("try again")),
+                _ => Ok("fine".to_owned()),
+            }
+        },
+    )
+    .expect("valid tool");
+    let model = ScriptedModel::new([
+        tool_calls_response([ToolCall::new("c1", "picky", "{}").expect("JSON")]),
+        tool_calls_response([ToolCall::new("c2", "picky", "{}").expect("JSON")]),
+        text_response("done"),
+    ]);
+    let agent = Agent::new(
+        Arc::new(model),
+        golem::decode::text,
+        AgentConfig {
+            tools: vec![picky],
+            ..AgentConfig::default()
+        },
+    )
+    .expect("valid agent");
+    agent.run((), "go").await.expect("the run succeeds");
+
+    let spans = spans.0.lock().expect("lock").clone();
+    let calls: Vec<&BTreeMap<String, String>> = spans
+        .iter()
+        .filter(|(name, _)| name == "golem.tool.call")
+        .map(|(_, fields)| fields)
+        .collect();
+    assert_eq!(calls.len(), 2, "{spans:?}");
+    assert_eq!(calls[0]["outcome"], "\"rejected\"");
+    assert!(!calls[0].contains_key("result_bytes"), "{:?}", calls[0]);
+    assert_eq!(calls[1]["outcome"], "\"ok\"");
+    assert_eq!(calls[1]["result_bytes"], "4");
+}
