@@ -354,9 +354,12 @@ impl Client {
     /// The answer is one message, so it is bounded by the transport's
     /// message limit (`StdioConfig::max_message_bytes`,
     /// `HttpConfig::max_message_bytes`). Blobs stay base64 until
-    /// [`ResourceContents::decode`]. An answer whose contents name another
-    /// URI than `uri` is [`Error::InvalidResponse`]: the server answered
-    /// something else than what was asked.
+    /// [`ResourceContents::decode`]. Each item names its own URI, which may
+    /// differ from `uri`: the specification lets a read return several
+    /// items (a directory's entries, say), and a server may normalize the
+    /// URI asked for (one that answers with JavaScript's `new URL(uri).href`
+    /// percent-encodes spaces), so the items are returned as the server gave
+    /// them.
     ///
     /// Cancel safe (see [`Client`]).
     ///
@@ -373,19 +376,8 @@ impl Client {
     /// # }
     /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        let result: ReadResourceResult = self
-            .request("resources/read", Some(uri), UriParams { uri })
-            .await?;
-        if let Some(other) = result.contents.iter().find(|item| item.uri() != uri) {
-            return Err(Error::invalid_response(
-                &format!("resources/read {uri}"),
-                format!(
-                    "the server answered with the contents of {:?}, not of the URI asked for",
-                    other.uri()
-                ),
-            ));
-        }
-        Ok(result)
+        self.request("resources/read", Some(uri), UriParams { uri })
+            .await
     }
 
     /// Subscribes to changes of the resource at `uri`
