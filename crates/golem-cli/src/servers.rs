@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::try_join_all;
 use golem::mcp::config::ServerConfig;
 use golem::mcp::{
     Client, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification, ServerStderr,
@@ -43,10 +44,13 @@ pub struct Servers {
 }
 
 impl Servers {
-    /// Starts each server and lists its tools, each step within `limit`
+    /// Starts every server and lists its tools, each step within `limit`
     /// (`--start-timeout`): a server that never answers (a wrong command,
     /// one waiting on a prompt) fails the command instead of hanging it.
-    /// On failure the servers started so far stay here, for
+    /// The servers start together: every process is spawned first, then
+    /// the handshakes and listings run at once, so several npm servers
+    /// start in the time of the slowest, not of all of them in turn. On
+    /// failure the servers started so far stay here, for
     /// [`close`](Self::close).
     ///
     /// Cancel safe: a server is added here as soon as it is spawned.
@@ -56,34 +60,42 @@ impl Servers {
         limit: Duration,
         output: &Output,
     ) -> Result<(), Failure> {
+        let mut stderrs = Vec::new();
         for (name, config) in configs {
             let (client, stderr) = connect(&name, config)?;
             // Subscribed before the handshake: a log message may come with it.
             let notifications = client.notifications();
             let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
             self.servers.push(Server {
-                name: name.clone(),
-                client: client.clone(),
+                name,
+                client,
                 toolset: None,
                 prefix: None,
                 relay,
             });
+            stderrs.push(stderr);
+        }
+        try_join_all(self.servers.iter().zip(&stderrs).map(|(server, stderr)| {
+            let handshake = server.client.initialize();
             bounded(
-                &name,
+                &server.name,
                 "initialize",
                 limit,
                 stderr.as_ref(),
-                client.initialize(),
+                handshake,
             )
-            .await?;
-        }
+        }))
+        .await?;
         self.prefix_clashes(limit).await?;
-        for server in &mut self.servers {
+        let toolsets = try_join_all(self.servers.iter().map(|server| {
             let mut config = ToolsetConfig::default();
             config.name = Some(server.name.clone());
             config.prefix = server.prefix.clone();
             let listing = McpToolset::new(&server.client, config);
-            let toolset = bounded(&server.name, "tools/list", limit, None, listing).await?;
+            bounded(&server.name, "tools/list", limit, None, listing)
+        }))
+        .await?;
+        for (server, toolset) in self.servers.iter_mut().zip(toolsets) {
             server.toolset = Some(Arc::new(toolset));
         }
         Ok(())
@@ -92,10 +104,13 @@ impl Servers {
     /// Lists every server's tools once and gives a prefix to each server
     /// with a tool name another server also has.
     async fn prefix_clashes(&mut self, limit: Duration) -> Result<(), Failure> {
-        let mut owners: HashMap<String, Vec<usize>> = HashMap::new();
-        for (index, server) in self.servers.iter().enumerate() {
+        let listings = try_join_all(self.servers.iter().map(|server| {
             let listing = server.client.list_tools();
-            let tools = bounded(&server.name, "tools/list", limit, None, listing).await?;
+            bounded(&server.name, "tools/list", limit, None, listing)
+        }))
+        .await?;
+        let mut owners: HashMap<String, Vec<usize>> = HashMap::new();
+        for (index, tools) in listings.into_iter().enumerate() {
             for tool in tools {
                 owners.entry(tool.name).or_default().push(index);
             }

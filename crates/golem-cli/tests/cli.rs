@@ -1021,3 +1021,37 @@ fn a_server_that_never_answers_fails_at_the_start_timeout_with_its_stderr() {
         );
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+#[test]
+fn servers_start_together_not_one_after_another() {
+    // Server "a" answers only once server "b" has been started: started
+    // one after another (a's handshake before b is spawned), the command
+    // would wait for "a" until the start timeout.
+    let dir = TempDir::new();
+    let signal = dir.path().join("b-started");
+    let (fs, root) = (filesystem_server(), dir.path().to_owned());
+    let wait_for_b = r#"while [ ! -e "$1" ]; do sleep 0.05; done; exec "$2" "$3""#;
+    let announce = r#"touch "$1"; exec "$2" "$3""#;
+    let config = dir.file(
+        "mcp.json",
+        &json!({"mcpServers": {
+            "a": {"command": "sh", "args": ["-c", wait_for_b, "sh", signal, fs, root]},
+            "b": {"command": "sh", "args": ["-c", announce, "sh", signal, fs, root]},
+        }})
+        .to_string(),
+    );
+    let provider = FakeProvider::start(parrot);
+    let output = run_on(&provider)
+        .args(["--start-timeout", "30", "--config"])
+        .arg(&config)
+        .arg("hi")
+        .output()
+        .expect("golem runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "stderr: {}",
+        text(&output.stderr)
+    );
+    assert_eq!(text(&output.stdout), "you said: hi\n");
+}
