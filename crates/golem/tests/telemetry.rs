@@ -54,12 +54,27 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Spans {
 
 const SECRET: &str = "hunter2-secret-argument";
 
-#[tokio::test]
-async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
+/// The spans of one successful run of an agent with `tool` on a model
+/// that answers `responses` in turn.
+async fn spans_of_run(tool: Tool<()>, responses: Vec<golem::model::Response>) -> Vec<Seen> {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
+    let agent = Agent::new(
+        Arc::new(ScriptedModel::new(responses)),
+        golem::decode::text,
+        AgentConfig {
+            tools: vec![tool],
+            ..AgentConfig::default()
+        },
+    )
+    .expect("valid agent");
+    agent.run((), "go").await.expect("the run succeeds");
+    spans.0.lock().expect("lock").clone()
+}
 
+#[tokio::test]
+async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
     let echo = Tool::new(
         "echo",
         "Echoes.",
@@ -68,22 +83,14 @@ async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
     )
     .expect("valid tool");
     let arguments = format!(r#"{{"password":"{SECRET}"}}"#);
-    let model = ScriptedModel::new([
-        tool_calls_response([ToolCall::new("c1", "echo", &arguments).expect("JSON")]),
-        text_response("done"),
-    ]);
-    let agent = Agent::new(
-        Arc::new(model),
-        golem::decode::text,
-        AgentConfig {
-            tools: vec![echo],
-            ..AgentConfig::default()
-        },
+    let spans = spans_of_run(
+        echo,
+        vec![
+            tool_calls_response([ToolCall::new("c1", "echo", &arguments).expect("JSON")]),
+            text_response("done"),
+        ],
     )
-    .expect("valid agent");
-    agent.run((), "go").await.expect("the run succeeds");
-
-    let spans = spans.0.lock().expect("lock").clone();
+    .await;
     let names: Vec<&str> = spans.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(
         names,
@@ -118,10 +125,6 @@ async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
 
 #[tokio::test]
 async fn a_rejected_call_records_its_outcome_and_no_result_size() {
-    let spans = Spans::default();
-    let subscriber = tracing_subscriber::registry().with(spans.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-
     let picky = Tool::new(
         "picky",
         "Refuses its first call.",
@@ -134,23 +137,15 @@ async fn a_rejected_call_records_its_outcome_and_no_result_size() {
         },
     )
     .expect("valid tool");
-    let model = ScriptedModel::new([
-        tool_calls_response([ToolCall::new("c1", "picky", "{}").expect("JSON")]),
-        tool_calls_response([ToolCall::new("c2", "picky", "{}").expect("JSON")]),
-        text_response("done"),
-    ]);
-    let agent = Agent::new(
-        Arc::new(model),
-        golem::decode::text,
-        AgentConfig {
-            tools: vec![picky],
-            ..AgentConfig::default()
-        },
+    let spans = spans_of_run(
+        picky,
+        vec![
+            tool_calls_response([ToolCall::new("c1", "picky", "{}").expect("JSON")]),
+            tool_calls_response([ToolCall::new("c2", "picky", "{}").expect("JSON")]),
+            text_response("done"),
+        ],
     )
-    .expect("valid agent");
-    agent.run((), "go").await.expect("the run succeeds");
-
-    let spans = spans.0.lock().expect("lock").clone();
+    .await;
     let calls: Vec<&BTreeMap<String, String>> = spans
         .iter()
         .filter(|(name, _)| name == "golem.tool.call")
