@@ -9,6 +9,7 @@
 //! Unknown event, block and delta types are ignored, as the API asks of clients.
 
 use golem_model::{ProviderError, ProviderErrorKind, Response, StreamEvent, StreamSink, Usage};
+use golem_provider_http::Assemble;
 use golem_sse::SseParser;
 
 use crate::wire::{self, StreamData};
@@ -77,35 +78,6 @@ impl Assembler {
             stopped: false,
             delivered: false,
         }
-    }
-
-    /// Feeds the next chunk of the body; returns `true` once `message_stop` arrived.
-    pub(crate) fn feed(
-        &mut self,
-        chunk: &[u8],
-        sink: StreamSink<'_>,
-    ) -> Result<bool, ProviderError> {
-        self.bytes = self.bytes.saturating_add(chunk.len());
-        if self.bytes > self.max_bytes {
-            return Err(too_large(self.max_bytes));
-        }
-        self.parser.feed(chunk).map_err(|error| match error {
-            golem_sse::SseError::TooLarge { limit } => too_large(limit),
-            other => invalid(format!("event stream: {other}")),
-        })?;
-        while let Some(event) = self.parser.next_event() {
-            if self.stopped {
-                continue;
-            }
-            let data: StreamData = serde_json::from_str(&event.data).map_err(|error| {
-                invalid(format!(
-                    "stream event {:?} is not a Messages event: {error}",
-                    event.event.as_deref().unwrap_or("message")
-                ))
-            })?;
-            self.apply(data, sink)?;
-        }
-        Ok(self.stopped)
     }
 
     fn apply(&mut self, data: StreamData, sink: StreamSink<'_>) -> Result<(), ProviderError> {
@@ -247,11 +219,42 @@ impl Assembler {
             sink(StreamEvent::Text(text));
         }
     }
+}
+
+impl Assemble for Assembler {
+    /// Feeds the next chunk of the body; returns `true` once `message_stop` arrived.
+    fn feed(&mut self, chunk: &[u8], sink: StreamSink<'_>) -> Result<bool, ProviderError> {
+        self.bytes = self.bytes.saturating_add(chunk.len());
+        if self.bytes > self.max_bytes {
+            return Err(too_large(self.max_bytes));
+        }
+        self.parser.feed(chunk).map_err(|error| match error {
+            golem_sse::SseError::TooLarge { limit } => too_large(limit),
+            other => invalid(format!("event stream: {other}")),
+        })?;
+        while let Some(event) = self.parser.next_event() {
+            if self.stopped {
+                continue;
+            }
+            let data: StreamData = serde_json::from_str(&event.data).map_err(|error| {
+                invalid(format!(
+                    "stream event {:?} is not a Messages event: {error}",
+                    event.event.as_deref().unwrap_or("message")
+                ))
+            })?;
+            self.apply(data, sink)?;
+        }
+        Ok(self.stopped)
+    }
+
+    fn delivered(&self) -> bool {
+        self.delivered
+    }
 
     /// Ends the body: the assembled response, or why it is incomplete. An answer is
     /// complete once `message_stop` arrived, or the stop reason did (only the end marker
     /// was lost).
-    pub(crate) fn finish(mut self) -> Result<Response, ProviderError> {
+    fn finish(mut self) -> Result<Response, ProviderError> {
         self.parser.finish();
         if !self.stopped && self.stop_reason.is_none() {
             let mut error = ProviderError::new(

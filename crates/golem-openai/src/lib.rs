@@ -42,13 +42,13 @@
 mod stream;
 mod wire;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use golem_model::{
     ApiKey, BoxFuture, Model, ModelError, ProviderError, ProviderErrorKind, Request, Response,
     RetryPolicy, StreamSink, ToolCall, Usage,
 };
-use golem_provider_http::{Reader, retry_after};
+use golem_provider_http::{Attempt, Reader, retry_after};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
 use crate::stream::Assembler;
@@ -160,31 +160,10 @@ impl OpenAi {
     async fn run(
         &self,
         request: &Request,
-        mut sink: Option<StreamSink<'_>>,
+        sink: Option<StreamSink<'_>>,
     ) -> Result<Response, ModelError> {
         let body = self.body(request, sink.is_some())?;
-        let started = Instant::now();
-        let mut retry = 0;
-        loop {
-            let mut delivered = false;
-            let result = match sink.as_deref_mut() {
-                Some(sink) => self.stream_once(&body, sink, &mut delivered).await,
-                None => self.json_once(&body).await,
-            };
-            let error = match result {
-                Ok(response) => return Ok(response),
-                Err(error) => error,
-            };
-            retry += 1;
-            let delay = match delivered {
-                true => None,
-                false => self.config.retry.delay(retry, &error, started.elapsed()),
-            };
-            match delay {
-                Some(delay) => tokio::time::sleep(delay).await,
-                None => return Err(ModelError::with_source(error.to_string(), error)),
-            }
-        }
+        golem_provider_http::ask(self, &self.config.retry, &body, sink).await
     }
 
     /// How this provider reads its answers (the shared plumbing).
@@ -239,7 +218,9 @@ impl OpenAi {
             message,
         ))
     }
+}
 
+impl Attempt for OpenAi {
     async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
         let mut response = self.send(body, false).await?;
         let body = self
@@ -283,25 +264,10 @@ impl OpenAi {
         delivered: &mut bool,
     ) -> Result<Response, ProviderError> {
         let mut response = self.send(body, true).await?;
-        let mut assembler = Assembler::new(self.config.max_response_bytes);
-        loop {
-            let chunk = self.reader().next_chunk(&mut response).await;
-            let chunk = match chunk {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => break,
-                Err(mut error) => {
-                    error.retryable &= !assembler.delivered;
-                    *delivered = assembler.delivered;
-                    return Err(error);
-                }
-            };
-            let done = assembler.feed(&chunk, sink);
-            *delivered = assembler.delivered;
-            if done? {
-                break;
-            }
-        }
-        assembler.finish()
+        let assembler = Assembler::new(self.config.max_response_bytes);
+        self.reader()
+            .read_stream(&mut response, assembler, sink, delivered)
+            .await
     }
 }
 

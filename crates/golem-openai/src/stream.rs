@@ -3,6 +3,7 @@
 //! transcript cut at every byte.
 
 use golem_model::{ProviderError, ProviderErrorKind, Response, StreamEvent, StreamSink, Usage};
+use golem_provider_http::Assemble;
 use golem_sse::SseParser;
 
 use crate::wire::{self, Chunk};
@@ -44,36 +45,6 @@ impl Assembler {
             done: false,
             delivered: false,
         }
-    }
-
-    /// Feeds the next chunk of the body; returns `true` once `[DONE]` arrived.
-    pub(crate) fn feed(
-        &mut self,
-        chunk: &[u8],
-        sink: StreamSink<'_>,
-    ) -> Result<bool, ProviderError> {
-        self.bytes = self.bytes.saturating_add(chunk.len());
-        if self.bytes > self.max_bytes {
-            return Err(too_large(self.max_bytes));
-        }
-        self.parser.feed(chunk).map_err(|error| match error {
-            golem_sse::SseError::TooLarge { limit } => too_large(limit),
-            other => invalid(format!("event stream: {other}")),
-        })?;
-        while let Some(event) = self.parser.next_event() {
-            if self.done {
-                continue;
-            }
-            if event.data == "[DONE]" {
-                self.done = true;
-                continue;
-            }
-            let chunk: Chunk = serde_json::from_str(&event.data).map_err(|error| {
-                invalid(format!("stream chunk is not a completion chunk: {error}"))
-            })?;
-            self.apply(chunk, sink)?;
-        }
-        Ok(self.done)
     }
 
     fn apply(&mut self, chunk: Chunk, sink: StreamSink<'_>) -> Result<(), ProviderError> {
@@ -156,9 +127,41 @@ impl Assembler {
             });
         }
     }
+}
+
+impl Assemble for Assembler {
+    /// Feeds the next chunk of the body; returns `true` once `[DONE]` arrived.
+    fn feed(&mut self, chunk: &[u8], sink: StreamSink<'_>) -> Result<bool, ProviderError> {
+        self.bytes = self.bytes.saturating_add(chunk.len());
+        if self.bytes > self.max_bytes {
+            return Err(too_large(self.max_bytes));
+        }
+        self.parser.feed(chunk).map_err(|error| match error {
+            golem_sse::SseError::TooLarge { limit } => too_large(limit),
+            other => invalid(format!("event stream: {other}")),
+        })?;
+        while let Some(event) = self.parser.next_event() {
+            if self.done {
+                continue;
+            }
+            if event.data == "[DONE]" {
+                self.done = true;
+                continue;
+            }
+            let chunk: Chunk = serde_json::from_str(&event.data).map_err(|error| {
+                invalid(format!("stream chunk is not a completion chunk: {error}"))
+            })?;
+            self.apply(chunk, sink)?;
+        }
+        Ok(self.done)
+    }
+
+    fn delivered(&self) -> bool {
+        self.delivered
+    }
 
     /// Ends the body: the assembled response, or why it is incomplete.
-    pub(crate) fn finish(mut self) -> Result<Response, ProviderError> {
+    fn finish(mut self) -> Result<Response, ProviderError> {
         self.parser.finish();
         if !self.done && self.finish_reason.is_none() {
             let mut error = ProviderError::new(

@@ -1,14 +1,86 @@
 //! The HTTP plumbing Golem's model providers share (`golem-openai`,
 //! `golem-anthropic`): reading an answer within a time and size bound,
 //! turning a connection failure into a [`ProviderError`] that shows no URL,
-//! and reading `Retry-After`. What differs between providers (the wire
-//! format, how an error body is read, which statuses a stream error maps
-//! to) stays in each adapter; ADR 0008 has the conventions.
+//! reading `Retry-After`, and the loop that asks again per the
+//! [`RetryPolicy`] ([`ask`]) around a streamed or whole answer. What
+//! differs between providers (the wire format and its stream parser, how an
+//! error body is read, which statuses a stream error maps to) stays in each
+//! adapter; ADR 0008 has the conventions.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use golem_model::{ProviderError, ProviderErrorKind};
+use golem_model::{
+    ModelError, ProviderError, ProviderErrorKind, Response, RetryPolicy, StreamSink,
+};
 use reqwest::header::HeaderMap;
+
+/// One provider's two ways of asking once: the whole answer as JSON, or
+/// the answer streamed to a sink. [`ask`] retries them.
+pub trait Attempt: Sync {
+    /// Asks once for the whole answer.
+    fn json_once(
+        &self,
+        body: &[u8],
+    ) -> impl Future<Output = Result<Response, ProviderError>> + Send;
+
+    /// Asks once for a streamed answer, passing its events to `sink`;
+    /// `delivered` is set once an event has reached `sink` (after which a
+    /// failure is not retried: the host has shown part of an answer).
+    fn stream_once(
+        &self,
+        body: &[u8],
+        sink: StreamSink<'_>,
+        delivered: &mut bool,
+    ) -> impl Future<Output = Result<Response, ProviderError>> + Send;
+}
+
+/// Asks `provider` with `body` (streamed to `sink` when there is one) until
+/// an answer comes or `policy` gives up: an error is retried after the
+/// policy's delay when it is retryable and nothing reached `sink` yet.
+/// Dropping the future cancels the call.
+pub async fn ask<P: Attempt>(
+    provider: &P,
+    policy: &RetryPolicy,
+    body: &[u8],
+    mut sink: Option<StreamSink<'_>>,
+) -> Result<Response, ModelError> {
+    let started = Instant::now();
+    let mut retry = 0;
+    loop {
+        let mut delivered = false;
+        let result = match sink.as_deref_mut() {
+            Some(sink) => provider.stream_once(body, sink, &mut delivered).await,
+            None => provider.json_once(body).await,
+        };
+        let error = match result {
+            Ok(response) => return Ok(response),
+            Err(error) => error,
+        };
+        retry += 1;
+        let delay = match delivered {
+            true => None,
+            false => policy.delay(retry, &error, started.elapsed()),
+        };
+        match delay {
+            Some(delay) => tokio::time::sleep(delay).await,
+            None => return Err(ModelError::with_source(error.to_string(), error)),
+        }
+    }
+}
+
+/// A provider's stream parser: it turns the chunks of a streamed answer
+/// into events for the sink, and at the end into the whole answer.
+pub trait Assemble {
+    /// Takes the next chunk of the body, passing complete events to `sink`;
+    /// `Ok(true)` once the answer is complete (the body may still go on).
+    fn feed(&mut self, chunk: &[u8], sink: StreamSink<'_>) -> Result<bool, ProviderError>;
+
+    /// Whether an event has reached the sink.
+    fn delivered(&self) -> bool;
+
+    /// The whole answer, once the stream is complete or the body ended.
+    fn finish(self) -> Result<Response, ProviderError>;
+}
 
 /// How one provider reads its answers: its name (for errors) and how long
 /// each step may wait.
@@ -69,6 +141,35 @@ impl Reader {
             body.extend_from_slice(&chunk);
         }
         Ok(body)
+    }
+
+    /// Reads a streamed answer to its end through `assembler`. `delivered`
+    /// tells afterwards, also on failure, whether an event reached `sink`;
+    /// a broken connection after that is not retryable.
+    pub async fn read_stream<A: Assemble>(
+        &self,
+        response: &mut reqwest::Response,
+        mut assembler: A,
+        sink: StreamSink<'_>,
+        delivered: &mut bool,
+    ) -> Result<Response, ProviderError> {
+        loop {
+            let chunk = match self.next_chunk(response).await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(mut error) => {
+                    error.retryable &= !assembler.delivered();
+                    *delivered = assembler.delivered();
+                    return Err(error);
+                }
+            };
+            let done = assembler.feed(&chunk, sink);
+            *delivered = assembler.delivered();
+            if done? {
+                break;
+            }
+        }
+        assembler.finish()
     }
 
     /// The error for a step that outlived the timeout.
