@@ -9,8 +9,7 @@
 //! Unknown event, block and delta types are ignored, as the API asks of clients.
 
 use golem_model::{ProviderError, ProviderErrorKind, Response, StreamEvent, StreamSink, Usage};
-use golem_provider_http::Assemble;
-use golem_sse::SseParser;
+use golem_provider_http::{Assemble, EventStream};
 
 use crate::wire::{self, StreamData};
 use crate::{PROVIDER, invalid, stream_error};
@@ -48,9 +47,7 @@ impl PartialCall {
 
 /// The state of one streamed answer.
 pub(crate) struct Assembler {
-    parser: SseParser,
-    max_bytes: usize,
-    bytes: usize,
+    events: EventStream,
     text: String,
     blocks: Vec<(usize, Block)>,
     calls: Vec<PartialCall>,
@@ -64,9 +61,7 @@ pub(crate) struct Assembler {
 impl Assembler {
     pub(crate) fn new(max_bytes: usize) -> Self {
         Self {
-            parser: SseParser::new(max_bytes),
-            max_bytes,
-            bytes: 0,
+            events: EventStream::new(PROVIDER, max_bytes),
             text: String::new(),
             blocks: Vec::new(),
             calls: Vec::new(),
@@ -224,15 +219,8 @@ impl Assembler {
 impl Assemble for Assembler {
     /// Feeds the next chunk of the body; returns `true` once `message_stop` arrived.
     fn feed(&mut self, chunk: &[u8], sink: StreamSink<'_>) -> Result<bool, ProviderError> {
-        self.bytes = self.bytes.saturating_add(chunk.len());
-        if self.bytes > self.max_bytes {
-            return Err(too_large(self.max_bytes));
-        }
-        self.parser.feed(chunk).map_err(|error| match error {
-            golem_sse::SseError::TooLarge { limit } => too_large(limit),
-            other => invalid(format!("event stream: {other}")),
-        })?;
-        while let Some(event) = self.parser.next_event() {
+        self.events.feed(chunk)?;
+        while let Some(event) = self.events.next_event() {
             if self.stopped {
                 continue;
             }
@@ -255,7 +243,7 @@ impl Assemble for Assembler {
     /// complete once `message_stop` arrived, or the stop reason did (only the end marker
     /// was lost).
     fn finish(mut self) -> Result<Response, ProviderError> {
-        self.parser.finish();
+        self.events.finish();
         if !self.stopped && self.stop_reason.is_none() {
             let mut error = ProviderError::new(
                 PROVIDER,
@@ -280,14 +268,6 @@ impl Assemble for Assembler {
 
 fn required(index: Option<usize>, event: &str) -> Result<usize, ProviderError> {
     index.ok_or_else(|| invalid(format!("{event} without an index")))
-}
-
-fn too_large(limit: usize) -> ProviderError {
-    ProviderError::new(
-        PROVIDER,
-        ProviderErrorKind::TooLarge,
-        format!("the streamed answer is larger than the limit of {limit} bytes"),
-    )
 }
 
 #[cfg(test)]

@@ -3,8 +3,7 @@
 //! transcript cut at every byte.
 
 use golem_model::{ProviderError, ProviderErrorKind, Response, StreamEvent, StreamSink, Usage};
-use golem_provider_http::Assemble;
-use golem_sse::SseParser;
+use golem_provider_http::{Assemble, EventStream};
 
 use crate::wire::{self, Chunk};
 use crate::{PROVIDER, invalid, status_error};
@@ -20,9 +19,7 @@ struct PartialCall {
 
 /// The state of one streamed answer.
 pub(crate) struct Assembler {
-    parser: SseParser,
-    max_bytes: usize,
-    bytes: usize,
+    events: EventStream,
     text: String,
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
@@ -35,9 +32,7 @@ pub(crate) struct Assembler {
 impl Assembler {
     pub(crate) fn new(max_bytes: usize) -> Self {
         Self {
-            parser: SseParser::new(max_bytes),
-            max_bytes,
-            bytes: 0,
+            events: EventStream::new(PROVIDER, max_bytes),
             text: String::new(),
             calls: Vec::new(),
             finish_reason: None,
@@ -132,15 +127,8 @@ impl Assembler {
 impl Assemble for Assembler {
     /// Feeds the next chunk of the body; returns `true` once `[DONE]` arrived.
     fn feed(&mut self, chunk: &[u8], sink: StreamSink<'_>) -> Result<bool, ProviderError> {
-        self.bytes = self.bytes.saturating_add(chunk.len());
-        if self.bytes > self.max_bytes {
-            return Err(too_large(self.max_bytes));
-        }
-        self.parser.feed(chunk).map_err(|error| match error {
-            golem_sse::SseError::TooLarge { limit } => too_large(limit),
-            other => invalid(format!("event stream: {other}")),
-        })?;
-        while let Some(event) = self.parser.next_event() {
+        self.events.feed(chunk)?;
+        while let Some(event) = self.events.next_event() {
             if self.done {
                 continue;
             }
@@ -162,7 +150,7 @@ impl Assemble for Assembler {
 
     /// Ends the body: the assembled response, or why it is incomplete.
     fn finish(mut self) -> Result<Response, ProviderError> {
-        self.parser.finish();
+        self.events.finish();
         if !self.done && self.finish_reason.is_none() {
             let mut error = ProviderError::new(
                 PROVIDER,
@@ -186,14 +174,6 @@ impl Assemble for Assembler {
             finish_reason: wire::finish_reason(self.finish_reason.as_deref()),
         })
     }
-}
-
-fn too_large(limit: usize) -> ProviderError {
-    ProviderError::new(
-        PROVIDER,
-        ProviderErrorKind::TooLarge,
-        format!("the streamed answer is larger than the limit of {limit} bytes"),
-    )
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use golem_model::{
     ModelError, ProviderError, ProviderErrorKind, Response, RetryPolicy, StreamSink,
 };
+use golem_sse::{SseError, SseEvent, SseParser};
 use reqwest::header::HeaderMap;
 
 /// One provider's two ways of asking once: the whole answer as JSON, or
@@ -65,6 +66,64 @@ pub async fn ask<P: Attempt>(
             Some(delay) => tokio::time::sleep(delay).await,
             None => return Err(ModelError::with_source(error.to_string(), error)),
         }
+    }
+}
+
+/// The server-sent events of a streamed answer, with the answer bounded:
+/// at most `max_bytes` of body in all, and so no event larger either.
+#[derive(Debug)]
+pub struct EventStream {
+    provider: &'static str,
+    parser: SseParser,
+    max_bytes: usize,
+    bytes: usize,
+}
+
+impl EventStream {
+    /// An empty stream of `provider`'s answer of at most `max_bytes`.
+    pub fn new(provider: &'static str, max_bytes: usize) -> Self {
+        EventStream {
+            provider,
+            parser: SseParser::new(max_bytes),
+            max_bytes,
+            bytes: 0,
+        }
+    }
+
+    /// Takes the next chunk of the body; [`next_event`](Self::next_event)
+    /// then yields the events it completed. Past the bound, or on a body
+    /// that is not an event stream, an error.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ProviderError> {
+        self.bytes = self.bytes.saturating_add(chunk.len());
+        if self.bytes > self.max_bytes {
+            return Err(self.too_large(self.max_bytes));
+        }
+        self.parser.feed(chunk).map_err(|error| match error {
+            SseError::TooLarge { limit } => self.too_large(limit),
+            other => ProviderError::new(
+                self.provider,
+                ProviderErrorKind::InvalidResponse,
+                format!("event stream: {other}"),
+            ),
+        })
+    }
+
+    /// The next complete event, if any.
+    pub fn next_event(&mut self) -> Option<SseEvent> {
+        self.parser.next_event()
+    }
+
+    /// Ends the body: an event the body ended inside is dropped.
+    pub fn finish(&mut self) {
+        self.parser.finish();
+    }
+
+    fn too_large(&self, limit: usize) -> ProviderError {
+        ProviderError::new(
+            self.provider,
+            ProviderErrorKind::TooLarge,
+            format!("the streamed answer is larger than the limit of {limit} bytes"),
+        )
     }
 }
 
