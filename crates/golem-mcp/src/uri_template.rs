@@ -1,11 +1,11 @@
-//! URI templates (RFC 6570, levels 1 to 3), as resource templates use them:
-//! `file:///{path}`, `demo://resource/dynamic/text/{resourceId}`,
-//! `https://example.com/search{?q,lang}`.
+//! URI templates (RFC 6570, all four levels), as resource templates use
+//! them: `file:///{path}`, `demo://resource/dynamic/text/{resourceId}`,
+//! `https://example.com/search{?q,lang}`, `file:///{+path*}`.
 //!
-//! Values are strings (MCP's completion and prompt arguments are strings),
-//! so the level-4 modifiers (`{var:3}` prefixes and `{list*}` explosion of
-//! lists and maps) are refused when the template is parsed rather than
-//! expanded wrongly.
+//! Values are strings (MCP's completion and prompt arguments are strings):
+//! a level-4 prefix (`{var:3}`) keeps the value's first characters, and an
+//! explode (`{var*}`), which only changes how lists and maps expand, leaves
+//! a string as it is.
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -34,9 +34,20 @@ enum Part {
     Literal(String),
     Expression {
         operator: Operator,
-        names: Vec<String>,
+        variables: Vec<VarSpec>,
     },
 }
+
+/// One variable of an expression, with its level-4 modifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct VarSpec {
+    name: String,
+    /// `{var:N}`: at most N characters of the value.
+    prefix: Option<usize>,
+}
+
+/// The largest prefix RFC 6570 allows (`max-length` has at most 4 digits).
+const MAX_PREFIX: usize = 9999;
 
 /// An expression's operator, with RFC 6570's table (appendix A) of how it
 /// expands.
@@ -131,8 +142,8 @@ impl UriTemplate {
     ///
     /// Fails on an unclosed or stray brace, an empty expression, a variable
     /// name with characters RFC 6570 does not allow, an operator it
-    /// reserves for future use (`=`, `,`, `!`, `@`, `|`), and the level-4
-    /// modifiers (`:N` and `*`).
+    /// reserves for future use (`=`, `,`, `!`, `@`, `|`), and a malformed
+    /// modifier (a prefix outside 1 to 9999, or two modifiers).
     pub fn parse(template: &str) -> Result<Self, UriTemplateError> {
         let error = |position: usize, problem: String| UriTemplateError {
             template: template.to_owned(),
@@ -186,9 +197,10 @@ impl UriTemplate {
         self.parts
             .iter()
             .flat_map(|part| match part {
-                Part::Expression { names, .. } => names.as_slice(),
+                Part::Expression { variables, .. } => variables.as_slice(),
                 Part::Literal(_) => &[],
             })
+            .map(|variable| &variable.name)
             .filter_map(move |name| {
                 if seen.contains(&name) {
                     return None;
@@ -201,7 +213,8 @@ impl UriTemplate {
     /// Expands the template with `values`. A variable without a value is
     /// left out, with its operator's prefix and separator (RFC 6570's
     /// "undefined"); an empty string is a value. Characters a value may not
-    /// carry are percent-encoded (as UTF-8).
+    /// carry are percent-encoded (as UTF-8), after a prefix modifier has
+    /// cut the value to its first characters.
     pub fn expand<K, V>(&self, values: &BTreeMap<K, V>) -> String
     where
         K: Borrow<str> + Ord,
@@ -211,13 +224,23 @@ impl UriTemplate {
         for part in &self.parts {
             match part {
                 Part::Literal(text) => encode(&mut out, text, true),
-                Part::Expression { operator, names } => {
+                Part::Expression {
+                    operator,
+                    variables,
+                } => {
                     let mut first = true;
-                    for name in names {
+                    for VarSpec { name, prefix } in variables {
                         let Some(value) = values.get(name.as_str()) else {
                             continue;
                         };
-                        let value = value.as_ref();
+                        let value = match prefix {
+                            Some(length) => first_characters(
+                                value.as_ref(),
+                                *length,
+                                operator.allows_reserved(),
+                            ),
+                            None => value.as_ref(),
+                        };
                         if first {
                             out.push_str(operator.first());
                             first = false;
@@ -272,14 +295,80 @@ fn parse_expression(body: &str) -> Result<Part, (usize, String)> {
         }
         Some(_) => (Operator::Simple, 0),
     };
-    let mut names = Vec::new();
+    let mut variables = Vec::new();
     let mut offset = names_at;
-    for name in body[names_at..].split(',') {
-        check_name(name).map_err(|(at, problem)| (offset + at, problem))?;
-        names.push(name.to_owned());
-        offset += name.len() + 1;
+    for spec in body[names_at..].split(',') {
+        let variable = parse_varspec(spec).map_err(|(at, problem)| (offset + at, problem))?;
+        variables.push(variable);
+        offset += spec.len() + 1;
     }
-    Ok(Part::Expression { operator, names })
+    Ok(Part::Expression {
+        operator,
+        variables,
+    })
+}
+
+/// A variable with its modifier: `name`, `name*` or `name:N`.
+fn parse_varspec(spec: &str) -> Result<VarSpec, (usize, String)> {
+    let (name, prefix) = match spec.find([':', '*']) {
+        None => (spec, None),
+        Some(at) if spec[at..] == *"*" => (&spec[..at], None),
+        Some(at) if spec.as_bytes()[at] == b':' => {
+            let digits = &spec[at + 1..];
+            let length = digits
+                .bytes()
+                .all(|byte| byte.is_ascii_digit())
+                .then(|| digits.parse::<usize>().ok())
+                .flatten()
+                .filter(|length| (1..=MAX_PREFIX).contains(length))
+                .filter(|_| !digits.starts_with('0'));
+            match length {
+                Some(length) => (&spec[..at], Some(length)),
+                None => {
+                    return Err((
+                        at + 1,
+                        format!(
+                            "the prefix modifier of {:?} must be a number from 1 to {MAX_PREFIX}",
+                            &spec[..at]
+                        ),
+                    ));
+                }
+            }
+        }
+        Some(at) => {
+            return Err((
+                at + 1,
+                format!(
+                    "nothing may follow the explode modifier of {:?}",
+                    &spec[..at]
+                ),
+            ));
+        }
+    };
+    check_name(name)?;
+    Ok(VarSpec {
+        name: name.to_owned(),
+        prefix,
+    })
+}
+
+/// The first `length` characters of `value`. Where reserved characters
+/// pass through, a percent-encoded triplet counts as one character and is
+/// never split.
+fn first_characters(value: &str, length: usize, reserved: bool) -> &str {
+    let bytes = value.as_bytes();
+    let mut end = 0;
+    for _ in 0..length {
+        if end >= value.len() {
+            break;
+        }
+        end += match value[end..].chars().next() {
+            Some('%') if reserved && is_triplet(&bytes[end..]) => 3,
+            Some(c) => c.len_utf8(),
+            None => break,
+        };
+    }
+    &value[..end]
 }
 
 /// A variable name: letters, digits, `_` and percent-encoded triplets, in
@@ -292,15 +381,6 @@ fn check_name(name: &str) -> Result<(), (usize, String)> {
     let mut at = 0;
     while at < bytes.len() {
         match bytes[at] {
-            b'*' | b':' => {
-                return Err((
-                    at,
-                    format!(
-                        "{:?} is a level-4 modifier (prefix or explode), which this client does not expand",
-                        bytes[at] as char
-                    ),
-                ));
-            }
             b'%' if is_triplet(&bytes[at..]) => at += 3,
             b'.' if at > 0 && at + 1 < bytes.len() && bytes[at - 1] != b'.' => at += 1,
             byte if byte.is_ascii_alphanumeric() || byte == b'_' => at += 1,
@@ -470,6 +550,46 @@ mod tests {
     }
 
     #[test]
+    fn level_4_examples_of_the_rfc_with_string_values() {
+        for (template, expected) in [
+            ("{var:3}", "val"),
+            ("{var:30}", "value"),
+            ("{+path:6}/here", "/foo/b/here"),
+            ("{#path:6}/here", "#/foo/b/here"),
+            ("X{.var:3}", "X.val"),
+            ("{/var:1,var}", "/v/value"),
+            ("{;hello:5}", ";hello=Hello"),
+            ("{?var:3}", "?var=val"),
+            ("{&var:3}", "&var=val"),
+            // An explode changes only lists and maps.
+            ("{var*}", "value"),
+            ("{+path*}", "/foo/bar"),
+            ("{/path*}", "/%2Ffoo%2Fbar"),
+            ("{?x*,y}", "?x=1024&y=768"),
+        ] {
+            assert_eq!(expand(template), expected, "{template}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_counts_characters_and_never_splits_a_triplet() {
+        let values = BTreeMap::from([("v", "éa%2Fbc")]);
+        let expand = |template: &str| UriTemplate::parse(template).expect("valid").expand(&values);
+        assert_eq!(expand("{v:1}"), "%C3%A9");
+        // With `+`, `%2F` passes through as one character.
+        assert_eq!(expand("{+v:3}"), "%C3%A9a%2F");
+        // Without, `%` is a character of its own, encoded.
+        assert_eq!(expand("{v:3}"), "%C3%A9a%25");
+        assert_eq!(
+            UriTemplate::parse("{a:2,b*}")
+                .expect("valid")
+                .variables()
+                .collect::<Vec<_>>(),
+            ["a", "b"]
+        );
+    }
+
+    #[test]
     fn variables_are_listed_once_in_order() {
         let template = UriTemplate::parse("x{/b,a}{?b,c}").expect("valid");
         assert_eq!(template.variables().collect::<Vec<_>>(), ["b", "a", "c"]);
@@ -484,8 +604,14 @@ mod tests {
             ("a{}", 2, "empty expression"),
             ("{a{b}}", 2, "inside an expression"),
             ("{a,}", 3, "empty variable name"),
-            ("{var:3}", 4, "level-4"),
-            ("{list*}", 5, "level-4"),
+            ("{var:0}", 5, "from 1 to 9999"),
+            ("{var:10000}", 5, "from 1 to 9999"),
+            ("{var:}", 5, "from 1 to 9999"),
+            ("{var:03}", 5, "from 1 to 9999"),
+            ("{var:3*}", 5, "from 1 to 9999"),
+            ("{var*:3}", 5, "follow the explode"),
+            ("{var**}", 5, "follow the explode"),
+            ("{:3}", 1, "empty variable name"),
             ("{=a}", 1, "reserved"),
             ("{a b}", 2, "cannot be part"),
             ("{a..b}", 3, "cannot be part"),
