@@ -47,4 +47,5 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked --quiet
 
 # The build's disk footprint, so that growth shows in CI logs before a disk fills.
-echo "== target/ holds $(du -sh target | cut -f1)"
+target_dir=${CARGO_TARGET_DIR:-target}
+echo "== $target_dir holds $(du -sh "$target_dir" | cut -f1)"

@@ -189,7 +189,7 @@ impl Anthropic {
         sink: Option<StreamSink<'_>>,
     ) -> Result<Response, ModelError> {
         let body = self.body(request, sink.is_some())?;
-        golem_provider_http::ask(self, &self.config.retry, &body, sink).await
+        golem_provider_http::ask(&Attempts(self), &self.config.retry, &body, sink).await
     }
 
     /// How this provider reads its answers (the shared plumbing).
@@ -255,9 +255,8 @@ impl Anthropic {
             ..ProviderError::new(PROVIDER, ProviderErrorKind::Status, message)
         })
     }
-}
 
-impl Attempt for Anthropic {
+    /// Asks once for the whole answer.
     async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
         let mut response = self.send(body, false).await?;
         let body = self
@@ -291,6 +290,7 @@ impl Attempt for Anthropic {
         })
     }
 
+    /// Asks once for a streamed answer (see [`Attempt::stream_once`]).
     async fn stream_once(
         &self,
         body: &[u8],
@@ -302,6 +302,26 @@ impl Attempt for Anthropic {
         self.reader()
             .read_stream(&mut response, assembler, sink, delivered)
             .await
+    }
+}
+
+/// `Anthropic`'s single attempts, for the retry loop (`golem_provider_http::ask`):
+/// a private type, so that an attempt without retries is not part of
+/// `Anthropic`'s API.
+struct Attempts<'a>(&'a Anthropic);
+
+impl Attempt for Attempts<'_> {
+    async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
+        self.0.json_once(body).await
+    }
+
+    async fn stream_once(
+        &self,
+        body: &[u8],
+        sink: StreamSink<'_>,
+        delivered: &mut bool,
+    ) -> Result<Response, ProviderError> {
+        self.0.stream_once(body, sink, delivered).await
     }
 }
 

@@ -49,9 +49,10 @@ impl Servers {
     /// one waiting on a prompt) fails the command instead of hanging it.
     /// The servers start together: every process is spawned first, then
     /// the handshakes and listings run at once, so several npm servers
-    /// start in the time of the slowest, not of all of them in turn. On
-    /// failure the servers started so far stay here, for
-    /// [`close`](Self::close).
+    /// start in the time of the slowest, not of all of them in turn. The
+    /// failure reported is the first to happen (a command that cannot be
+    /// spawned, before any handshake); the servers started so far stay
+    /// here, for [`close`](Self::close).
     ///
     /// Cancel safe: a server is added here as soon as it is spawned.
     pub async fn start(
@@ -60,6 +61,9 @@ impl Servers {
         limit: Duration,
         output: &Output,
     ) -> Result<(), Failure> {
+        // The servers of this call: those before (none, in practice) are
+        // initialized already.
+        let first = self.servers.len();
         let mut stderrs = Vec::new();
         for (name, config) in configs {
             let (client, stderr) = connect(&name, config)?;
@@ -75,16 +79,21 @@ impl Servers {
             });
             stderrs.push(stderr);
         }
-        try_join_all(self.servers.iter().zip(&stderrs).map(|(server, stderr)| {
-            let handshake = server.client.initialize();
-            bounded(
-                &server.name,
-                "initialize",
-                limit,
-                stderr.as_ref(),
-                handshake,
-            )
-        }))
+        try_join_all(
+            self.servers[first..]
+                .iter()
+                .zip(&stderrs)
+                .map(|(server, stderr)| {
+                    let handshake = server.client.initialize();
+                    bounded(
+                        &server.name,
+                        "initialize",
+                        limit,
+                        stderr.as_ref(),
+                        handshake,
+                    )
+                }),
+        )
         .await?;
         self.prefix_clashes(limit).await?;
         let toolsets = try_join_all(self.servers.iter().map(|server| {

@@ -15,7 +15,8 @@ const MAX_TEXT_SHOWN: usize = 256 * 1024;
 
 /// Appends a linked resource as the model sees it: a header line naming it,
 /// then the text of each of its text contents (at most
-/// [`MAX_TEXT_SHOWN`] bytes of each); binary contents and a
+/// [`MAX_TEXT_SHOWN`] bytes of each, after a line naming the item when its
+/// URI is not the link's); binary contents and a
 /// failed read are one placeholder line each (a read that fails is not the
 /// call's failure).
 pub(crate) async fn render_read(client: &Client, uri: &str, out: &mut String) {
@@ -27,6 +28,11 @@ pub(crate) async fn render_read(client: &Client, uri: &str, out: &mut String) {
         Ok(read) => {
             let _ = write!(out, "[resource link: {uri}]");
             for contents in &read.contents {
+                // A read may answer with several items (a directory's
+                // entries): each text under its own name, when it has one.
+                if contents.uri() != uri && matches!(contents, ResourceContents::Text { .. }) {
+                    let _ = write!(out, "\n[resource: {}]", contents.uri());
+                }
                 let mime_type = contents.mime_type().unwrap_or("unknown type");
                 let _ = match contents {
                     ResourceContents::Text { text, .. } if text.len() > MAX_TEXT_SHOWN => {

@@ -385,7 +385,10 @@ impl Client {
     /// `resources.subscribe`) and returns a handle that reports its
     /// `notifications/resources/updated` (see [`ResourceSubscription`] for
     /// why a handle). The handle listens before the request is sent, so no
-    /// update after the server's answer is missed.
+    /// update after the server's answer is missed. It matches the updates'
+    /// URI exactly: a server that names the resource differently in its
+    /// notifications (normalized, say) is heard on
+    /// [`Client::notifications`], which carries every update.
     ///
     /// Cancel safe (see [`Client`]): if dropped, the request is abandoned;
     /// the server may or may not have subscribed.

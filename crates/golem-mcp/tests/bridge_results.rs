@@ -92,14 +92,20 @@ async fn structured_content_reaches_the_model_once_and_links_are_read_on_request
 /// A scripted server with one tool whose listing and results are given,
 /// answering `resources/read` with an error.
 async fn serving(tool: Value, result: Value) -> Client {
+    let not_found = json!({"error": {"code": -32002, "message": "Resource not found"}});
+    serving_reads(tool, result, not_found).await
+}
+
+/// The same, answering `resources/read` with `read` (a result or an error).
+async fn serving_reads(tool: Value, result: Value, read: Value) -> Client {
     let (transport, peer) = memory_pair();
-    tokio::spawn(answer(peer, tool, result));
+    tokio::spawn(answer(peer, tool, result, read));
     let client = Client::new(transport);
     client.initialize().await.expect("initializes");
     client
 }
 
-async fn answer(mut peer: MemoryPeer, tool: Value, result: Value) {
+async fn answer(mut peer: MemoryPeer, tool: Value, result: Value, read: Value) {
     while let Some(message) = peer.recv().await {
         let answer = match message["method"].as_str() {
             Some("initialize") => json!({"result": {
@@ -109,9 +115,7 @@ async fn answer(mut peer: MemoryPeer, tool: Value, result: Value) {
             }}),
             Some("tools/list") => json!({"result": {"tools": [tool]}}),
             Some("tools/call") => json!({"result": result}),
-            Some("resources/read") => {
-                json!({"error": {"code": -32002, "message": "Resource not found"}})
-            }
+            Some("resources/read") => read.clone(),
             _ => continue,
         };
         let mut answer = answer;
@@ -264,5 +268,33 @@ async fn at_most_ten_links_of_a_result_are_read() {
             .last()
             .unwrap_or_default()
             .contains("could not be read")
+    );
+}
+
+#[tokio::test]
+async fn a_linked_directory_shows_each_entry_under_its_own_uri() {
+    let client = serving_reads(
+        json!({"name": "ls", "inputSchema": {"type": "object"}}),
+        json!({"content": [
+            {"type": "resource_link", "uri": "file:///d/", "name": "d", "mimeType": "inode/directory"}
+        ]}),
+        json!({"result": {"contents": [
+            {"uri": "file:///d/", "text": "2 entries"},
+            {"uri": "file:///d/a.txt", "text": "alpha"},
+            {"uri": "file:///d/b.txt", "text": "beta"}
+        ]}}),
+    )
+    .await;
+    let reading = BridgeConfig::default().with_read_resource_links(true);
+    let tools: Vec<Tool<()>> = golem_mcp::as_tools_with(&client, &reading)
+        .await
+        .expect("bridges");
+    let shown = call(&tools, "ls", "{}").await.expect("read");
+    assert!(
+        shown.contains(
+            "[resource link: file:///d/]\n2 entries\n[resource: file:///d/a.txt]\nalpha\n\
+             [resource: file:///d/b.txt]\nbeta"
+        ),
+        "{shown}"
     );
 }

@@ -163,7 +163,7 @@ impl OpenAi {
         sink: Option<StreamSink<'_>>,
     ) -> Result<Response, ModelError> {
         let body = self.body(request, sink.is_some())?;
-        golem_provider_http::ask(self, &self.config.retry, &body, sink).await
+        golem_provider_http::ask(&Attempts(self), &self.config.retry, &body, sink).await
     }
 
     /// How this provider reads its answers (the shared plumbing).
@@ -218,9 +218,8 @@ impl OpenAi {
             message,
         ))
     }
-}
 
-impl Attempt for OpenAi {
+    /// Asks once for the whole answer.
     async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
         let mut response = self.send(body, false).await?;
         let body = self
@@ -257,6 +256,7 @@ impl Attempt for OpenAi {
         })
     }
 
+    /// Asks once for a streamed answer (see [`Attempt::stream_once`]).
     async fn stream_once(
         &self,
         body: &[u8],
@@ -268,6 +268,26 @@ impl Attempt for OpenAi {
         self.reader()
             .read_stream(&mut response, assembler, sink, delivered)
             .await
+    }
+}
+
+/// `OpenAi`'s single attempts, for the retry loop (`golem_provider_http::ask`):
+/// a private type, so that an attempt without retries is not part of
+/// `OpenAi`'s API.
+struct Attempts<'a>(&'a OpenAi);
+
+impl Attempt for Attempts<'_> {
+    async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
+        self.0.json_once(body).await
+    }
+
+    async fn stream_once(
+        &self,
+        body: &[u8],
+        sink: StreamSink<'_>,
+        delivered: &mut bool,
+    ) -> Result<Response, ProviderError> {
+        self.0.stream_once(body, sink, delivered).await
     }
 }
 

@@ -70,7 +70,8 @@ pub async fn ask<P: Attempt>(
 }
 
 /// The server-sent events of a streamed answer, with the answer bounded:
-/// at most `max_bytes` of body in all, and so no event larger either.
+/// at most `max_bytes` of body in all, and so no event larger either. The
+/// events are `golem-sse`'s [`SseEvent`]s.
 #[derive(Debug)]
 pub struct EventStream {
     provider: &'static str,
