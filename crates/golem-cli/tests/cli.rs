@@ -1024,19 +1024,19 @@ fn a_server_that_never_answers_fails_at_the_start_timeout_with_its_stderr() {
 
 #[test]
 fn servers_start_together_not_one_after_another() {
-    // Server "a" answers only once server "b" has been started: started
-    // one after another (a's handshake before b is spawned), the command
-    // would wait for "a" until the start timeout.
+    // Each server reads its `initialize` request, says so, and answers
+    // only once the other one has received its own: spawned or
+    // initialized one after another, the first would wait for ever (until
+    // the start timeout).
     let dir = TempDir::new();
-    let signal = dir.path().join("b-started");
     let (fs, root) = (filesystem_server(), dir.path().to_owned());
-    let wait_for_b = r#"while [ ! -e "$1" ]; do sleep 0.05; done; exec "$2" "$3""#;
-    let announce = r#"touch "$1"; exec "$2" "$3""#;
+    let gated = r#"IFS= read -r line; touch "$1"; while [ ! -e "$2" ]; do sleep 0.05; done; { printf '%s\n' "$line"; cat; } | "$3" "$4""#;
+    let (a, b) = (dir.path().join("a-asked"), dir.path().join("b-asked"));
     let config = dir.file(
         "mcp.json",
         &json!({"mcpServers": {
-            "a": {"command": "sh", "args": ["-c", wait_for_b, "sh", signal, fs, root]},
-            "b": {"command": "sh", "args": ["-c", announce, "sh", signal, fs, root]},
+            "a": {"command": "sh", "args": ["-c", gated, "sh", a, b, fs, root]},
+            "b": {"command": "sh", "args": ["-c", gated, "sh", b, a, fs, root]},
         }})
         .to_string(),
     );
