@@ -19,6 +19,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// assert!(hints.read_only());
 /// assert!(!hints.destructive()); // read-only tools do not destroy
 /// assert!(hints.open_world()); // the default
+///
+/// let newer: ToolAnnotations =
+///     serde_json::from_str(r#"{"readOnlyHint": true, "x-cost": "high"}"#).unwrap();
+/// assert_eq!(newer.extra["x-cost"], "high");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -64,6 +68,10 @@ pub struct ToolAnnotations {
         deserialize_with = "lenient"
     )]
     pub open_world_hint: Option<bool>,
+    /// Any other hint, as the server sent it (one of a newer revision, or
+    /// a vendor's own), so that nothing the server said is lost.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ToolAnnotations {
@@ -220,6 +228,18 @@ mod tests {
         .expect("lenient");
         assert_eq!(icons.icons.len(), 1);
         assert_eq!(icons.icons[0].sizes, ["48x48"]);
+    }
+
+    #[test]
+    fn hints_this_client_does_not_know_are_kept_and_sent_back() {
+        let text = r#"{"readOnlyHint":true,"x-cost":"high","costHint":{"usd":0.1}}"#;
+        let hints: ToolAnnotations = serde_json::from_str(text).expect("valid hints");
+        assert!(hints.read_only());
+        assert_eq!(hints.extra.len(), 2);
+        assert_eq!(hints.extra["costHint"]["usd"], 0.1);
+        let again: serde_json::Value = serde_json::to_value(&hints).expect("serializes");
+        let original: serde_json::Value = serde_json::from_str(text).expect("JSON");
+        assert_eq!(again, original);
     }
 
     #[test]
