@@ -218,13 +218,20 @@ impl OpenAi {
             message,
         ))
     }
+}
 
-    /// Asks once for the whole answer.
+/// `OpenAi`'s single attempts, for the retry loop (`golem_provider_http::ask`):
+/// a private type, so that an attempt without retries is not part of
+/// `OpenAi`'s API.
+struct Attempts<'a>(&'a OpenAi);
+
+impl Attempt for Attempts<'_> {
     async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
-        let mut response = self.send(body, false).await?;
+        let mut response = self.0.send(body, false).await?;
         let body = self
+            .0
             .reader()
-            .read(&mut response, self.config.max_response_bytes, false)
+            .read(&mut response, self.0.config.max_response_bytes, false)
             .await?;
         let answer: ChatResponse = serde_json::from_slice(&body)
             .map_err(|error| invalid(format!("the answer is not a chat completion: {error}")))?;
@@ -256,38 +263,18 @@ impl OpenAi {
         })
     }
 
-    /// Asks once for a streamed answer (see [`Attempt::stream_once`]).
     async fn stream_once(
         &self,
         body: &[u8],
         sink: StreamSink<'_>,
         delivered: &mut bool,
     ) -> Result<Response, ProviderError> {
-        let mut response = self.send(body, true).await?;
-        let assembler = Assembler::new(self.config.max_response_bytes);
-        self.reader()
+        let mut response = self.0.send(body, true).await?;
+        let assembler = Assembler::new(self.0.config.max_response_bytes);
+        self.0
+            .reader()
             .read_stream(&mut response, assembler, sink, delivered)
             .await
-    }
-}
-
-/// `OpenAi`'s single attempts, for the retry loop (`golem_provider_http::ask`):
-/// a private type, so that an attempt without retries is not part of
-/// `OpenAi`'s API.
-struct Attempts<'a>(&'a OpenAi);
-
-impl Attempt for Attempts<'_> {
-    async fn json_once(&self, body: &[u8]) -> Result<Response, ProviderError> {
-        self.0.json_once(body).await
-    }
-
-    async fn stream_once(
-        &self,
-        body: &[u8],
-        sink: StreamSink<'_>,
-        delivered: &mut bool,
-    ) -> Result<Response, ProviderError> {
-        self.0.stream_once(body, sink, delivered).await
     }
 }
 
