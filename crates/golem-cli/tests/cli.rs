@@ -25,19 +25,18 @@ const PATIENCE: Duration = Duration::from_secs(90);
 const KEY: &str = "sk-test-secret-0123456789";
 
 fn filesystem_server() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/.bin/mcp-server-filesystem");
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
+    peer_bin("mcp-server-filesystem")
 }
 
 fn everything_server() -> String {
+    peer_bin("mcp-server-everything")
+}
+
+/// A server installed by `scripts/install-peers.sh` (from npm).
+fn peer_bin(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/.bin/mcp-server-everything");
+        .join("../../peers/node_modules/.bin")
+        .join(name);
     assert!(
         path.exists(),
         "{} is missing: run scripts/install-peers.sh (the README's test command does)",
@@ -740,6 +739,31 @@ fn alive(pid: u32) -> bool {
     }
 }
 
+/// Sends SIGINT (Ctrl-C) to `child` and waits, at most [`PATIENCE`], for
+/// it to end.
+fn interrupt(child: &mut std::process::Child) -> std::process::ExitStatus {
+    // SAFETY: kill(2) with a pid of our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(start.elapsed() < PATIENCE, "golem did not end on Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Types `line` on `child`'s stdin.
+fn type_line(child: &mut std::process::Child, line: &str) {
+    use std::io::Write;
+    let stdin = child.stdin.as_mut().expect("stdin");
+    writeln!(stdin, "{line}").expect("write");
+    stdin.flush().expect("flush");
+}
+
 fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {
@@ -777,18 +801,8 @@ fn ctrl_c_ends_the_command_and_its_servers() {
     let servers = children(golem);
     assert_eq!(servers.len(), 1, "one filesystem server: {servers:?}");
 
-    // SAFETY: kill(2) with a pid of our own child.
-    unsafe {
-        libc::kill(golem as libc::pid_t, libc::SIGINT);
-    }
     let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(start.elapsed() < PATIENCE, "golem did not end on Ctrl-C");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = interrupt(&mut child);
     let mut stderr = String::new();
     child
         .stderr
@@ -831,12 +845,7 @@ fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
         .spawn()
         .expect("golem starts");
     let golem = child.id();
-    {
-        use std::io::Write;
-        let stdin = child.stdin.as_mut().expect("stdin");
-        stdin.write_all(b"hello\n").expect("write");
-        stdin.flush().expect("flush");
-    }
+    type_line(&mut child, "hello");
     // Stdout, read as it comes: the answer printed means golem is back
     // at the prompt (stdin stays open).
     let stdout = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
@@ -859,12 +868,7 @@ fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
     // `/tools` is answered at the prompt: once its listing is out, golem
     // is reading the next line (a signal before that would still be seen
     // there, as signals wait for the next look).
-    {
-        use std::io::Write;
-        let stdin = child.stdin.as_mut().expect("stdin");
-        stdin.write_all(b"/tools\n").expect("write");
-        stdin.flush().expect("flush");
-    }
+    type_line(&mut child, "/tools");
     wait_until("the tools are listed", || {
         stdout
             .lock()
@@ -873,18 +877,7 @@ fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
     });
     let servers = children(golem);
     assert_eq!(servers.len(), 1, "one filesystem server: {servers:?}");
-    // SAFETY: kill(2) with a pid of our own child.
-    unsafe {
-        libc::kill(golem as libc::pid_t, libc::SIGINT);
-    }
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(start.elapsed() < PATIENCE, "golem did not end on Ctrl-C");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = interrupt(&mut child);
     reading.join().expect("the reader ends with golem");
     let stdout = stdout.lock().expect("lock").clone();
     assert_eq!(status.code(), Some(130));

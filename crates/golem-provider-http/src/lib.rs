@@ -205,7 +205,8 @@ impl Reader {
 
     /// Reads a streamed answer to its end through `assembler`. `delivered`
     /// tells afterwards, also on failure, whether an event reached `sink`;
-    /// a broken connection after that is not retryable.
+    /// a broken connection after that is not retryable. Dropping the future
+    /// abandons the answer (the connection is not reused).
     pub async fn read_stream<A: Assemble>(
         &self,
         response: &mut reqwest::Response,
