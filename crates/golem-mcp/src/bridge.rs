@@ -7,12 +7,13 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::client::{Client, checked};
+use crate::content::Content;
 use crate::error::Error;
 use crate::links;
 use crate::output::OutputError;
 use crate::tasks::TaskOptions;
 use crate::tool_details::TaskSupport;
-use crate::tools::{CallResult, Content, ToolInfo};
+use crate::tools::{CallResult, ToolInfo};
 
 /// The schema given to a tool whose server sent none: any object.
 const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;

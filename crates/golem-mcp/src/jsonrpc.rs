@@ -197,13 +197,14 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
     /// same pass: the awaited answer, usually the largest message, is read
     /// once. `params` stay raw.
     pub(crate) fn parse(bytes: &'a [u8]) -> Result<Self, Malformed> {
-        let typed_error = match serde_json::from_slice::<Envelope<'a, R>>(bytes) {
+        let json = Json::new(bytes);
+        let typed_error = match json.read::<Envelope<'a, R>>() {
             Ok(envelope) => return Self::classify(envelope),
             Err(error) => error,
         };
         // Either a result of another shape (an answer to some other
         // request), or a malformed message: read it shallowly.
-        match serde_json::from_slice::<Envelope<'a, IgnoredAny>>(bytes) {
+        match json.read::<Envelope<'a, IgnoredAny>>() {
             Ok(envelope) => Ok(match Incoming::<IgnoredAny>::classify(envelope)? {
                 Incoming::Request {
                     raw_id,
@@ -232,8 +233,7 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
                 // integer code, a duplicated member): if it has an id and no
                 // method, it still answers that request, which must fail
                 // rather than wait forever.
-                let head: Head<'a> =
-                    serde_json::from_slice(bytes).map_err(|_| Malformed::Json(shallow_error))?;
+                let head: Head<'a> = json.read().map_err(|_| Malformed::Json(shallow_error))?;
                 match (head.id.map(RawValue::get), head.method) {
                     (Some(raw_id), None) if raw_id != "null" => Ok(Incoming::Response {
                         raw_id: Some(raw_id),
@@ -277,6 +277,33 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
                 }),
                 None => Err(Malformed::Shape),
             },
+        }
+    }
+}
+
+/// A message's bytes, checked for UTF-8 once: serde_json then reads it as
+/// text and skips the check it would otherwise make on every string (about
+/// a tenth of the instructions a small tool call costs). A message that is
+/// not UTF-8 is read from its bytes, exactly as before the check, so what it
+/// is accepted or refused for does not change.
+#[derive(Clone, Copy)]
+enum Json<'a> {
+    Text(&'a str),
+    Bytes(&'a [u8]),
+}
+
+impl<'a> Json<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Json::Text(text),
+            Err(_) => Json::Bytes(bytes),
+        }
+    }
+
+    fn read<T: Deserialize<'a>>(self) -> serde_json::Result<T> {
+        match self {
+            Json::Text(text) => serde_json::from_str(text),
+            Json::Bytes(bytes) => serde_json::from_slice(bytes),
         }
     }
 }
@@ -627,5 +654,28 @@ mod tests {
             Incoming::<Typed>::parse(br#"{"jsonrpc":"2.0","method":"m","params":{"n":"x"}}"#),
             Ok(Incoming::Notification { .. })
         ));
+    }
+
+    #[test]
+    fn a_message_that_is_not_utf8_is_judged_as_before_the_utf8_check() {
+        // Invalid UTF-8 inside a member nobody reads does not cost the
+        // message (serde_json skips such strings unchecked).
+        let stray: &[u8] = b"{\"jsonrpc\":\"2.0\",\"x\":\"\xff\",\"id\":1,\"result\":{\"n\":7}}";
+        match Incoming::<Typed>::parse(stray) {
+            Ok(Incoming::Response {
+                outcome: Outcome::Result(Typed { n: 7 }),
+                ..
+            }) => {}
+            other => panic!("expected a decoded result, got {other:?}"),
+        }
+        // Inside a string that is read, it fails the answer to that id.
+        let broken: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}}";
+        match Incoming::<crate::CallResult>::parse(broken) {
+            Ok(Incoming::Response {
+                raw_id: Some("1"),
+                outcome: Outcome::Undecodable(error),
+            }) => assert!(error.to_string().contains("unicode"), "{error}"),
+            other => panic!("expected an undecodable answer, got {other:?}"),
+        }
     }
 }

@@ -65,6 +65,7 @@ mod completion;
 pub mod config;
 mod connect;
 mod connection;
+mod content;
 mod elicitation;
 mod error;
 mod handlers;
@@ -95,6 +96,7 @@ mod uri_template;
 pub use bridge::{BridgeConfig, as_tools, as_tools_with};
 pub use client::{Client, ClientConfig};
 pub use completion::{Completion, CompletionRef};
+pub use content::Content;
 pub use elicitation::{Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form};
 pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
 pub use handlers::{
@@ -123,7 +125,7 @@ pub use stdio::{
 };
 pub use tasks::{Task, TaskOptions, TaskPage, TaskStatus};
 pub use tool_details::{Icon, TaskSupport, ToolAnnotations};
-pub use tools::{CallResult, Content, Progress, ToolInfo};
+pub use tools::{CallResult, Progress, ToolInfo};
 pub use toolset::{McpToolset, ToolsetConfig};
 pub use transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
 pub use uri_template::{UriTemplate, UriTemplateError};

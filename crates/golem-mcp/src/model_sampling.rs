@@ -8,11 +8,12 @@ use std::sync::Arc;
 use golem_model::{Image, Message, Model, Request, ToolCall, ToolSpec};
 use serde_json::value::RawValue;
 
+use crate::content::Content;
 use crate::handlers::{HandlerError, HandlerFuture, RequestContext, SamplingHandler};
 use crate::sampling::{
     CreateMessageRequest, CreateMessageResult, Role, SamplingContent, StopReason, ToolChoice,
 };
-use crate::tools::{CallResult, Content};
+use crate::tools::CallResult;
 
 /// The schema offered for a tool whose server sent none.
 const ANY_OBJECT: &str = r#"{"type":"object"}"#;

@@ -19,11 +19,11 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use crate::client::Client;
+use crate::content::Content;
 use crate::error::Error;
 use crate::notifications::ServerNotification;
 use crate::paging::Page;
 use crate::sampling::Role;
-use crate::tools::Content;
 
 /// One prompt a server offers, from `prompts/list`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -6,7 +6,8 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::{Content, ToolInfo};
+use crate::content::Content;
+use crate::tools::ToolInfo;
 
 /// Who a sampling message is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
