@@ -22,6 +22,9 @@ pub(crate) struct LineBuffer {
     buf: BytesMut,
     /// Bytes before this offset are known to hold no newline.
     scanned: usize,
+    /// The length of the last line taken, newline included, at most
+    /// [`SHRINK_ABOVE`]: the room a read makes for the next line.
+    last_line: usize,
 }
 
 /// The next line is longer than the limit.
@@ -37,6 +40,7 @@ impl LineBuffer {
                 let newline = self.scanned + offset;
                 let mut line = self.buf.split_to(newline + 1);
                 self.scanned = 0;
+                self.last_line = (newline + 1).min(SHRINK_ABOVE);
                 line.truncate(newline);
                 if line.last() == Some(&b'\r') {
                     line.truncate(newline - 1);
@@ -75,9 +79,15 @@ impl LineBuffer {
             self.buf = small;
         }
         if self.buf.capacity() - self.buf.len() < CHUNK / 4 {
-            // Doubling while a long line grows: a 1 MiB line costs a few
+            // Room at once for a line as long as the last one: the line just
+            // handed out usually still shares the old allocation, so this is
+            // a new one, and a run of 1 MiB results then costs one
+            // allocation each instead of a series of doublings that copy the
+            // growing line. Beyond that, doubling: a longer line costs a few
             // reallocations, not one copy per chunk.
-            self.buf.reserve(CHUNK.max(self.buf.len()));
+            let like_the_last = self.last_line.saturating_sub(self.buf.len());
+            self.buf
+                .reserve(CHUNK.max(self.buf.len()).max(like_the_last));
         }
         reader.read_buf(&mut self.buf).await
     }
@@ -113,6 +123,27 @@ mod tests {
         assert!(lines_of(&[b"0123456789"], 5).await.is_err());
         assert!(lines_of(&[b"0123456789\n"], 5).await.is_err());
         assert!(lines_of(&[b"01234\n"], 5).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_line_as_long_as_the_last_one_gets_its_room_in_one_allocation() {
+        let big = [vec![b'x'; 1024 * 1024], b"\n".to_vec()].concat();
+        // The line fills the buffer to the last byte.
+        let mut buffer = LineBuffer {
+            buf: BytesMut::from(&big[..]),
+            ..LineBuffer::default()
+        };
+        // Held, as a reply waiting for its caller is: the buffer cannot
+        // reuse the allocation the line shares.
+        let first = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
+        let mut reader: &[u8] = &big[..1000];
+        buffer.fill(&mut reader).await.expect("read");
+        assert!(
+            buffer.buf.capacity() >= big.len(),
+            "room for {} bytes after the first read of the next line",
+            buffer.buf.capacity()
+        );
+        assert_eq!(first.len(), big.len() - 1);
     }
 
     #[tokio::test]
