@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError, Weak};
 
 use serde_json::value::RawValue;
 use tokio::sync::{Mutex, oneshot};
@@ -315,16 +315,18 @@ impl Client {
                 prompts: PromptCache::default(),
             }),
         };
-        client
-            .inner
-            .offered
-            .set_client(Arc::downgrade(&client.inner));
+        client.inner.offered.set_client(client.downgrade());
         client
     }
 
     /// A client handle on shared state (for the handlers' contexts).
     pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
         Client { inner }
+    }
+
+    /// A reference to the shared state that does not keep the client alive.
+    pub(crate) fn downgrade(&self) -> Weak<Inner> {
+        Arc::downgrade(&self.inner)
     }
 
     /// Performs the MCP handshake: offers the newest protocol revision this

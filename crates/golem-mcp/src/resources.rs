@@ -1,11 +1,13 @@
 //! Resources: listing them and their templates, reading them, and
 //! subscribing to their changes (`resources/*`).
 
+use std::sync::Weak;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
-use crate::client::Client;
+use crate::client::{Client, ClientInner};
 use crate::error::Error;
 use crate::notifications::ServerNotification;
 use crate::paging::Page;
@@ -265,9 +267,14 @@ struct UriParams<'a> {
 /// (or [`Client::unsubscribe_resource`]). The server keeps one subscription
 /// per URI per session, so unsubscribing ends the updates of every handle
 /// on that URI.
+///
+/// The handle does not keep the client alive: like the
+/// [`notifications`](Client::notifications) stream it reads, it ends when
+/// the client is closed or its last clone dropped (a forgotten subscription
+/// never keeps a server running).
 #[derive(Debug)]
 pub struct ResourceSubscription {
-    client: Client,
+    client: Weak<ClientInner>,
     uri: String,
     receiver: broadcast::Receiver<ServerNotification>,
 }
@@ -305,8 +312,19 @@ impl ResourceSubscription {
     ///
     /// Cancel safe (see [`Client`]): if dropped, the request is abandoned
     /// and the server may go on sending updates.
+    ///
+    /// Fails with [`Error::Closed`] when the client is already gone.
     pub async fn unsubscribe(self) -> Result<(), Error> {
-        self.client.unsubscribe_resource(&self.uri).await
+        match self.client.upgrade() {
+            Some(inner) => {
+                Client::from_inner(inner)
+                    .unsubscribe_resource(&self.uri)
+                    .await
+            }
+            None => Err(Error::Closed {
+                operation: format!("resources/unsubscribe {}", self.uri),
+            }),
+        }
     }
 }
 
@@ -410,7 +428,7 @@ impl Client {
             .request("resources/subscribe", Some(uri), UriParams { uri })
             .await?;
         Ok(ResourceSubscription {
-            client: self.clone(),
+            client: self.downgrade(),
             uri: uri.to_owned(),
             receiver,
         })

@@ -366,6 +366,32 @@ async fn a_subscription_ends_when_the_client_closes() {
 }
 
 #[tokio::test]
+async fn a_subscription_does_not_keep_the_client_alive() {
+    let (client, mut peer) = connected().await;
+    let (subscribed, _) = tokio::join!(
+        client.subscribe_resource("x:watched"),
+        answer(&mut peer, "resources/subscribe", json!({}))
+    );
+    let mut subscription = subscribed.expect("subscribes");
+    drop(client);
+    // The last clone is gone: the connection ends, and the subscription
+    // with it, instead of holding the server open.
+    assert!(
+        !tokio::time::timeout(Duration::from_secs(5), subscription.updated())
+            .await
+            .expect("ends at once")
+    );
+    let error = subscription
+        .unsubscribe()
+        .await
+        .expect_err("nothing to unsubscribe through");
+    assert!(
+        matches!(&error, golem_mcp::Error::Closed { operation } if operation == "resources/unsubscribe x:watched"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn completion_sends_the_reference_and_the_context() {
     let (client, mut peer) = connected().await;
     let given = arguments(&[("who", "Ada")]);
