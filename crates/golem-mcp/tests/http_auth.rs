@@ -17,11 +17,12 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures_util::StreamExt;
 use golem_mcp::auth::{
     AuthError, ClientAuth, MemoryTokenStore, OAuthConfig, OAuthProvider, RedirectFollower,
     TokenStore,
 };
-use golem_mcp::{Client, Error, HttpConfig, HttpTransport};
+use golem_mcp::{Client, Error, HttpConfig, HttpTransport, ResumePolicy};
 use serde_json::{Value, json};
 
 const PATIENCE: Duration = Duration::from_secs(20);
@@ -54,6 +55,10 @@ struct Fake {
     no_pkce: AtomicBool,
     /// Answer `tools/list` with a redirect to this URL.
     redirect_to: Mutex<Option<String>>,
+    /// Offer the standalone event stream (`GET`; otherwise `405`).
+    offers_stream: AtomicBool,
+    /// The `Authorization` each `GET` carried.
+    get_authorizations: Mutex<Vec<String>>,
 }
 
 impl Fake {
@@ -106,6 +111,36 @@ async fn on_mcp(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: Bytes) 
         _ => return StatusCode::ACCEPTED.into_response(),
     };
     axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result})).into_response()
+}
+
+/// The standalone stream: refused without the current token; with it, one
+/// notification and then silence, held open.
+async fn on_mcp_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Response {
+    if !fake.offers_stream.load(Ordering::SeqCst) {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let sent = headers
+        .get("authorization")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    fake.get_authorizations
+        .lock()
+        .expect("lock")
+        .push(sent.clone());
+    if fake.issued.load(Ordering::SeqCst) == 0 || sent != fake.valid_token() {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    let event = Bytes::from_static(
+        b"id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
+    );
+    let events = futures_util::stream::once(async move { Ok::<_, std::io::Error>(event) })
+        .chain(futures_util::stream::pending());
+    (
+        [("content-type", "text/event-stream")],
+        axum::body::Body::from_stream(events),
+    )
+        .into_response()
 }
 
 async fn on_resource_metadata(State(fake): State<Arc<Fake>>) -> Response {
@@ -220,7 +255,7 @@ fn url_decode(body: &str) -> HashMap<String, String> {
 
 async fn serve(fake: Arc<Fake>) -> String {
     let app = Router::new()
-        .route("/mcp", post(on_mcp))
+        .route("/mcp", post(on_mcp).get(on_mcp_get))
         .route(
             "/.well-known/oauth-protected-resource/mcp",
             get(on_resource_metadata),
@@ -320,6 +355,50 @@ async fn an_expiring_token_is_refreshed_before_the_request_and_kept_in_the_store
         format!("access-{issued}")
     );
     assert_eq!(stored.client_id, "registered-client");
+}
+
+#[tokio::test]
+async fn a_standalone_stream_refused_for_want_of_a_token_reopens_once_a_request_is_authorized() {
+    let fake = Arc::new(Fake::default());
+    fake.offers_stream.store(true, Ordering::SeqCst);
+    // Tokens expire at once: the reopening GET must renew its token first.
+    *fake.expires_in.lock().expect("lock") = Some(0);
+    let base = serve(fake.clone()).await;
+    let provider = Arc::new(
+        OAuthProvider::new(oauth_config(Arc::new(MemoryTokenStore::new()))).expect("provider"),
+    );
+    let transport = HttpTransport::new(HttpConfig {
+        auth: Some(provider),
+        // The first refusal ends the stream's attempts.
+        resume: ResumePolicy {
+            max_attempts: 0,
+            ..ResumePolicy::default()
+        },
+        ..HttpConfig::new(format!("{base}/mcp"))
+    })
+    .expect("transport");
+    let client = Client::new(transport);
+    let mut notifications = client.notifications();
+    // The handshake is open; the stream is refused: no token yet.
+    bounded(client.initialize()).await.expect("initialize");
+    assert_eq!(
+        fake.get_authorizations.lock().expect("lock").as_slice(),
+        [""]
+    );
+    // The list is refused too, authorized, and replayed; the stream that
+    // gave up is opened again, with a token renewed just before.
+    bounded(client.list_tools()).await.expect("tools/list");
+    assert_eq!(
+        bounded(notifications.recv()).await,
+        Some(golem_mcp::ServerNotification::ToolsListChanged)
+    );
+    let gets = fake.get_authorizations.lock().expect("lock").clone();
+    assert_eq!(gets.len(), 2, "{gets:?}");
+    assert_eq!(gets[1], fake.valid_token());
+    assert!(
+        fake.refreshes.load(Ordering::SeqCst) >= 2,
+        "the POST's token and then the GET's were renewed"
+    );
 }
 
 #[tokio::test]

@@ -239,6 +239,20 @@ impl Shared {
         Ok(request)
     }
 
+    /// Lets the auth provider renew a credential about to expire before a
+    /// request goes out: every POST, and every GET that opens or resumes an
+    /// event stream (a stream reopened after an idle hour must not carry
+    /// the token that expired meanwhile). A failure is logged, and the
+    /// request goes out with what there is: the server's refusal then says
+    /// what is wrong.
+    async fn prepare_authorization(&self) {
+        if let Some(auth) = &self.auth
+            && let Err(error) = auth.prepare(&self.url).await
+        {
+            tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
+        }
+    }
+
     /// The `Authorization` to send now, from the provider; `None`
     /// without a provider or a credential.
     fn authorization(&self) -> Option<Secret> {

@@ -34,11 +34,7 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
     let mut renewed = false;
     let mut authorizations = 0;
     let response = loop {
-        if let Some(auth) = &shared.auth
-            && let Err(error) = auth.prepare(&shared.url).await
-        {
-            tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
-        }
+        shared.prepare_authorization().await;
         let sent = Sent {
             session: session(),
             authorization: shared.authorization(),
@@ -60,6 +56,9 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
     };
     if let Some(session_id) = response.headers().get(SESSION_HEADER) {
         shared.session().id = Some(session_id.clone());
+    }
+    if authorizations > 0 {
+        super::stream::reopen_standalone(shared);
     }
     match message.kind() {
         OutgoingKind::Request { id, .. } => answer(shared, *id, response).await,

@@ -62,6 +62,23 @@ pub(super) fn open_standalone(shared: &Arc<Shared>) -> Option<oneshot::Receiver<
     Some(first_answer)
 }
 
+/// Opens the standalone stream again if it was opened once and has given
+/// up, after a request was authorized anew: a credential that expired while
+/// the client was idle makes every reopening fail (`401`) until the
+/// provider authorizes again, which only a request's refusal asks it to do.
+/// The stream's own failures never start an authorization (with an
+/// interactive provider, that would open a browser from a background task).
+pub(super) fn reopen_standalone(shared: &Arc<Shared>) {
+    let gave_up = shared
+        .standalone()
+        .as_ref()
+        .is_some_and(|task| task.is_finished());
+    if gave_up {
+        tracing::debug!("mcp: reopening the standalone event stream after an authorization");
+        let _ = open_standalone(shared);
+    }
+}
+
 /// The shortest wait before reopening the standalone stream, whatever the
 /// server's `retry` says: a server that closes it at once, over and over,
 /// costs a request per 100 ms, not a busy loop.
@@ -77,6 +94,7 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>) {
     let policy = shared.resume;
     let mut answered = Some(answered);
     loop {
+        shared.prepare_authorization().await;
         let Ok(mut request) = shared.session_request(Method::GET) else {
             return; // closed
         };
@@ -283,6 +301,7 @@ impl<'s> Stream<'s> {
                 "mcp: event stream ended early; resuming"
             );
             tokio::time::sleep(delay).await;
+            self.shared.prepare_authorization().await;
             let request = self
                 .shared
                 .session_request(Method::GET)?
