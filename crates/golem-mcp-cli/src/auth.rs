@@ -3,18 +3,20 @@
 //! library's (`golem_mcp::auth`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clap::Args;
 use golem_mcp::HttpConfig;
 use golem_mcp::auth::{
-    ClientAuth, FileTokenStore, LoopbackConfig, LoopbackRedirect, MemoryTokenStore, OAuthConfig,
-    OAuthProvider, Secret, SigningAlgorithm, SigningKey, TokenStore, open_in_browser,
+    AuthFuture, ClientAuth, FileTokenStore, LoopbackConfig, LoopbackRedirect, MemoryTokenStore,
+    OAuthConfig, OAuthProvider, OwnedAuthFuture, PendingRedirect, Secret, SigningAlgorithm,
+    SigningKey, TokenStore, UserAgent, open_in_browser,
 };
 use golem_mcp::config::OAuthSettings;
 
 use crate::cli::{Action, Plan, Target};
 use crate::failure::{Exit, Failure};
+use crate::feedback::Console;
 
 /// How `golem-mcp` authorizes with servers that require OAuth.
 #[derive(Debug, Default, Args)]
@@ -83,10 +85,15 @@ impl AuthOptions {
 /// `Authorization` header), configured by the command-line options over
 /// the config entry's `"oauth"` `settings`; refuses authorization options
 /// for a stdio server. The provider is returned for `login` and `logout`.
+///
+/// While the user authorizes in the browser, the console in `console` (once
+/// the command has one) is paused: that time does not count against
+/// `--timeout`.
 pub fn attach(
     options: &AuthOptions,
     settings: Option<OAuthSettings>,
     target: &mut Target,
+    console: &ConsoleSlot,
 ) -> Result<Option<Arc<OAuthProvider>>, Failure> {
     let http = match target {
         Target::Http(http) => http,
@@ -107,7 +114,10 @@ pub fn attach(
         }
         return Ok(None);
     }
-    let provider = Arc::new(provider(&merged(options, settings.unwrap_or_default()))?);
+    let provider = Arc::new(provider(
+        &merged(options, settings.unwrap_or_default()),
+        console,
+    )?);
     http.auth = Some(provider.clone());
     Ok(Some(provider))
 }
@@ -161,7 +171,7 @@ fn has_authorization_header(http: &HttpConfig) -> bool {
         .any(|(name, _)| name.trim().eq_ignore_ascii_case("authorization"))
 }
 
-fn provider(options: &Settings) -> Result<OAuthProvider, Failure> {
+fn provider(options: &Settings, console: &ConsoleSlot) -> Result<OAuthProvider, Failure> {
     let client_auth = client_auth(options)?;
     let mut config = if options.client_credentials {
         let Some(client_id) = &options.client_id else {
@@ -190,7 +200,10 @@ fn provider(options: &Settings) -> Result<OAuthProvider, Failure> {
                 open_in_browser(url)
             });
         }
-        let mut config = OAuthConfig::new(Arc::new(LoopbackRedirect::new(loopback)));
+        let mut config = OAuthConfig::new(Arc::new(PausingUserAgent {
+            inner: LoopbackRedirect::new(loopback),
+            console: console.clone(),
+        }));
         config.client_id = options.client_id.clone();
         config.client_auth = client_auth;
         config
@@ -243,6 +256,64 @@ fn token_store() -> Arc<dyn TokenStore> {
     }
 }
 
+/// Where the command's console will be: the plan (and with it the OAuth
+/// provider) is made before the console exists. Clones share the slot.
+#[derive(Debug, Clone, Default)]
+pub struct ConsoleSlot(Arc<OnceLock<Console>>);
+
+impl ConsoleSlot {
+    /// Puts the command's console in the slot (the first one stays).
+    pub fn fill(&self, console: Console) {
+        let _ = self.0.set(console);
+    }
+}
+
+/// A user agent that pauses the console while it waits for the user to
+/// come back from the browser: the spinner is hidden, other lines wait, and
+/// `--timeout` does not run (a login may take longer than any call).
+struct PausingUserAgent<U> {
+    inner: U,
+    console: ConsoleSlot,
+}
+
+impl<U: UserAgent> UserAgent for PausingUserAgent<U> {
+    fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>> {
+        Box::pin(async move {
+            let pending = self.inner.prepare().await?;
+            let pausing: Box<dyn PendingRedirect> = Box::new(PausingRedirect {
+                inner: pending,
+                console: self.console.clone(),
+            });
+            Ok(pausing)
+        })
+    }
+}
+
+struct PausingRedirect {
+    inner: Box<dyn PendingRedirect>,
+    console: ConsoleSlot,
+}
+
+impl PendingRedirect for PausingRedirect {
+    fn redirect_uri(&self) -> &str {
+        self.inner.redirect_uri()
+    }
+
+    fn wait(
+        self: Box<Self>,
+        authorization_url: url::Url,
+        state: String,
+    ) -> OwnedAuthFuture<url::Url> {
+        let paused = self.console.0.get().map(Console::pause);
+        let waiting = self.inner.wait(authorization_url, state);
+        Box::pin(async move {
+            // Held until the redirect came or the wait was given up.
+            let _paused = paused;
+            waiting.await
+        })
+    }
+}
+
 /// Runs `login` or `logout`; `None` for the other subcommands.
 pub async fn account(plan: &Plan) -> Option<Exit> {
     let (Action::Login | Action::Logout) = plan.action else {
@@ -289,9 +360,14 @@ mod tests {
     fn http_servers_get_a_provider_unless_they_send_their_own_authorization() {
         let mut target = http();
         assert!(
-            attach(&AuthOptions::default(), None, &mut target)
-                .expect("ok")
-                .is_some()
+            attach(
+                &AuthOptions::default(),
+                None,
+                &mut target,
+                &ConsoleSlot::default()
+            )
+            .expect("ok")
+            .is_some()
         );
         assert!(matches!(&target, Target::Http(http) if http.auth.is_some()));
         let mut with_header = Target::Http(HttpConfig {
@@ -299,22 +375,43 @@ mod tests {
             ..HttpConfig::new("https://mcp.example.com/mcp")
         });
         assert!(
-            attach(&AuthOptions::default(), None, &mut with_header)
-                .expect("ok")
-                .is_none()
+            attach(
+                &AuthOptions::default(),
+                None,
+                &mut with_header,
+                &ConsoleSlot::default()
+            )
+            .expect("ok")
+            .is_none()
         );
         let options = AuthOptions {
             scope: Some("a".into()),
             ..AuthOptions::default()
         };
-        assert!(usage(attach(&options, None, &mut with_header)).contains("Authorization header"));
+        assert!(
+            usage(attach(
+                &options,
+                None,
+                &mut with_header,
+                &ConsoleSlot::default()
+            ))
+            .contains("Authorization header")
+        );
         let mut stdio = Target::Stdio(StdioConfig::new("server"));
         assert!(
-            attach(&AuthOptions::default(), None, &mut stdio)
-                .expect("ok")
-                .is_none()
+            attach(
+                &AuthOptions::default(),
+                None,
+                &mut stdio,
+                &ConsoleSlot::default()
+            )
+            .expect("ok")
+            .is_none()
         );
-        assert!(usage(attach(&options, None, &mut stdio)).contains("HTTP servers"));
+        assert!(
+            usage(attach(&options, None, &mut stdio, &ConsoleSlot::default()))
+                .contains("HTTP servers")
+        );
     }
 
     #[test]
@@ -323,14 +420,23 @@ mod tests {
             client_credentials: true,
             ..AuthOptions::default()
         };
-        assert!(usage(attach(&options, None, &mut http())).contains("--client-id"));
+        assert!(
+            usage(attach(&options, None, &mut http(), &ConsoleSlot::default()))
+                .contains("--client-id")
+        );
         options.client_id = Some("id".into());
-        assert!(usage(attach(&options, None, &mut http())).contains("--client-secret-env"));
+        assert!(
+            usage(attach(&options, None, &mut http(), &ConsoleSlot::default()))
+                .contains("--client-secret-env")
+        );
         options.client_secret_env = Some("GOLEM_MCP_TEST_SURELY_UNSET_VARIABLE".into());
-        let message = usage(attach(&options, None, &mut http()));
+        let message = usage(attach(&options, None, &mut http(), &ConsoleSlot::default()));
         assert!(message.contains("is not set"), "{message}");
         options.private_key = Some("key.pem".into());
-        assert!(usage(attach(&options, None, &mut http())).contains("not both"));
+        assert!(
+            usage(attach(&options, None, &mut http(), &ConsoleSlot::default()))
+                .contains("not both")
+        );
     }
 
     #[test]
@@ -369,9 +475,72 @@ mod tests {
             private_key: Some(path.clone()),
             ..AuthOptions::default()
         };
-        let message = usage(attach(&options, None, &mut http()));
+        let message = usage(attach(&options, None, &mut http(), &ConsoleSlot::default()));
         let _ = std::fs::remove_file(&path);
         assert!(message.contains("not a PEM"), "{message}");
         assert!(!message.contains("secret-key-material"), "{message}");
+    }
+
+    /// A user agent that notes whether the console was paused while it
+    /// waited for the redirect.
+    struct Noting {
+        console: Console,
+        paused_while_waiting: Arc<std::sync::Mutex<Option<bool>>>,
+    }
+
+    impl UserAgent for Noting {
+        fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>> {
+            Box::pin(async move {
+                let pending: Box<dyn PendingRedirect> = Box::new(Noting {
+                    console: self.console.clone(),
+                    paused_while_waiting: self.paused_while_waiting.clone(),
+                });
+                Ok(pending)
+            })
+        }
+    }
+
+    impl PendingRedirect for Noting {
+        fn redirect_uri(&self) -> &str {
+            "http://127.0.0.1:9/callback"
+        }
+
+        fn wait(self: Box<Self>, url: url::Url, _state: String) -> OwnedAuthFuture<url::Url> {
+            Box::pin(async move {
+                *self.paused_while_waiting.lock().expect("lock") = Some(self.console.is_paused());
+                Ok(url)
+            })
+        }
+    }
+
+    #[test]
+    fn the_console_is_paused_while_the_user_is_in_the_browser() {
+        let console = crate::feedback::Feedback::new(false).console();
+        let slot = ConsoleSlot::default();
+        let paused_while_waiting = Arc::new(std::sync::Mutex::new(None));
+        let agent = PausingUserAgent {
+            inner: Noting {
+                console: console.clone(),
+                paused_while_waiting: paused_while_waiting.clone(),
+            },
+            console: slot.clone(),
+        };
+        let authorize = |agent: &PausingUserAgent<Noting>| {
+            let url = url::Url::parse("https://auth.example.com/authorize").expect("URL");
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("runtime")
+                .block_on(async {
+                    let pending = agent.prepare().await.expect("prepared");
+                    pending.wait(url, "state".into()).await.expect("redirected")
+                })
+        };
+        // Before the command has a console there is nothing to pause.
+        authorize(&agent);
+        assert_eq!(*paused_while_waiting.lock().expect("lock"), Some(false));
+        slot.fill(console.clone());
+        authorize(&agent);
+        assert_eq!(*paused_while_waiting.lock().expect("lock"), Some(true));
+        assert!(!console.is_paused(), "the pause ends with the wait");
     }
 }

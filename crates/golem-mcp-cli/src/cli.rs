@@ -141,7 +141,8 @@ pub struct Options {
     /// The entry of the --config file to use.
     #[arg(long, global = true, value_name = "NAME", help_heading = "Server")]
     pub server: Option<String>,
-    /// Bound the whole command, in seconds [default: 60].
+    /// Bound the whole command, in seconds [default: 60]; time spent
+    /// answering prompts or authorizing in the browser does not count.
     #[arg(long, global = true, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
     /// Machine-readable output on stdout.
@@ -264,6 +265,9 @@ pub struct Plan {
     pub quiet: bool,
     /// The OAuth provider of an HTTP server, for `login` and `logout`.
     pub oauth: Option<std::sync::Arc<golem_mcp::auth::OAuthProvider>>,
+    /// Where the command puts its console, which the provider pauses while
+    /// the user authorizes in the browser.
+    pub console: crate::auth::ConsoleSlot,
 }
 
 impl Plan {
@@ -320,7 +324,8 @@ impl Plan {
             Command::Logout => (Action::Logout, Vec::new()),
         };
         let (mut target, settings) = select_target(&options, server_command)?;
-        let oauth = crate::auth::attach(&options.auth, settings, &mut target)?;
+        let console = crate::auth::ConsoleSlot::default();
+        let oauth = crate::auth::attach(&options.auth, settings, &mut target, &console)?;
         if let Target::Stdio(stdio) = &mut target
             && options.verbose
         {
@@ -339,6 +344,7 @@ impl Plan {
             log_level: options.log_level,
             quiet: options.quiet,
             oauth,
+            console,
         })
     }
 }

@@ -41,6 +41,7 @@ pub async fn execute(plan: Plan) -> Exit {
     }
     let mut feedback = Feedback::new(std::io::stderr().is_terminal() && !plan.verbose);
     let console = feedback.console();
+    plan.console.fill(console.clone());
     let mut config =
         ClientConfig::default().with_elicitation(Elicitor::new(plan.elicitation, console.clone()));
     if let Some(roots) = plan.roots.clone() {
