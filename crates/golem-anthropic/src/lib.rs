@@ -301,13 +301,12 @@ impl Attempt for Attempts<'_> {
         &self,
         body: &[u8],
         sink: StreamSink<'_>,
-        delivered: &mut bool,
     ) -> Result<Response, ProviderError> {
         let mut response = self.0.send(body, true).await?;
         let assembler = Assembler::new(self.0.config.max_response_bytes);
         self.0
             .reader()
-            .read_stream(&mut response, assembler, sink, delivered)
+            .read_stream(&mut response, assembler, sink)
             .await
     }
 }

@@ -24,21 +24,21 @@ pub trait Attempt: Sync {
         body: &[u8],
     ) -> impl Future<Output = Result<Response, ProviderError>> + Send;
 
-    /// Asks once for a streamed answer, passing its events to `sink`;
-    /// `delivered` is set once an event has reached `sink` (after which a
-    /// failure is not retried: the host has shown part of an answer).
+    /// Asks once for a streamed answer, passing its events to `sink`. A
+    /// failure after an event reached `sink` must not be retryable (the
+    /// host has shown part of an answer): [`Reader::read_stream`] sees to
+    /// that.
     fn stream_once(
         &self,
         body: &[u8],
         sink: StreamSink<'_>,
-        delivered: &mut bool,
     ) -> impl Future<Output = Result<Response, ProviderError>> + Send;
 }
 
 /// Asks `provider` with `body` (streamed to `sink` when there is one) until
 /// an answer comes or `policy` gives up: an error is retried after the
-/// policy's delay when it is retryable and nothing reached `sink` yet.
-/// Dropping the future cancels the call.
+/// policy's delay when it is retryable (which it is not once part of the
+/// answer reached `sink`). Dropping the future cancels the call.
 pub async fn ask<P: Attempt>(
     provider: &P,
     policy: &RetryPolicy,
@@ -48,9 +48,8 @@ pub async fn ask<P: Attempt>(
     let started = Instant::now();
     let mut retry = 0;
     loop {
-        let mut delivered = false;
         let result = match sink.as_deref_mut() {
-            Some(sink) => provider.stream_once(body, sink, &mut delivered).await,
+            Some(sink) => provider.stream_once(body, sink).await,
             None => provider.json_once(body).await,
         };
         let error = match result {
@@ -58,11 +57,7 @@ pub async fn ask<P: Attempt>(
             Err(error) => error,
         };
         retry += 1;
-        let delay = match delivered {
-            true => None,
-            false => policy.delay(retry, &error, started.elapsed()),
-        };
-        match delay {
+        match policy.delay(retry, &error, started.elapsed()) {
             Some(delay) => tokio::time::sleep(delay).await,
             None => return Err(ModelError::with_source(error.to_string(), error)),
         }
@@ -203,34 +198,37 @@ impl Reader {
         Ok(body)
     }
 
-    /// Reads a streamed answer to its end through `assembler`. `delivered`
-    /// tells afterwards, also on failure, whether an event reached `sink`;
-    /// a broken connection after that is not retryable. Dropping the future
-    /// abandons the answer (the connection is not reused).
+    /// Reads a streamed answer to its end through `assembler`. Any failure
+    /// once an event has reached `sink` (a broken connection, an error
+    /// event, an answer cut short) is not retryable: the host has shown
+    /// part of the answer. Dropping the future abandons the answer (the
+    /// connection is not reused).
     pub async fn read_stream<A: Assemble>(
         &self,
         response: &mut reqwest::Response,
         mut assembler: A,
         sink: StreamSink<'_>,
-        delivered: &mut bool,
     ) -> Result<Response, ProviderError> {
+        let after_delivery = |mut error: ProviderError, delivered: bool| {
+            error.retryable &= !delivered;
+            error
+        };
         loop {
             let chunk = match self.next_chunk(response).await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
-                Err(mut error) => {
-                    error.retryable &= !assembler.delivered();
-                    *delivered = assembler.delivered();
-                    return Err(error);
-                }
+                Err(error) => return Err(after_delivery(error, assembler.delivered())),
             };
-            let done = assembler.feed(&chunk, sink);
-            *delivered = assembler.delivered();
-            if done? {
-                break;
+            match assembler.feed(&chunk, sink) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(error) => return Err(after_delivery(error, assembler.delivered())),
             }
         }
-        assembler.finish()
+        let delivered = assembler.delivered();
+        assembler
+            .finish()
+            .map_err(|error| after_delivery(error, delivered))
     }
 
     /// The error for a step that outlived the timeout.
