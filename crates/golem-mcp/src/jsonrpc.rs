@@ -282,8 +282,9 @@ impl<'a, R: Deserialize<'a>> Incoming<'a, R> {
 }
 
 /// A message's bytes, checked for UTF-8 once: serde_json then reads it as
-/// text and skips the check it would otherwise make on every string (about
-/// a tenth of the instructions a small tool call costs). A message that is
+/// text and skips the check it would otherwise make on every string (one
+/// pass instead of nine for a small tool result: about 700 of the 15,000
+/// instructions its call cost, by callgrind). A message that is
 /// not UTF-8 is read from its bytes, exactly as before the check, so what it
 /// is accepted or refused for does not change.
 #[derive(Clone, Copy)]
