@@ -196,8 +196,13 @@ def generated_block(args, runs, summary, verdict_lines):
     out.append(f"- {command_output('rustc', '--version')}, release profile")
     out.append(f"- {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}; "
                f"CPUs {args.busy}% busy in the second before the runs")
-    out.append(f"- client and server pinned to CPU {args.pin} (`PIN_CPU={args.pin}`)" if args.pin
-               else "- client and server not pinned (the default; `PIN_CPU=0` pins them to CPU 0)")
+    if args.pin and args.server_cpu:
+        out.append(f"- client pinned to CPU {args.pin}, servers to CPU {args.server_cpu} "
+                   f"(`PIN_CPU={args.pin} SERVER_CPU={args.server_cpu}`)")
+    elif args.pin:
+        out.append(f"- client and server pinned to CPU {args.pin} (`PIN_CPU={args.pin}`)")
+    else:
+        out.append("- client and server not pinned (the default; `PIN_CPU=0` pins them to CPU 0)")
     out.append(f"- client runtime: Tokio {os.environ.get('BENCH_RUNTIME', 'current')}-thread (the same for golem and rmcp; "
                "the concurrent cases' tasks are spawned on it); floor: blocking I/O on one thread")
     out.append("")
@@ -248,6 +253,7 @@ def main():
     parser.add_argument("--lock", required=True)
     parser.add_argument("--busy", default="unknown")
     parser.add_argument("--pin", default="")
+    parser.add_argument("--server-cpu", default="")
     args = parser.parse_args()
 
     runs = load(args.results)

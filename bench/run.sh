@@ -6,6 +6,7 @@
 #   bench/run.sh                 # three interleaved rounds, writes BENCHMARKS.md
 #   ROUNDS=5 OUT=/tmp/b.md bench/run.sh
 #   PIN_CPU=0 bench/run.sh       # client and server on CPU 0 (see below)
+#   PIN_CPU=0 SERVER_CPU=1 bench/run.sh   # client on CPU 0, server on CPU 1
 #
 # Builds the programs in release mode, then runs each case with the three
 # clients in turn (golem rmcp floor golem rmcp floor ...), ROUNDS rounds, and
@@ -29,6 +30,11 @@ RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 # a sequential call costs in CPU, but they also squeeze the concurrent cases
 # onto one CPU.
 PIN_CPU=${PIN_CPU-}
+# SERVER_CPU=M (with PIN_CPU=N) puts every server on CPU M instead: the
+# placement an unpinned run gets whenever the kernel forks the server onto
+# the other CPU, which on a 2-vCPU VM decides most sequential verdicts
+# (BENCHMARKS.md, "Where the server lands").
+SERVER_CPU=${SERVER_CPU-}
 
 for tool in cargo python3 timeout; do
     command -v "$tool" >/dev/null || { echo "bench/run.sh: needs $tool" >&2; exit 1; }
@@ -41,6 +47,11 @@ if [[ -n $PIN_CPU ]]; then
     }
     pin=(taskset -c "$PIN_CPU")
 fi
+server_pin=("${pin[@]}")
+if [[ -n $SERVER_CPU ]]; then
+    [[ -n $PIN_CPU ]] || { echo "bench/run.sh: SERVER_CPU needs PIN_CPU (the client's CPU)" >&2; exit 1; }
+    server_pin=(taskset -c "$SERVER_CPU")
+fi
 
 echo "== building the benchmark programs (release)"
 cargo build --release --locked -p golem-bench --features rmcp --bins
@@ -48,6 +59,10 @@ target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 bin="$target_dir/release"
 server="$bin/rmcp-echo-server"
+# How a client starts its stdio server: on the client's CPU (it inherits the
+# affinity), or on SERVER_CPU.
+stdio_server=("$server")
+[[ -n $SERVER_CPU ]] && stdio_server=(taskset -c "$SERVER_CPU" "$server")
 
 work=$(mktemp -d)
 server_pid=
@@ -62,7 +77,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "== starting the HTTP echo server"
-"${pin[@]}" "$server" --http 0 >"$work/server.out" 2>"$work/server.err" &
+"${server_pin[@]}" "$server" --http 0 >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 url=
 for _ in $(seq 100); do
@@ -83,18 +98,18 @@ cases=(stdio-64B stdio-64B-c8 stdio-1MiB http-64B http-64B-c8 stdio-sleep100-c8 
 case_args() {
     clients=(golem rmcp floor)
     case $1 in
-        stdio-64B) client_args=(--calls 2000 --bytes 64 -- "$server") ;;
+        stdio-64B) client_args=(--calls 2000 --bytes 64 -- "${stdio_server[@]}") ;;
         # The client's own peak RSS (VmHWM) is added to its line: the peak
         # /usr/bin/time -v reports includes the reaped server's.
-        stdio-1MiB) client_args=(--calls 20 --bytes 1048576 --peak-rss -- "$server") ;;
+        stdio-1MiB) client_args=(--calls 20 --bytes 1048576 --peak-rss -- "${stdio_server[@]}") ;;
         http-64B) client_args=(--calls 1000 --bytes 64 --url "$url") ;;
         # Eight tasks share one client; each call's text is its own and the
         # reply must be exactly it.
-        stdio-64B-c8) client_args=(--calls 2000 --bytes 64 --concurrency 8 -- "$server") ;;
+        stdio-64B-c8) client_args=(--calls 2000 --bytes 64 --concurrency 8 -- "${stdio_server[@]}") ;;
         http-64B-c8) client_args=(--calls 1000 --bytes 64 --concurrency 8 --url "$url") ;;
         # Eight calls at once of a tool that waits 100 ms: done in about
         # 100 ms if the client overlaps them, 800 ms if it queues them.
-        stdio-sleep100-c8) client_args=(--calls 8 --bytes 64 --concurrency 8 --sleep-ms 100 -- "$server") ;;
+        stdio-sleep100-c8) client_args=(--calls 8 --bytes 64 --concurrency 8 --sleep-ms 100 -- "${stdio_server[@]}") ;;
         http-sleep100-c8) client_args=(--calls 8 --bytes 64 --concurrency 8 --sleep-ms 100 --url "$url") ;;
         *) echo "bench/run.sh: no case $1" >&2; exit 1 ;;
     esac
@@ -132,7 +147,8 @@ done
 
 command_line="bench/run.sh"
 [[ $ROUNDS != 3 ]] && command_line="ROUNDS=$ROUNDS $command_line"
+[[ -n $SERVER_CPU ]] && command_line="SERVER_CPU=$SERVER_CPU $command_line"
 [[ -n $PIN_CPU ]] && command_line="PIN_CPU=$PIN_CPU $command_line"
 echo "== writing $OUT"
 python3 bench/report.py --results "$results" --out "$OUT" --rounds "$ROUNDS" \
-    --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU"
+    --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU" --server-cpu "$SERVER_CPU"
