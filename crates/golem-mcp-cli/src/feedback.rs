@@ -133,6 +133,9 @@ struct Shared {
     paused_since: Option<Instant>,
     /// How long earlier pauses lasted, together.
     paused_before: Duration,
+    /// How many pauses are open: a prompt and a browser login may overlap,
+    /// and the console resumes when the last one ends.
+    pauses: usize,
 }
 
 impl Console {
@@ -151,10 +154,12 @@ impl Console {
     }
 
     /// Hides the spinner and holds other lines back until the returned guard
-    /// is dropped: the user is answering a prompt. Time spent paused does
-    /// not count against `--timeout` ([`Console::paused_for`]).
+    /// (and every other one open) is dropped: the user is answering a
+    /// prompt, or authorizing in the browser. Time spent paused does not
+    /// count against `--timeout` ([`Console::paused_for`]).
     pub fn pause(&self) -> Paused {
         let mut shared = self.lock();
+        shared.pauses += 1;
         shared.held.get_or_insert_with(Vec::new);
         shared.paused_since.get_or_insert_with(Instant::now);
         if let Some(bar) = &self.bar {
@@ -199,6 +204,10 @@ impl Drop for Paused {
     fn drop(&mut self) {
         let held = {
             let mut shared = self.console.lock();
+            shared.pauses = shared.pauses.saturating_sub(1);
+            if shared.pauses > 0 {
+                return; // another prompt is still on screen
+            }
             if let Some(since) = shared.paused_since.take() {
                 shared.paused_before += since.elapsed();
             }
@@ -287,5 +296,19 @@ mod tests {
         let paused_for = console.paused_for();
         assert!(paused_for >= Duration::from_millis(20), "{paused_for:?}");
         assert_eq!(console.paused_for(), paused_for, "no pause is running");
+    }
+
+    #[test]
+    fn overlapping_pauses_end_with_the_last_one() {
+        let console = Feedback::new(false).console();
+        let prompt = console.pause();
+        let browser = console.pause();
+        console.line("held until both are over");
+        drop(prompt);
+        assert!(console.is_paused(), "the browser wait still pauses it");
+        assert_eq!(console.lock().held.as_ref().map(Vec::len), Some(1));
+        drop(browser);
+        assert!(!console.is_paused());
+        assert!(console.lock().held.is_none());
     }
 }

@@ -57,8 +57,22 @@ struct Fake {
     redirect_to: Mutex<Option<String>>,
     /// Offer the standalone event stream (`GET`; otherwise `405`).
     offers_stream: AtomicBool,
-    /// The `Authorization` each `GET` carried.
-    get_authorizations: Mutex<Vec<String>>,
+    /// Each `GET`, in order.
+    gets: Mutex<Vec<Get>>,
+    /// How many `GET`s were refused.
+    refused_gets: tokio::sync::watch::Sender<usize>,
+    /// End each stream after its event (otherwise it is held open).
+    end_streams: AtomicBool,
+    /// Tokens up to this number are refused (revoked).
+    revoked: AtomicUsize,
+}
+
+/// What one `GET` carried, and whether it was refused.
+#[derive(Debug, Clone, PartialEq)]
+struct Get {
+    authorization: String,
+    last_event_id: String,
+    refused: bool,
 }
 
 impl Fake {
@@ -69,6 +83,12 @@ impl Fake {
     fn valid_token(&self) -> String {
         format!("Bearer access-{}", self.issued.load(Ordering::SeqCst))
     }
+
+    /// Whether `sent` is the current token, issued and not revoked.
+    fn accepts(&self, sent: Option<&str>) -> bool {
+        let issued = self.issued.load(Ordering::SeqCst);
+        issued > self.revoked.load(Ordering::SeqCst) && sent == Some(self.valid_token().as_str())
+    }
 }
 
 async fn on_mcp(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: Bytes) -> Response {
@@ -77,11 +97,11 @@ async fn on_mcp(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: Bytes) 
     // Like the conformance suite's step-up server: the handshake is open,
     // everything else needs the current token.
     let open = method == "initialize" || method.starts_with("notifications/");
-    let authorized = headers
-        .get("authorization")
-        .and_then(|value| value.to_str().ok())
-        == Some(fake.valid_token().as_str())
-        && fake.issued.load(Ordering::SeqCst) > 0;
+    let authorized = fake.accepts(
+        headers
+            .get("authorization")
+            .and_then(|value| value.to_str().ok()),
+    );
     if !open && !authorized {
         fake.refused.fetch_add(1, Ordering::SeqCst);
         let challenge = format!(
@@ -114,7 +134,8 @@ async fn on_mcp(State(fake): State<Arc<Fake>>, headers: HeaderMap, body: Bytes) 
 }
 
 /// The standalone stream: refused without the current token; with it, one
-/// notification and then silence, held open.
+/// notification (event ids count the streams served) and then silence,
+/// held open unless `end_streams`.
 async fn on_mcp_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Response {
     if !fake.offers_stream.load(Ordering::SeqCst) {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
@@ -124,18 +145,34 @@ async fn on_mcp_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Respon
         .and_then(|value| value.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    fake.get_authorizations
-        .lock()
-        .expect("lock")
-        .push(sent.clone());
-    if fake.issued.load(Ordering::SeqCst) == 0 || sent != fake.valid_token() {
+    let last_event_id = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let refused = !fake.accepts(Some(&sent));
+    let served = {
+        let mut gets = fake.gets.lock().expect("lock");
+        gets.push(Get {
+            authorization: sent,
+            last_event_id,
+            refused,
+        });
+        gets.len()
+    };
+    if refused {
+        fake.refused_gets.send_modify(|refused| *refused += 1);
         return StatusCode::UNAUTHORIZED.into_response();
     }
-    let event = Bytes::from_static(
-        b"id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
-    );
-    let events = futures_util::stream::once(async move { Ok::<_, std::io::Error>(event) })
-        .chain(futures_util::stream::pending());
+    let event = Bytes::from(format!(
+        "id: {served}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}\n\n"
+    ));
+    let first = futures_util::stream::once(async move { Ok::<_, std::io::Error>(event) });
+    let events: futures_util::stream::BoxStream<'static, Result<Bytes, std::io::Error>> =
+        match fake.end_streams.load(Ordering::SeqCst) {
+            true => first.boxed(),
+            false => first.chain(futures_util::stream::pending()).boxed(),
+        };
     (
         [("content-type", "text/event-stream")],
         axum::body::Body::from_stream(events),
@@ -381,9 +418,11 @@ async fn a_standalone_stream_refused_for_want_of_a_token_reopens_once_a_request_
     let mut notifications = client.notifications();
     // The handshake is open; the stream is refused: no token yet.
     bounded(client.initialize()).await.expect("initialize");
-    assert_eq!(
-        fake.get_authorizations.lock().expect("lock").as_slice(),
-        [""]
+    let gets = fake.gets.lock().expect("lock").clone();
+    assert_eq!(gets.len(), 1, "{gets:?}");
+    assert!(
+        gets[0].refused && gets[0].authorization.is_empty(),
+        "{gets:?}"
     );
     // The list is refused too, authorized, and replayed; the stream that
     // gave up is opened again, with a token renewed just before.
@@ -392,12 +431,76 @@ async fn a_standalone_stream_refused_for_want_of_a_token_reopens_once_a_request_
         bounded(notifications.recv()).await,
         Some(golem_mcp::ServerNotification::ToolsListChanged)
     );
-    let gets = fake.get_authorizations.lock().expect("lock").clone();
+    let gets = fake.gets.lock().expect("lock").clone();
     assert_eq!(gets.len(), 2, "{gets:?}");
-    assert_eq!(gets[1], fake.valid_token());
+    assert_eq!(gets[1].authorization, fake.valid_token());
+    assert!(!gets[1].refused);
     assert!(
         fake.refreshes.load(Ordering::SeqCst) >= 2,
         "the POST's token and then the GET's were renewed"
+    );
+}
+
+#[tokio::test]
+async fn a_standalone_stream_refused_after_its_token_was_revoked_resumes_from_its_last_event() {
+    let fake = Arc::new(Fake::default());
+    fake.offers_stream.store(true, Ordering::SeqCst);
+    fake.end_streams.store(true, Ordering::SeqCst);
+    let base = serve(fake.clone()).await;
+    let provider = Arc::new(
+        OAuthProvider::new(oauth_config(Arc::new(MemoryTokenStore::new()))).expect("provider"),
+    );
+    let transport = HttpTransport::new(HttpConfig {
+        auth: Some(provider),
+        resume: ResumePolicy {
+            max_attempts: 0,
+            default_retry: Duration::from_millis(1),
+            ..ResumePolicy::default()
+        },
+        ..HttpConfig::new(format!("{base}/mcp"))
+    })
+    .expect("transport");
+    let client = Client::new(transport);
+    let mut notifications = client.notifications();
+    let mut refused_gets = fake.refused_gets.subscribe();
+    bounded(client.initialize()).await.expect("initialize");
+    bounded(client.list_tools()).await.expect("tools/list");
+    // The stream opens with the token, delivers event 1 and ends; the
+    // token is revoked, so reopening it is refused and it gives up.
+    assert_eq!(
+        bounded(notifications.recv()).await,
+        Some(golem_mcp::ServerNotification::ToolsListChanged)
+    );
+    fake.revoked
+        .store(fake.issued.load(Ordering::SeqCst), Ordering::SeqCst);
+    bounded(refused_gets.wait_for(|refused| *refused >= 2))
+        .await
+        .expect("the reopening was refused");
+    // The next request is refused too and authorized anew: the stream
+    // comes back with the new token, resuming after event 1.
+    bounded(client.list_tools()).await.expect("tools/list");
+    assert_eq!(
+        bounded(notifications.recv()).await,
+        Some(golem_mcp::ServerNotification::ToolsListChanged)
+    );
+    // The GET after the second refusal carried the new token and the id of
+    // the last event delivered before the refusals (event ids count the
+    // GETs, and the one before that refusal delivered its event).
+    let gets = fake.gets.lock().expect("lock").clone();
+    let second_refusal = gets
+        .iter()
+        .enumerate()
+        .filter(|(_, get)| get.refused)
+        .nth(1)
+        .map(|(index, _)| index)
+        .expect("two refusals");
+    let reopened = &gets[second_refusal + 1];
+    assert_eq!(reopened.authorization, fake.valid_token(), "{gets:?}");
+    assert!(!reopened.refused, "{gets:?}");
+    assert_eq!(
+        reopened.last_event_id,
+        second_refusal.to_string(),
+        "{gets:?}"
     );
 }
 

@@ -55,6 +55,9 @@ struct Fake {
     /// How many initialize requests to answer with a stream that ends
     /// without the answer.
     failing_initializes: AtomicUsize,
+    /// The standalone stream delivers event `s-1`, then an event larger
+    /// than any client limit; reopened after `s-1`, it delivers another.
+    standalone_oversized: AtomicBool,
 }
 
 impl Fake {
@@ -70,6 +73,7 @@ impl Fake {
             standalone_endings: Mutex::new(None),
             failing_resumes: AtomicUsize::new(0),
             failing_initializes: AtomicUsize::new(0),
+            standalone_oversized: AtomicBool::new(false),
         })
     }
 
@@ -359,6 +363,17 @@ fn is_resumption(seen: &Seen) -> bool {
 /// `stream-1` was for (the last tools/call seen).
 async fn on_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Response {
     fake.record("GET", &headers, Value::Null);
+    if fake.standalone_oversized.load(Ordering::SeqCst) {
+        let notification = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        let (sender, response) = sse_channel();
+        let _ = sender.send(Bytes::from(format!("id: s-1\ndata: {notification}\n\n")));
+        if header(&headers, "last-event-id").is_none() {
+            let _ = sender.send(Bytes::from(format!("data: {}\n\n", "x".repeat(64 * 1024))));
+        }
+        // Kept open: the client reads on.
+        std::mem::forget(sender);
+        return response;
+    }
     if header(&headers, "last-event-id").is_none() {
         let mut endings = fake.standalone_endings.lock().expect("lock");
         if let Some(left) = endings.as_mut() {
@@ -1050,6 +1065,37 @@ async fn the_standalone_stream_is_asked_for_once_and_a_405_is_respected() {
         .await
         .expect("works");
     assert_eq!(standalone().len(), 1, "a 405 is final");
+}
+
+#[tokio::test]
+async fn a_standalone_stream_that_broke_on_an_oversized_event_resumes_after_the_last_whole_one() {
+    let fake = Fake::new(StatusCode::OK);
+    fake.standalone_oversized.store(true, Ordering::SeqCst);
+    let url = serve(Arc::clone(&fake)).await;
+    let client = Client::new(
+        HttpTransport::new(HttpConfig {
+            max_message_bytes: 16 * 1024,
+            ..HttpConfig::new(url)
+        })
+        .expect("valid"),
+    );
+    let mut notifications = client.notifications();
+    bounded(client.initialize()).await.expect("initializes");
+    // Event s-1 arrives whole; the next is over the limit, so the stream is
+    // started afresh, asking for what came after s-1.
+    for _ in 0..2 {
+        assert_eq!(
+            bounded(notifications.recv()).await,
+            Some(golem_mcp::ServerNotification::ToolsListChanged)
+        );
+    }
+    let gets: Vec<_> = fake
+        .seen()
+        .into_iter()
+        .filter(|seen| seen.method == "GET")
+        .collect();
+    assert_eq!(header(&gets[0].headers, "last-event-id"), None);
+    assert_eq!(header(&gets[1].headers, "last-event-id"), Some("s-1"));
 }
 
 #[tokio::test]

@@ -88,8 +88,8 @@ struct Shared {
     inbound: mpsc::Sender<Inbound>,
     /// The event streams being read, by the request they answer.
     streams: StdMutex<HashMap<RequestId, AbortHandle>>,
-    /// The standalone `GET` stream's task, once opened.
-    standalone: StdMutex<Option<AbortHandle>>,
+    /// The standalone `GET` stream: its task, once opened.
+    standalone: StdMutex<stream::Standalone>,
     closed: AtomicBool,
     /// Notified by `close`, so that waits give way.
     closing: Notify,
@@ -138,7 +138,7 @@ impl HttpTransport {
                 protocol_version: OnceLock::new(),
                 inbound: sender,
                 streams: StdMutex::new(HashMap::new()),
-                standalone: StdMutex::new(None),
+                standalone: StdMutex::new(stream::Standalone::default()),
                 closed: AtomicBool::new(false),
                 closing: Notify::new(),
             }),
@@ -166,7 +166,7 @@ impl Shared {
         self.streams.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn standalone(&self) -> MutexGuard<'_, Option<AbortHandle>> {
+    fn standalone(&self) -> MutexGuard<'_, stream::Standalone> {
         self.standalone
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -177,7 +177,7 @@ impl Shared {
         for (_, stream) in self.streams().drain() {
             stream.abort();
         }
-        if let Some(standalone) = self.standalone().take() {
+        if let Some(standalone) = self.standalone().task.take() {
             standalone.abort();
         }
     }

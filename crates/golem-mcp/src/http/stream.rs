@@ -12,6 +12,7 @@ use golem_sse::{SseError, SseParser};
 use reqwest::header::ACCEPT;
 use reqwest::{Method, Response};
 use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
 
 use super::{LAST_EVENT_ID_HEADER, Shared, addressed_to, http_error, post::status_error};
 use crate::error::TransportError;
@@ -52,30 +53,67 @@ async fn read(shared: Arc<Shared>, id: RequestId, response: Response) {
 /// open. `None` when the stream was already open or the transport closed.
 pub(super) fn open_standalone(shared: &Arc<Shared>) -> Option<oneshot::Receiver<()>> {
     let mut standalone = shared.standalone();
-    let running = standalone.as_ref().is_some_and(|task| !task.is_finished());
+    standalone.gave_up = None; // a new session starts from its own beginning
+    start_standalone(shared, &mut standalone, None)
+}
+
+/// The standalone stream's state in [`Shared`].
+#[derive(Debug, Default)]
+pub(super) struct Standalone {
+    /// The task that keeps the stream open, once opened.
+    pub(super) task: Option<AbortHandle>,
+    /// Set when that task gave up after failed openings.
+    gave_up: Option<GaveUp>,
+    /// How many times a request was authorized anew: a task about to give
+    /// up that sees this change tries again at once instead.
+    authorizations: u64,
+}
+
+/// A standalone stream that gave up, and where it had got to.
+#[derive(Debug)]
+struct GaveUp {
+    /// The id of the last event it received, to resume from.
+    last_event_id: Option<String>,
+}
+
+fn start_standalone(
+    shared: &Arc<Shared>,
+    standalone: &mut Standalone,
+    resume_from: Option<String>,
+) -> Option<oneshot::Receiver<()>> {
+    let running = standalone
+        .task
+        .as_ref()
+        .is_some_and(|task| !task.is_finished());
     if running || shared.check_open().is_err() {
         return None;
     }
     let (answered, first_answer) = oneshot::channel();
-    let task = tokio::spawn(listen(shared.clone(), answered));
-    *standalone = Some(task.abort_handle());
+    let task = tokio::spawn(listen(shared.clone(), answered, resume_from));
+    standalone.task = Some(task.abort_handle());
     Some(first_answer)
 }
 
-/// Opens the standalone stream again if it was opened once and has given
-/// up, after a request was authorized anew: a credential that expired while
-/// the client was idle makes every reopening fail (`401`) until the
-/// provider authorizes again, which only a request's refusal asks it to do.
-/// The stream's own failures never start an authorization (with an
-/// interactive provider, that would open a browser from a background task).
+/// Opens the standalone stream again, resuming after the last event it
+/// received, if it gave up after failed openings; called once a request
+/// was authorized anew. A credential that expired while the client was
+/// idle makes every reopening fail (`401`) until the provider authorizes
+/// again, which only a request's refusal asks it to do. The stream's own
+/// failures never start an authorization (with an interactive provider,
+/// that would open a browser from a background task). A stream the server
+/// does not offer (`405`) is not asked for again.
 pub(super) fn reopen_standalone(shared: &Arc<Shared>) {
-    let gave_up = shared
-        .standalone()
-        .as_ref()
-        .is_some_and(|task| task.is_finished());
-    if gave_up {
+    let mut standalone = shared.standalone();
+    // Under the same lock as the task's decision to give up: either it sees
+    // this authorization and tries again, or it has given up and is
+    // reopened here.
+    standalone.authorizations += 1;
+    if let Some(gave_up) = standalone.gave_up.take() {
         tracing::debug!("mcp: reopening the standalone event stream after an authorization");
-        let _ = open_standalone(shared);
+        // The task that gave up returns right after saying so: it does not
+        // count as running.
+        standalone.task = None;
+        let _ = start_standalone(shared, &mut standalone, gave_up.last_event_id);
     }
 }
 
@@ -89,17 +127,21 @@ const MIN_REOPEN_DELAY: Duration = Duration::from_millis(100);
 /// ends it: servers may close it whenever they like. Only failures to open
 /// it count against [`ResumePolicy::max_attempts`](super::ResumePolicy), in
 /// a row; a `405` means the server offers none.
-async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>) {
+async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>, resume_from: Option<String>) {
     let mut stream = Stream::new(&shared, None);
     let policy = shared.resume;
     let mut answered = Some(answered);
+    // The last event id from before the current parser: a stream that
+    // failed and was started afresh, or an earlier task that gave up.
+    let mut resume_from = resume_from;
     loop {
+        let authorizations = shared.standalone().authorizations;
         shared.prepare_authorization().await;
         let Ok(mut request) = shared.session_request(Method::GET) else {
             return; // closed
         };
         request = request.header(ACCEPT, "text/event-stream");
-        if let Some(last_event_id) = stream.parser.last_event_id() {
+        if let Some(last_event_id) = stream.parser.last_event_id().or(resume_from.as_deref()) {
             request = request.header(LAST_EVENT_ID_HEADER, last_event_id.to_owned());
         }
         let response = request.send().await;
@@ -116,6 +158,9 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>) {
                         // An event too large or a malformed stream: start
                         // afresh, from the last event that arrived whole.
                         tracing::debug!(%error, "mcp: the standalone event stream failed; reopening it");
+                        if let Some(last_event_id) = stream.parser.last_event_id() {
+                            resume_from = Some(last_event_id.to_owned());
+                        }
                         stream.parser = SseParser::new(shared.max_message_bytes);
                     }
                 }
@@ -134,8 +179,21 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>) {
             }
         }
         if stream.attempts > policy.max_attempts {
+            let mut standalone = shared.standalone();
+            if standalone.authorizations != authorizations {
+                // A request was authorized while this attempt failed: the
+                // next one carries the new credential.
+                stream.attempts = 0;
+                continue;
+            }
+            let last_event_id = stream
+                .parser
+                .last_event_id()
+                .map(str::to_owned)
+                .or(resume_from);
+            standalone.gave_up = Some(GaveUp { last_event_id });
             tracing::warn!(
-                "mcp: gave up opening the standalone event stream; the server's own requests and notifications will not arrive until the session is renewed"
+                "mcp: gave up opening the standalone event stream; the server's own requests and notifications will not arrive until a request is authorized anew or the session is renewed"
             );
             return;
         }
