@@ -394,27 +394,33 @@ async fn an_expiring_token_is_refreshed_before_the_request_and_kept_in_the_store
     assert_eq!(stored.client_id, "registered-client");
 }
 
-#[tokio::test]
-async fn a_standalone_stream_refused_for_want_of_a_token_reopens_once_a_request_is_authorized() {
-    let fake = Arc::new(Fake::default());
-    fake.offers_stream.store(true, Ordering::SeqCst);
-    // Tokens expire at once: the reopening GET must renew its token first.
-    *fake.expires_in.lock().expect("lock") = Some(0);
+/// A client of `fake` (not yet initialized) whose standalone stream gives
+/// up at its first refusal, and reopens soon after a stream ends.
+async fn client_whose_stream_gives_up_at_once(fake: &Arc<Fake>) -> Client {
     let base = serve(fake.clone()).await;
     let provider = Arc::new(
         OAuthProvider::new(oauth_config(Arc::new(MemoryTokenStore::new()))).expect("provider"),
     );
     let transport = HttpTransport::new(HttpConfig {
         auth: Some(provider),
-        // The first refusal ends the stream's attempts.
         resume: ResumePolicy {
             max_attempts: 0,
+            default_retry: Duration::from_millis(1),
             ..ResumePolicy::default()
         },
         ..HttpConfig::new(format!("{base}/mcp"))
     })
     .expect("transport");
-    let client = Client::new(transport);
+    Client::new(transport)
+}
+
+#[tokio::test]
+async fn a_standalone_stream_refused_for_want_of_a_token_reopens_once_a_request_is_authorized() {
+    let fake = Arc::new(Fake::default());
+    fake.offers_stream.store(true, Ordering::SeqCst);
+    // Tokens expire at once: the reopening GET must renew its token first.
+    *fake.expires_in.lock().expect("lock") = Some(0);
+    let client = client_whose_stream_gives_up_at_once(&fake).await;
     let mut notifications = client.notifications();
     // The handshake is open; the stream is refused: no token yet.
     bounded(client.initialize()).await.expect("initialize");
@@ -446,21 +452,7 @@ async fn a_standalone_stream_refused_after_its_token_was_revoked_resumes_from_it
     let fake = Arc::new(Fake::default());
     fake.offers_stream.store(true, Ordering::SeqCst);
     fake.end_streams.store(true, Ordering::SeqCst);
-    let base = serve(fake.clone()).await;
-    let provider = Arc::new(
-        OAuthProvider::new(oauth_config(Arc::new(MemoryTokenStore::new()))).expect("provider"),
-    );
-    let transport = HttpTransport::new(HttpConfig {
-        auth: Some(provider),
-        resume: ResumePolicy {
-            max_attempts: 0,
-            default_retry: Duration::from_millis(1),
-            ..ResumePolicy::default()
-        },
-        ..HttpConfig::new(format!("{base}/mcp"))
-    })
-    .expect("transport");
-    let client = Client::new(transport);
+    let client = client_whose_stream_gives_up_at_once(&fake).await;
     let mut notifications = client.notifications();
     let mut refused_gets = fake.refused_gets.subscribe();
     bounded(client.initialize()).await.expect("initialize");
