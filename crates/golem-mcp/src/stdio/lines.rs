@@ -78,16 +78,17 @@ impl LineBuffer {
             small.extend_from_slice(&self.buf);
             self.buf = small;
         }
-        if self.buf.capacity() - self.buf.len() < CHUNK / 4 {
-            // Room at once for a line as long as the last one: the line just
-            // handed out usually still shares the old allocation, so this is
-            // a new one, and a run of 1 MiB results then costs one
-            // allocation each instead of a series of doublings that copy the
-            // growing line. Beyond that, doubling: a longer line costs a few
-            // reallocations, not one copy per chunk.
-            let like_the_last = self.last_line.saturating_sub(self.buf.len());
-            self.buf
-                .reserve(CHUNK.max(self.buf.len()).max(like_the_last));
+        // Room for the rest of a line as long as the last one, plus a
+        // margin for the read. The line just handed out usually still
+        // shares the old allocation, whose tail is too short for a large
+        // line: a run of 1 MiB results then costs one new allocation each,
+        // made before the first read, instead of filling that tail and
+        // moving the line once it is full. Beyond the last line's length,
+        // doubling: a longer line costs a few reallocations, not one copy
+        // per chunk.
+        let room = self.last_line.saturating_sub(self.buf.len()) + CHUNK / 4;
+        if self.buf.capacity() - self.buf.len() < room {
+            self.buf.reserve(CHUNK.max(self.buf.len()).max(room));
         }
         reader.read_buf(&mut self.buf).await
     }
@@ -128,21 +129,33 @@ mod tests {
     #[tokio::test]
     async fn a_line_as_long_as_the_last_one_gets_its_room_in_one_allocation() {
         let big = [vec![b'x'; 1024 * 1024], b"\n".to_vec()].concat();
-        // The line fills the buffer to the last byte.
-        let mut buffer = LineBuffer {
-            buf: BytesMut::from(&big[..]),
-            ..LineBuffer::default()
-        };
+        // The first line arrives a pipe's worth at a time, as from a server,
+        // and grows the buffer past its end.
+        let mut buffer = LineBuffer::default();
+        for mut reader in big.chunks(CHUNK) {
+            buffer.fill(&mut reader).await.expect("read");
+        }
         // Held, as a reply waiting for its caller is: the buffer cannot
         // reuse the allocation the line shares.
         let first = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
-        let mut reader: &[u8] = &big[..1000];
+        assert!(buffer.buf.capacity() > 0, "the old allocation has a tail");
+        let mut chunks = big.chunks(CHUNK);
+        let mut reader = chunks.next().expect("a chunk");
         buffer.fill(&mut reader).await.expect("read");
         assert!(
             buffer.buf.capacity() >= big.len(),
             "room for {} bytes after the first read of the next line",
             buffer.buf.capacity()
         );
+        // Every later read lands in that same allocation, the last one
+        // included: the line is never moved.
+        let allocation = buffer.buf.as_ptr();
+        for mut reader in chunks {
+            buffer.fill(&mut reader).await.expect("read");
+            assert_eq!(buffer.buf.as_ptr(), allocation, "the line was moved");
+        }
+        let second = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
+        assert_eq!(second.len(), big.len() - 1);
         assert_eq!(first.len(), big.len() - 1);
     }
 
