@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex as StdMutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use tokio::sync::{Mutex, Notify, mpsc};
 use tokio::task::AbortHandle;
@@ -32,6 +32,19 @@ use post::status_error;
 const SESSION_HEADER: &str = "mcp-session-id";
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+// The same names ready-made: a name given as a string is parsed (and
+// hashed for its lower case) on every request.
+const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static(LAST_EVENT_ID_HEADER);
+
+/// Whether `value` can be a header value as it is, without a copy (visible
+/// ASCII and tabs, what [`HeaderValue::from_static`] requires).
+fn is_header_value(value: &str) -> bool {
+    value
+        .bytes()
+        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+}
 
 /// How many received messages may wait for the client before the streams
 /// and answers that carry them stop being read.
@@ -201,7 +214,7 @@ impl Shared {
         &self,
         method: Method,
         session: Option<HeaderValue>,
-        protocol_version: Option<&str>,
+        protocol_version: Option<&'static str>,
     ) -> Result<reqwest::RequestBuilder, TransportError> {
         self.request_with(
             method,
@@ -217,7 +230,7 @@ impl Shared {
         &self,
         method: Method,
         session: Option<HeaderValue>,
-        protocol_version: Option<&str>,
+        protocol_version: Option<&'static str>,
         authorization: Option<&Secret>,
     ) -> Result<reqwest::RequestBuilder, TransportError> {
         let client = self.client().clone().ok_or(TransportError::Closed)?;
@@ -225,10 +238,14 @@ impl Shared {
             .request(method, self.url.clone())
             .headers(self.headers.clone());
         if let Some(session_id) = session {
-            request = request.header(SESSION_HEADER, session_id);
+            request = request.header(SESSION, session_id);
         }
         if let Some(version) = protocol_version {
-            request = request.header(PROTOCOL_VERSION_HEADER, version);
+            request = match is_header_value(version) {
+                true => request.header(PROTOCOL_VERSION, HeaderValue::from_static(version)),
+                // Refused when the request is sent, as any bad value is.
+                false => request.header(PROTOCOL_VERSION, version),
+            };
         }
         if let Some(secret) = authorization
             && let Ok(mut value) = HeaderValue::from_str(secret.expose())
@@ -446,4 +463,20 @@ fn redact(url: &Url) -> String {
     shown.set_query(None);
     shown.set_fragment(None);
     shown.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_visible_ascii_and_tabs_are_used_as_header_values_without_a_copy() {
+        for value in ["2025-11-25", "a b\tc~"] {
+            assert!(is_header_value(value), "{value:?}");
+            assert_eq!(HeaderValue::from_static(value), value);
+        }
+        for value in ["2025\n11", "caf\u{e9}", "\u{7f}"] {
+            assert!(!is_header_value(value), "{value:?}");
+        }
+    }
 }

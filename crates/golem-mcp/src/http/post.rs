@@ -8,7 +8,7 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 use reqwest::{Method, Response, StatusCode};
 
-use super::{SESSION_HEADER, Shared, addressed_to, http_error, redact, stream};
+use super::{SESSION, Shared, addressed_to, http_error, redact, stream};
 use crate::auth::{Challenge, Refusal, Secret};
 use crate::error::{HttpStatusError, TransportError};
 use crate::jsonrpc::{self, Route};
@@ -54,7 +54,7 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
             Checked::Dropped => return Ok(()),
         }
     };
-    if let Some(session_id) = response.headers().get(SESSION_HEADER) {
+    if let Some(session_id) = response.headers().get(&SESSION) {
         shared.session().id = Some(session_id.clone());
     }
     if authorizations > 0 {
@@ -98,8 +98,11 @@ async fn post(
             message.protocol_version(),
             sent.authorization.as_ref(),
         )?
-        .header(CONTENT_TYPE, "application/json")
-        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .header(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        )
         .body(message.body().clone())
         .send()
         .await
@@ -196,7 +199,7 @@ async fn renew_session(
     if !response.status().is_success() {
         return Err(status_error(response, false).await);
     }
-    let new_session = response.headers().get(SESSION_HEADER).cloned();
+    let new_session = response.headers().get(&SESSION).cloned();
     // The answer is not needed (the client knows the server); dropping it
     // unread also ends an event stream the server would keep open.
     drop(response);

@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use golem_sse::{SseError, SseParser};
-use reqwest::header::ACCEPT;
+use reqwest::header::{ACCEPT, HeaderValue};
 use reqwest::{Method, Response};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
-use super::{LAST_EVENT_ID_HEADER, Shared, addressed_to, http_error, post::status_error};
+use super::{LAST_EVENT_ID, Shared, addressed_to, http_error, post::status_error};
 use crate::error::TransportError;
 use crate::jsonrpc::{self, Route};
 use crate::transport::{Inbound, RequestId};
@@ -140,9 +140,9 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>, resume_from:
         let Ok(mut request) = shared.session_request(Method::GET) else {
             return; // closed
         };
-        request = request.header(ACCEPT, "text/event-stream");
+        request = request.header(ACCEPT, HeaderValue::from_static("text/event-stream"));
         if let Some(last_event_id) = stream.parser.last_event_id().or(resume_from.as_deref()) {
-            request = request.header(LAST_EVENT_ID_HEADER, last_event_id.to_owned());
+            request = request.header(LAST_EVENT_ID, last_event_id.to_owned());
         }
         let response = request.send().await;
         if let Some(answered) = answered.take() {
@@ -363,8 +363,8 @@ impl<'s> Stream<'s> {
             let request = self
                 .shared
                 .session_request(Method::GET)?
-                .header(ACCEPT, "text/event-stream")
-                .header(LAST_EVENT_ID_HEADER, last_event_id);
+                .header(ACCEPT, HeaderValue::from_static("text/event-stream"))
+                .header(LAST_EVENT_ID, last_event_id);
             match request.send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
