@@ -429,15 +429,21 @@ impl InFlight<'_> {
     }
 
     /// The message could not be sent: forget the request (the server never
-    /// saw it whole, so there is nothing to cancel).
+    /// saw it whole, so there is nothing to cancel). A send that gave way to
+    /// [`close`](Connection::close) fails as every request in flight then
+    /// does, with [`Error::Closed`].
     fn send_failed(
         &mut self,
         operation: &(dyn fmt::Display + Sync),
         source: TransportError,
     ) -> Error {
         self.armed = false;
-        self.connection.waiters().by_id.remove(&self.id);
-        Error::transport(&operation.to_string(), source)
+        let mut waiters = self.connection.waiters();
+        waiters.by_id.remove(&self.id);
+        match &waiters.ended {
+            Some(ended @ Ended::Closed) => ended.error(operation),
+            _ => Error::transport(&operation.to_string(), source),
+        }
     }
 
     /// Waits for the reply, handing progress reports to `on_progress`

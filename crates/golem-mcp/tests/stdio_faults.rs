@@ -672,6 +672,82 @@ async fn an_interrupted_close_is_finished_by_the_next() {
 }
 
 #[tokio::test]
+async fn a_call_still_sending_when_the_client_closes_fails_as_closed() {
+    let go = scratch_path("close-go");
+    let connected = connect(StdioConfig {
+        shutdown: ShutdownTimeouts {
+            after_eof: Duration::from_millis(300),
+            after_sigterm: Duration::from_millis(300),
+        },
+        ..fake("")
+    })
+    .await;
+    let client = connected.client.clone();
+    assert_eq!(
+        call_text(&client, "pause_reading", json!({"go_file": go}))
+            .await
+            .expect("called"),
+        "paused"
+    );
+    let big = args(json!({"text": "y".repeat(4 * 1024 * 1024)}));
+    let mut call = tokio::spawn(async move { client.call_tool("echo", &big).await });
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), &mut call)
+            .await
+            .is_err(),
+        "the write blocks while the server does not read"
+    );
+    bounded(connected.client.close()).await.expect("closes");
+    let error = bounded(call)
+        .await
+        .expect("the call's task ends")
+        .expect_err("the client closed");
+    assert!(matches!(error, Error::Closed { .. }), "{error:?}");
+    let _ = std::fs::remove_file(&go);
+}
+
+#[tokio::test]
+async fn answers_written_before_the_server_went_are_read_after_a_send_met_its_end() {
+    // The server answers, stops reading, and exits: a send meets the broken
+    // pipe before anyone has read the answer.
+    let script = r#"printf '%s\n' '{"jsonrpc":"2.0","id":7,"result":{}}'; exec 0<&-"#;
+    let transport = StdioTransport::spawn(StdioConfig {
+        args: vec!["-c".into(), script.into()],
+        ..StdioConfig::new("sh")
+    })
+    .expect("spawns");
+    let pid = transport.pid().expect("running");
+    assert!(until_gone(pid, PATIENCE).await, "the script ends");
+    let sent = bounded(
+        transport.send(Outgoing::notification(
+            "notifications/initialized",
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+                .to_vec()
+                .into(),
+        )),
+    )
+    .await;
+    assert!(
+        matches!(sent, Err(TransportError::ProcessExited(_))),
+        "{sent:?}"
+    );
+    let Inbound::Message(answer) = bounded(transport.recv())
+        .await
+        .expect("the answer it wrote before it went")
+    else {
+        panic!("expected a message");
+    };
+    let answer: Value = serde_json::from_slice(&answer).expect("JSON");
+    assert_eq!(answer["id"], 7);
+    let after = bounded(transport.recv()).await;
+    assert!(
+        matches!(after, Err(TransportError::ProcessExited(_))),
+        "then the end of its output: {after:?}"
+    );
+    bounded(transport.close()).await.expect("closes");
+}
+
+#[tokio::test]
 async fn a_send_dropped_behind_a_half_written_message_is_still_delivered() {
     let go = scratch_path("queue-go");
     let connected = connect(fake("")).await;

@@ -391,7 +391,13 @@ impl Transport for StdioTransport {
     /// Cancel safe: input stays in the transport's buffer, so a line half
     /// read when the future is dropped is completed by the next `recv`.
     async fn recv(&self) -> Result<Inbound, TransportError> {
-        self.check_open()?;
+        // A server found gone by a send may have written answers before it
+        // went: they are read to the end of its output (where the loop
+        // below meets its exit again), not thrown away.
+        match self.check_open() {
+            Err(error) if !matches!(error, TransportError::ProcessExited(_)) => return Err(error),
+            _ => {}
+        }
         let mut reader = lock_soon(&self.reader).await;
         let Reader {
             stdout,
