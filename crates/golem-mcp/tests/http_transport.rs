@@ -58,6 +58,13 @@ struct Fake {
     /// The standalone stream delivers event `s-1`, then an event larger
     /// than any client limit; reopened after `s-1`, it delivers another.
     standalone_oversized: AtomicBool,
+    /// The standalone stream is resumable: every GET replays the stored
+    /// events after its `Last-Event-ID` (`s-1`, an oversized `s-2`, `s-3`)
+    /// and stays open.
+    standalone_replaying: AtomicBool,
+    /// Every standalone stream starts with an event over any client limit
+    /// that has no id of its own, and stays open.
+    standalone_poisoned: AtomicBool,
 }
 
 impl Fake {
@@ -74,6 +81,8 @@ impl Fake {
             failing_resumes: AtomicUsize::new(0),
             failing_initializes: AtomicUsize::new(0),
             standalone_oversized: AtomicBool::new(false),
+            standalone_replaying: AtomicBool::new(false),
+            standalone_poisoned: AtomicBool::new(false),
         })
     }
 
@@ -343,6 +352,14 @@ async fn call_tool(fake: Arc<Fake>, id: Value, params: &Value) -> Response {
             *fake.stream_ended_at.lock().expect("lock") = Some(Instant::now());
             response
         }
+        "poll" => {
+            // SSE polling: a priming event, then the connection closes; each
+            // poll (see `on_get`) gets the next priming event until the
+            // fifth, which carries the answer.
+            let (sender, response) = sse_channel();
+            let _ = sender.send(Bytes::from_static(b"id: poll-0\nretry: 10\ndata:\n\n"));
+            response
+        }
         "end_early_without_id" => {
             let (sender, response) = sse_channel();
             let _ = sender.send(Bytes::from_static(b"data:\n\n"));
@@ -372,6 +389,45 @@ async fn on_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Response {
         }
         // Kept open: the client reads on.
         std::mem::forget(sender);
+        return response;
+    }
+    if fake.standalone_poisoned.load(Ordering::SeqCst) {
+        let (sender, response) = sse_channel();
+        let _ = sender.send(Bytes::from(format!("data: {}\n\n", "x".repeat(64 * 1024))));
+        std::mem::forget(sender);
+        return response;
+    }
+    if fake.standalone_replaying.load(Ordering::SeqCst) {
+        let list_changed = |kind: &str| json!({"jsonrpc": "2.0", "method": format!("notifications/{kind}/list_changed")});
+        let stored = [
+            ("s-1", list_changed("tools").to_string()),
+            ("s-2", "x".repeat(64 * 1024)),
+            ("s-3", list_changed("prompts").to_string()),
+        ];
+        let after = header(&headers, "last-event-id");
+        let start = stored
+            .iter()
+            .position(|(id, _)| Some(*id) == after)
+            .map_or(0, |at| at + 1);
+        let (sender, response) = sse_channel();
+        for (id, data) in &stored[start..] {
+            let _ = sender.send(Bytes::from(format!("id: {id}\ndata: {data}\n\n")));
+        }
+        // Kept open: the client reads on.
+        std::mem::forget(sender);
+        return response;
+    }
+    if let Some(polled) = header(&headers, "last-event-id").and_then(|id| id.strip_prefix("poll-"))
+    {
+        let polled: u32 = polled.parse().expect("a poll number");
+        let (sender, response) = sse_channel();
+        if polled < 5 {
+            let next = format!("id: poll-{}\nretry: 10\ndata:\n\n", polled + 1);
+            let _ = sender.send(Bytes::from(next));
+        } else {
+            let call = fake.posts_of("tools/call").pop().expect("the call").body;
+            let _ = sender.send(event(&call["id"], text("polled")));
+        }
         return response;
     }
     if header(&headers, "last-event-id").is_none() {
@@ -815,6 +871,27 @@ async fn resumption_attempts_are_bounded() {
 }
 
 #[tokio::test]
+async fn a_polling_server_is_waited_for_while_each_poll_moves_the_stream_on() {
+    let (fake, _url, client) = setup().await;
+    // Five polls, each closed after a new priming event: more than the
+    // three resumption attempts allowed in a row without progress.
+    assert_eq!(
+        call(&client, "poll", json!({})).await.expect("answered"),
+        "polled"
+    );
+    let polls: Vec<_> = fake
+        .seen()
+        .into_iter()
+        .filter(is_resumption)
+        .filter_map(|seen| header(&seen.headers, "last-event-id").map(str::to_owned))
+        .collect();
+    assert_eq!(
+        polls,
+        ["poll-0", "poll-1", "poll-2", "poll-3", "poll-4", "poll-5"]
+    );
+}
+
+#[tokio::test]
 async fn a_stream_ending_early_without_ids_is_a_clear_error() {
     let (fake, _url, client) = setup().await;
     let error = call(&client, "end_early_without_id", json!({}))
@@ -1096,6 +1173,80 @@ async fn a_standalone_stream_that_broke_on_an_oversized_event_resumes_after_the_
         .collect();
     assert_eq!(header(&gets[0].headers, "last-event-id"), None);
     assert_eq!(header(&gets[1].headers, "last-event-id"), Some("s-1"));
+}
+
+#[tokio::test]
+async fn an_unreadable_event_a_resumable_server_replays_is_skipped_by_its_id() {
+    let fake = Fake::new(StatusCode::OK);
+    fake.standalone_replaying.store(true, Ordering::SeqCst);
+    let url = serve(Arc::clone(&fake)).await;
+    let client = Client::new(
+        HttpTransport::new(HttpConfig {
+            max_message_bytes: 16 * 1024,
+            ..HttpConfig::new(url)
+        })
+        .expect("valid"),
+    );
+    let mut notifications = client.notifications();
+    bounded(client.initialize()).await.expect("initializes");
+    // s-1 arrives; s-2 is over the limit and would be replayed after s-1
+    // for ever: the stream resumes after s-2 instead, and s-3 arrives.
+    assert_eq!(
+        bounded(notifications.recv()).await,
+        Some(golem_mcp::ServerNotification::ToolsListChanged)
+    );
+    assert_eq!(
+        bounded(notifications.recv()).await,
+        Some(golem_mcp::ServerNotification::PromptsListChanged)
+    );
+    let gets: Vec<_> = fake
+        .seen()
+        .into_iter()
+        .filter(|seen| seen.method == "GET")
+        .map(|seen| header(&seen.headers, "last-event-id").map(str::to_owned))
+        .collect();
+    assert_eq!(gets, [None, Some("s-2".to_owned())]);
+}
+
+#[tokio::test]
+async fn a_standalone_stream_that_fails_the_same_way_each_time_is_given_up() {
+    let fake = Fake::new(StatusCode::OK);
+    fake.standalone_poisoned.store(true, Ordering::SeqCst);
+    let url = serve(Arc::clone(&fake)).await;
+    let client = connect_with(HttpConfig {
+        max_message_bytes: 16 * 1024,
+        resume: ResumePolicy {
+            max_attempts: 1,
+            default_retry: Duration::from_millis(10),
+            ..ResumePolicy::default()
+        },
+        ..HttpConfig::new(url)
+    })
+    .await;
+    let gets = || {
+        fake.seen()
+            .into_iter()
+            .filter(|seen| seen.method == "GET")
+            .count()
+    };
+    // The first failure reopens after the last whole event (none); the
+    // same failure there starts a new stream, once (max_attempts); the
+    // next gives up.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while gets() < 3 {
+        assert!(Instant::now() < deadline, "reopened {} time(s)", gets());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Five times the shortest reopening delay: long enough for a fourth
+    // GET to show, if the task had not given up.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(gets(), 3, "given up");
+    assert_eq!(
+        call(&client, "json_echo", json!({"text": "still"}))
+            .await
+            .expect("requests go on"),
+        "still"
+    );
 }
 
 #[tokio::test]

@@ -186,6 +186,17 @@ impl SseParser {
         (!self.last_event_id.is_empty()).then_some(self.last_event_id.as_str())
     }
 
+    /// After a failed [`feed`](Self::feed): the id of the event that could
+    /// not be read, if its own `id` field arrived before the failure.
+    /// Resuming from it skips that event, which a resumable server would
+    /// otherwise send again, and fail again. `None` when no feed failed, or
+    /// when the event carried no id of its own (it would have inherited the
+    /// last one, so there is no way past it by id).
+    pub fn failed_event_id(&self) -> Option<&str> {
+        let own_id = !self.id_buffer.is_empty() && self.id_buffer != self.last_event_id;
+        (self.failed.is_some() && own_id).then_some(self.id_buffer.as_str())
+    }
+
     /// The reconnection delay last set by a valid `retry` field.
     pub fn retry(&self) -> Option<Duration> {
         self.retry
@@ -439,6 +450,23 @@ mod tests {
             id: Some(id.to_owned()),
             ..message(data)
         }
+    }
+
+    #[test]
+    fn the_id_of_an_event_too_large_to_read_is_where_to_skip_it_from() {
+        let mut parser = SseParser::new(8);
+        parser.feed(b"id: 1\ndata: ok\n\n").expect("small");
+        assert_eq!(parser.failed_event_id(), None, "nothing failed");
+        // Its own id, then data over the limit.
+        assert!(parser.feed(b"id: 2\ndata: far too long\n\n").is_err());
+        assert_eq!(parser.failed_event_id(), Some("2"));
+        assert_eq!(parser.last_event_id(), Some("1"), "not received whole");
+
+        // An event with no id of its own inherits the last one: no way past it.
+        let mut parser = SseParser::new(8);
+        parser.feed(b"id: 1\ndata: ok\n\n").expect("small");
+        assert!(parser.feed(b"data: far too long\n\n").is_err());
+        assert_eq!(parser.failed_event_id(), None);
     }
 
     #[test]

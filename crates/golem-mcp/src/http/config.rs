@@ -29,9 +29,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResumePolicy {
     /// How many reconnections in a row may fail to deliver a message before
-    /// the request fails. The count restarts whenever a message arrives, so
-    /// a server that closes the connection after every event (SSE polling)
-    /// can run as long as it makes progress.
+    /// the request fails. The count restarts whenever a message arrives, or
+    /// a reconnection brings a new event id (a polling server's priming
+    /// event), so a server that closes the connection after every event
+    /// (SSE polling) can run as long as it makes progress. For the
+    /// standalone stream, only failed openings count, and a stream that
+    /// fails twice at the same unreadable event.
     pub max_attempts: u32,
     /// The delay before reconnecting when the server sent no `retry` field.
     pub default_retry: Duration,

@@ -134,6 +134,12 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>, resume_from:
     // The last event id from before the current parser: a stream that
     // failed and was started afresh, or an earlier task that gave up.
     let mut resume_from = resume_from;
+    // Where the last reading failed (the last whole event's id), while the
+    // stream has not got past it; and how often a new stream was started
+    // for want of a way past an unreadable event, since a stream last
+    // ended normally.
+    let mut failed_at: Option<Option<String>> = None;
+    let mut restarts = 0;
     loop {
         let authorizations = shared.standalone().authorizations;
         shared.prepare_authorization().await;
@@ -152,14 +158,38 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>, resume_from:
             Ok(response) if response.status().is_success() => {
                 stream.attempts = 0;
                 match stream.read(response).await {
-                    Read::Ended(_) => {}
+                    Read::Ended(_) => {
+                        failed_at = None;
+                        restarts = 0;
+                    }
                     Read::Answered | Read::NobodyReceives => return,
                     Read::Failed(error) => {
                         // An event too large or a malformed stream: start
-                        // afresh, from the last event that arrived whole.
-                        tracing::debug!(%error, "mcp: the standalone event stream failed; reopening it");
-                        if let Some(last_event_id) = stream.parser.last_event_id() {
-                            resume_from = Some(last_event_id.to_owned());
+                        // afresh after the last event that arrived whole.
+                        let whole = stream
+                            .parser
+                            .last_event_id()
+                            .map(str::to_owned)
+                            .or(resume_from.take());
+                        if let Some(skipped) = stream.parser.failed_event_id() {
+                            // A resumable server would send the bad event
+                            // again: past it, by its own id.
+                            tracing::warn!(%error, event_id = skipped, "mcp: skipped an event of the standalone stream that cannot be read");
+                            resume_from = Some(skipped.to_owned());
+                            failed_at = None;
+                        } else if failed_at.as_ref() == Some(&whole) {
+                            // It failed at the same place again, and the bad
+                            // event has no id to skip it by: a new stream,
+                            // from now on, rather than the same download
+                            // for ever; after `max_attempts` new streams
+                            // that fail too, the task gives up.
+                            tracing::warn!(%error, "mcp: the standalone event stream fails at the same event again; opening a new one (events sent meanwhile are lost)");
+                            restarts += 1;
+                            failed_at = Some(None);
+                        } else {
+                            tracing::debug!(%error, "mcp: the standalone event stream failed; reopening it");
+                            resume_from = whole.clone();
+                            failed_at = Some(whole);
                         }
                         stream.parser = SseParser::new(shared.max_message_bytes);
                     }
@@ -178,7 +208,7 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>, resume_from:
                 tracing::debug!(error = %error.without_url(), "mcp: could not open the standalone event stream");
             }
         }
-        if stream.attempts > policy.max_attempts {
+        if stream.attempts > policy.max_attempts || restarts > policy.max_attempts {
             let mut standalone = shared.standalone();
             if standalone.authorizations != authorizations {
                 // A request was authorized while this attempt failed: the
@@ -215,6 +245,8 @@ struct Stream<'s> {
     answered: bool,
     /// Reconnections in a row that delivered nothing.
     attempts: u32,
+    /// The `Last-Event-ID` of the last reconnection.
+    resumed_from: Option<String>,
 }
 
 /// How reading one response ended.
@@ -237,6 +269,7 @@ impl<'s> Stream<'s> {
             parser: SseParser::new(shared.max_message_bytes),
             answered: false,
             attempts: 0,
+            resumed_from: None,
         }
     }
 
@@ -247,6 +280,15 @@ impl<'s> Stream<'s> {
                 Read::Answered | Read::NobodyReceives => return Ok(()),
                 Read::Failed(error) => return Err(error),
             };
+            // A reconnection that moved the stream on to a new event id is
+            // progress too, without a message: a server that answers each
+            // poll with a fresh priming event and closes (SSE polling while
+            // a tool runs) is waited for as long as it keeps doing so.
+            if self.resumed_from.is_some()
+                && self.parser.last_event_id() != self.resumed_from.as_deref()
+            {
+                self.attempts = 0;
+            }
             response = self.resume(broken).await?;
         }
     }
@@ -364,7 +406,8 @@ impl<'s> Stream<'s> {
                 .shared
                 .session_request(Method::GET)?
                 .header(ACCEPT, HeaderValue::from_static("text/event-stream"))
-                .header(LAST_EVENT_ID, last_event_id);
+                .header(LAST_EVENT_ID, last_event_id.as_str());
+            self.resumed_from = Some(last_event_id);
             match request.send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
                 Ok(response) => {
