@@ -766,6 +766,11 @@ impl Client {
         &self.inner.prompts
     }
 
+    /// How many prompt list changes the server has announced so far.
+    pub(crate) fn prompt_changes(&self) -> u64 {
+        self.inner.offered.prompt_changes()
+    }
+
     /// Checks the client may send requests.
     fn ready(&self, operation: Operation<'_>) -> Result<(), Error> {
         if self.inner.ready.load(Ordering::Acquire) {

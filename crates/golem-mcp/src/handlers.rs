@@ -14,6 +14,7 @@ use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
@@ -183,6 +184,11 @@ pub(crate) struct Offered {
     /// Where notifications are broadcast; `None` once the connection has
     /// ended, which ends every subscription.
     events: Mutex<Option<broadcast::Sender<ServerNotification>>>,
+    /// How many times the server said its prompts changed: what tells the
+    /// kept prompt list it went stale, without holding a subscription
+    /// (which would keep up to a queue's worth of every notification,
+    /// whatever their size, until the next prompt request).
+    prompt_changes: AtomicU64,
     client: OnceLock<Weak<ClientInner>>,
 }
 
@@ -199,6 +205,7 @@ impl Offered {
             roots: Mutex::new(roots),
             max_running: max_running.max(1),
             events: Mutex::new(Some(broadcast::channel(SUBSCRIBER_QUEUE).0)),
+            prompt_changes: AtomicU64::new(0),
             client: OnceLock::new(),
         }
     }
@@ -214,9 +221,17 @@ impl Offered {
 
     /// Broadcasts a notification (dropped when nobody subscribes).
     pub(crate) fn publish(&self, notification: ServerNotification) {
+        if notification == ServerNotification::PromptsListChanged {
+            self.prompt_changes.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(sender) = &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
             let _ = sender.send(notification);
         }
+    }
+
+    /// How many prompt list changes the server has announced so far.
+    pub(crate) fn prompt_changes(&self) -> u64 {
+        self.prompt_changes.load(Ordering::Relaxed)
     }
 
     /// Ends every subscription: the connection is over.

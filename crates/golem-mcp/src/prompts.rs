@@ -16,12 +16,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
-use tokio::sync::broadcast;
 
 use crate::client::Client;
 use crate::content::Content;
 use crate::error::Error;
-use crate::notifications::ServerNotification;
 use crate::paging::Page;
 use crate::sampling::Role;
 
@@ -125,8 +123,9 @@ struct GetPromptParams<'a> {
 }
 
 /// The prompt list a client last fetched, and what tells it the list went
-/// stale: the client's notifications since (one queue of the bounded
-/// broadcast, so it costs no memory that grows).
+/// stale: the count of prompt list changes the server had announced when
+/// the fetch began (a counter, not a subscription: it keeps no
+/// notifications).
 #[derive(Debug, Default)]
 pub(crate) struct PromptCache {
     kept: Mutex<Option<Kept>>,
@@ -135,31 +134,22 @@ pub(crate) struct PromptCache {
 #[derive(Debug)]
 struct Kept {
     prompts: Arc<[Prompt]>,
-    changes: broadcast::Receiver<ServerNotification>,
+    changes: u64,
 }
 
 impl PromptCache {
-    fn store(&self, prompts: &[Prompt], changes: broadcast::Receiver<ServerNotification>) {
+    fn store(&self, prompts: &[Prompt], changes: u64) {
         *self.lock() = Some(Kept {
             prompts: prompts.into(),
             changes,
         });
     }
 
-    /// The kept list, unless the server changed its prompts since (or
-    /// notifications were skipped, or the client is gone).
-    fn fresh(&self) -> Option<Arc<[Prompt]>> {
+    /// The kept list, unless the server changed its prompts since (its
+    /// count of changes is now `changes`).
+    fn fresh(&self, changes: u64) -> Option<Arc<[Prompt]>> {
         let mut kept = self.lock();
-        let stale = loop {
-            let current = kept.as_mut()?;
-            match current.changes.try_recv() {
-                Ok(ServerNotification::PromptsListChanged) => break true,
-                Ok(_) => {}
-                Err(broadcast::error::TryRecvError::Empty) => break false,
-                Err(_) => break true,
-            }
-        };
-        if stale {
+        if kept.as_ref()?.changes != changes {
             *kept = None;
             return None;
         }
@@ -267,9 +257,9 @@ impl Client {
     /// # }
     /// ```
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        // Listening before asking: a change announced while the list is
+        // Counted before asking: a change announced while the list is
         // fetched marks it stale.
-        let changes = self.notifications().into_receiver();
+        let changes = self.prompt_changes();
         let prompts = self.list_all::<PromptsPage>("prompts/list").await?;
         self.prompt_cache().store(&prompts, changes);
         Ok(prompts)
@@ -306,7 +296,7 @@ impl Client {
     ) -> Result<GetPromptResult, Error> {
         let fits_kept = self
             .prompt_cache()
-            .fresh()
+            .fresh(self.prompt_changes())
             .is_some_and(|prompts| check(&prompts, name, arguments).is_none());
         if !fits_kept {
             let prompts = self.list_prompts().await?;

@@ -440,3 +440,54 @@ async fn completion_sends_the_reference_and_the_context() {
         "{error}"
     );
 }
+
+/// This process's resident set in KiB (`VmRSS`). Fails without `/proc`
+/// rather than letting a check pass vacuously.
+fn resident_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmRSS:"))
+        .expect("a VmRSS line");
+    line.trim_start_matches("VmRSS:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .expect("a number")
+}
+
+#[tokio::test]
+async fn the_kept_prompt_list_holds_on_to_no_notifications() {
+    let (client, mut peer) = connected().await;
+    let (listed, _) = tokio::join!(
+        client.list_prompts(),
+        answer(&mut peer, "prompts/list", json!({"prompts": []}))
+    );
+    listed.expect("lists");
+    // Nobody subscribed to notifications: each is dropped once handled,
+    // whatever the client keeps for its prompt checks. A subscription kept
+    // for them would hold the last 256 here, 128 MiB.
+    let before = resident_kib();
+    let big = "x".repeat(512 * 1024);
+    for _ in 0..256 {
+        peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "debug", "data": big}}));
+    }
+    // Answered after them: the client has handled them all.
+    let (pinged, _) = tokio::join!(client.ping(), answer(&mut peer, "ping", json!({})));
+    pinged.expect("pings");
+    let grown = resident_kib().saturating_sub(before);
+    assert!(grown < 48 * 1024, "grew by {grown} KiB");
+    // The kept list still works, and still goes stale on a change.
+    peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}));
+    let (pinged, _) = tokio::join!(client.ping(), answer(&mut peer, "ping", json!({})));
+    pinged.expect("pings");
+    let none = BTreeMap::new();
+    let (got, listed) = tokio::join!(
+        client.get_prompt("greet", &none),
+        answer(&mut peer, "prompts/list", json!({"prompts": []}))
+    );
+    assert_eq!(listed["method"], "prompts/list", "listed again first");
+    assert!(got.is_err(), "greet is not listed");
+}
