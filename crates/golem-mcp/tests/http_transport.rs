@@ -794,6 +794,59 @@ async fn close_deletes_the_session_and_a_405_is_fine() {
     }
 }
 
+/// An auth provider whose token is renewed by every `prepare`: what an
+/// OAuth provider does with a token that expired while the client idled.
+struct RenewedEachTime(AtomicUsize);
+
+impl golem_mcp::auth::AuthProvider for RenewedEachTime {
+    fn authorization(&self, _url: &reqwest::Url) -> Option<golem_mcp::auth::Secret> {
+        let renewals = self.0.load(Ordering::SeqCst);
+        Some(golem_mcp::auth::Secret::new(format!("Bearer t-{renewals}")))
+    }
+
+    fn prepare<'a>(&'a self, _url: &'a reqwest::Url) -> golem_mcp::auth::AuthFuture<'a, ()> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        refusal: &'a golem_mcp::auth::Refusal,
+    ) -> golem_mcp::auth::AuthFuture<'a, ()> {
+        let status = refusal.status;
+        Box::pin(async move {
+            Err(golem_mcp::auth::AuthError::Refused {
+                status,
+                detail: "not in this test".into(),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_delete_that_ends_the_session_carries_a_renewed_credential() {
+    let fake = Fake::new(StatusCode::OK);
+    let url = serve(Arc::clone(&fake)).await;
+    let provider = Arc::new(RenewedEachTime(AtomicUsize::new(0)));
+    let client = connect_with(HttpConfig {
+        auth: Some(provider.clone()),
+        ..HttpConfig::new(url)
+    })
+    .await;
+    let before_close = provider.0.load(Ordering::SeqCst);
+    bounded(client.close()).await.expect("closes");
+    let delete = fake
+        .seen()
+        .into_iter()
+        .find(|seen| seen.method == "DELETE")
+        .expect("a DELETE");
+    let renewed = format!("Bearer t-{}", before_close + 1);
+    assert_eq!(
+        header(&delete.headers, "authorization"),
+        Some(renewed.as_str())
+    );
+}
+
 // ---- resumption ----------------------------------------------------------------------
 
 #[tokio::test]

@@ -105,7 +105,8 @@ impl Refusal {
 ///
 /// The transport calls [`authorization`](AuthProvider::authorization) for
 /// every request it makes, [`prepare`](AuthProvider::prepare) before each
-/// message it posts, and [`authorize`](AuthProvider::authorize) when the
+/// message it posts, each event stream it opens or resumes, and the
+/// `DELETE` that ends the session, and [`authorize`](AuthProvider::authorize) when the
 /// server answers `401`, or `403` with `error="insufficient_scope"`; then
 /// it sends the refused request again, at most twice per request (a `401`
 /// then a step-up).

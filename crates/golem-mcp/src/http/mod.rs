@@ -368,6 +368,12 @@ impl Transport for HttpTransport {
         shared.closed.store(true, Ordering::Release);
         shared.closing.notify_waiters();
         shared.stop_streams();
+        let deadline = tokio::time::Instant::now() + shared.close_timeout;
+        if shared.session().id.is_some() {
+            // A credential that expired while the client was idle is renewed
+            // first, within the same bound: the DELETE must not be refused.
+            let _ = tokio::time::timeout_at(deadline, shared.prepare_authorization()).await;
+        }
         // The DELETE below holds a handle of its own until it is done.
         let request = shared.session_request(Method::DELETE);
         drop(shared.client().take());
@@ -379,7 +385,7 @@ impl Transport for HttpTransport {
         }
         let request = request.send();
         shared.session().id = None;
-        match tokio::time::timeout(shared.close_timeout, request).await {
+        match tokio::time::timeout_at(deadline, request).await {
             Ok(Ok(response)) => {
                 let status = response.status();
                 if status.is_success()
