@@ -52,6 +52,8 @@ struct Fake {
     standalone_endings: Mutex<Option<usize>>,
     /// How many resumption GETs to refuse with a stream that ends again.
     failing_resumes: AtomicUsize,
+    /// How many resumption GETs to refuse with `503` (and `Retry-After: 1`).
+    unavailable_resumes: AtomicUsize,
     /// How many initialize requests to answer with a stream that ends
     /// without the answer.
     failing_initializes: AtomicUsize,
@@ -79,6 +81,7 @@ impl Fake {
             stream_ended_at: Mutex::new(None),
             standalone_endings: Mutex::new(None),
             failing_resumes: AtomicUsize::new(0),
+            unavailable_resumes: AtomicUsize::new(0),
             failing_initializes: AtomicUsize::new(0),
             standalone_oversized: AtomicBool::new(false),
             standalone_replaying: AtomicBool::new(false),
@@ -454,6 +457,14 @@ async fn on_get(State(fake): State<Arc<Fake>>, headers: HeaderMap) -> Response {
             "text/plain",
             "no standalone stream",
         );
+    }
+    if fake.unavailable_resumes.load(Ordering::SeqCst) > 0 {
+        fake.unavailable_resumes.fetch_sub(1, Ordering::SeqCst);
+        return Response::builder()
+            .status(StatusCode::SERVICE_UNAVAILABLE)
+            .header("retry-after", "1")
+            .body(Body::from("restarting"))
+            .expect("response");
     }
     let (sender, response) = sse_channel();
     if fake.failing_resumes.load(Ordering::SeqCst) > 0 {
@@ -893,6 +904,26 @@ async fn without_a_retry_field_the_default_delay_applies() {
     let get = fake.seen().into_iter().find(is_resumption).expect("a GET");
     let ended = fake.stream_ended_at.lock().expect("lock").expect("ended");
     assert!(get.at.duration_since(ended) >= Duration::from_millis(150));
+}
+
+#[tokio::test]
+async fn a_resumption_refused_for_now_is_tried_again() {
+    let (fake, _url, client) = setup().await;
+    fake.unavailable_resumes.store(2, Ordering::SeqCst);
+    // Two 503s, then the replay: within the three attempts allowed.
+    assert_eq!(
+        call(&client, "end_early_with_id", json!({"retry": 10}))
+            .await
+            .expect("resumed"),
+        "resumed"
+    );
+    let gets: Vec<Seen> = fake.seen().into_iter().filter(is_resumption).collect();
+    assert_eq!(gets.len(), 3);
+    // After a refusal, its `Retry-After` (a second) is waited, not the
+    // stream's `retry` (10 ms).
+    for pair in gets.windows(2) {
+        assert!(pair[1].at.duration_since(pair[0].at) >= Duration::from_millis(900));
+    }
 }
 
 #[tokio::test]

@@ -370,6 +370,8 @@ impl<'s> Stream<'s> {
     /// Reconnects with `Last-Event-ID` after the server's `retry` delay, or
     /// explains why the answer is lost.
     async fn resume(&mut self, broken: Option<reqwest::Error>) -> Result<Response, TransportError> {
+        // A refusal's `Retry-After`, for the next attempt.
+        let mut retry_after = None;
         loop {
             let Some(last_event_id) = self.parser.last_event_id().map(str::to_owned) else {
                 return Err(TransportError::StreamEnded {
@@ -388,9 +390,9 @@ impl<'s> Stream<'s> {
                     ),
                 });
             }
-            let delay = self
-                .parser
-                .retry()
+            let delay = retry_after
+                .take()
+                .or(self.parser.retry())
                 .unwrap_or(policy.default_retry)
                 .min(policy.max_retry);
             self.attempts += 1;
@@ -410,6 +412,19 @@ impl<'s> Stream<'s> {
             self.resumed_from = Some(last_event_id);
             match request.send().await {
                 Ok(response) if response.status().is_success() => return Ok(response),
+                // A server restarting or overloaded (or a proxy in front of
+                // it) may say no for now: tried again while attempts last.
+                Ok(response)
+                    if is_transient(response.status()) && self.attempts < policy.max_attempts =>
+                {
+                    tracing::debug!(status = %response.status(), "mcp: resuming the event stream was refused for now; retrying");
+                    retry_after = response
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|value| value.to_str().ok())
+                        .and_then(|value| value.trim().parse().ok())
+                        .map(Duration::from_secs);
+                }
                 Ok(response) => {
                     let expired = response.status() == reqwest::StatusCode::NOT_FOUND
                         && self.shared.session().id.is_some();
@@ -422,4 +437,10 @@ impl<'s> Stream<'s> {
             }
         }
     }
+}
+
+/// Whether a refusal may pass if asked again later: the server erred
+/// (`5xx`) or asked to slow down (`429`).
+fn is_transient(status: reqwest::StatusCode) -> bool {
+    status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS
 }
