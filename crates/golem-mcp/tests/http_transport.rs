@@ -1232,16 +1232,7 @@ async fn the_standalone_stream_is_asked_for_once_and_a_405_is_respected() {
 async fn a_standalone_stream_that_broke_on_an_oversized_event_resumes_after_the_last_whole_one() {
     let fake = Fake::new(StatusCode::OK);
     fake.standalone_oversized.store(true, Ordering::SeqCst);
-    let url = serve(Arc::clone(&fake)).await;
-    let client = Client::new(
-        HttpTransport::new(HttpConfig {
-            max_message_bytes: 16 * 1024,
-            ..HttpConfig::new(url)
-        })
-        .expect("valid"),
-    );
-    let mut notifications = client.notifications();
-    bounded(client.initialize()).await.expect("initializes");
+    let (_client, mut notifications) = with_16_kib_messages(&fake).await;
     // Event s-1 arrives whole; the next is over the limit, so the stream is
     // started afresh, asking for what came after s-1.
     for _ in 0..2 {
@@ -1250,20 +1241,16 @@ async fn a_standalone_stream_that_broke_on_an_oversized_event_resumes_after_the_
             Some(golem_mcp::ServerNotification::ToolsListChanged)
         );
     }
-    let gets: Vec<_> = fake
-        .seen()
-        .into_iter()
-        .filter(|seen| seen.method == "GET")
-        .collect();
-    assert_eq!(header(&gets[0].headers, "last-event-id"), None);
-    assert_eq!(header(&gets[1].headers, "last-event-id"), Some("s-1"));
+    assert_eq!(
+        standalone_resumed_from(&fake)[..2],
+        [None, Some("s-1".to_owned())]
+    );
 }
 
-#[tokio::test]
-async fn an_unreadable_event_a_resumable_server_replays_is_skipped_by_its_id() {
-    let fake = Fake::new(StatusCode::OK);
-    fake.standalone_replaying.store(true, Ordering::SeqCst);
-    let url = serve(Arc::clone(&fake)).await;
+/// A client with a 16 KiB message limit, subscribed to notifications and
+/// initialized.
+async fn with_16_kib_messages(fake: &Arc<Fake>) -> (Client, golem_mcp::Notifications) {
+    let url = serve(Arc::clone(fake)).await;
     let client = Client::new(
         HttpTransport::new(HttpConfig {
             max_message_bytes: 16 * 1024,
@@ -1271,8 +1258,25 @@ async fn an_unreadable_event_a_resumable_server_replays_is_skipped_by_its_id() {
         })
         .expect("valid"),
     );
-    let mut notifications = client.notifications();
+    let notifications = client.notifications();
     bounded(client.initialize()).await.expect("initializes");
+    (client, notifications)
+}
+
+/// The `Last-Event-ID` of each `GET` the fake has seen, in order.
+fn standalone_resumed_from(fake: &Fake) -> Vec<Option<String>> {
+    fake.seen()
+        .into_iter()
+        .filter(|seen| seen.method == "GET")
+        .map(|seen| header(&seen.headers, "last-event-id").map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn an_unreadable_event_a_resumable_server_replays_is_skipped_by_its_id() {
+    let fake = Fake::new(StatusCode::OK);
+    fake.standalone_replaying.store(true, Ordering::SeqCst);
+    let (_client, mut notifications) = with_16_kib_messages(&fake).await;
     // s-1 arrives; s-2 is over the limit and would be replayed after s-1
     // for ever: the stream resumes after s-2 instead, and s-3 arrives.
     assert_eq!(
@@ -1283,13 +1287,10 @@ async fn an_unreadable_event_a_resumable_server_replays_is_skipped_by_its_id() {
         bounded(notifications.recv()).await,
         Some(golem_mcp::ServerNotification::PromptsListChanged)
     );
-    let gets: Vec<_> = fake
-        .seen()
-        .into_iter()
-        .filter(|seen| seen.method == "GET")
-        .map(|seen| header(&seen.headers, "last-event-id").map(str::to_owned))
-        .collect();
-    assert_eq!(gets, [None, Some("s-2".to_owned())]);
+    assert_eq!(
+        standalone_resumed_from(&fake),
+        [None, Some("s-2".to_owned())]
+    );
 }
 
 #[tokio::test]
@@ -1307,12 +1308,7 @@ async fn a_standalone_stream_that_fails_the_same_way_each_time_is_given_up() {
         ..HttpConfig::new(url)
     })
     .await;
-    let gets = || {
-        fake.seen()
-            .into_iter()
-            .filter(|seen| seen.method == "GET")
-            .count()
-    };
+    let gets = || standalone_resumed_from(&fake).len();
     // The first failure reopens after the last whole event (none); the
     // same failure there starts a new stream, once (max_attempts); the
     // next gives up.

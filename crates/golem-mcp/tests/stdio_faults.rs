@@ -28,6 +28,18 @@ fn fake(mode: &str) -> StdioConfig {
     }
 }
 
+/// `fake(mode)`, given 300 ms after end of input and 300 ms after SIGTERM
+/// to exit: short enough for a test to wait out a server that ignores both.
+fn quick_to_stop(mode: &str) -> StdioConfig {
+    StdioConfig {
+        shutdown: ShutdownTimeouts {
+            after_eof: Duration::from_millis(300),
+            after_sigterm: Duration::from_millis(300),
+        },
+        ..fake(mode)
+    }
+}
+
 fn args(json: Value) -> Box<RawValue> {
     RawValue::from_string(json.to_string()).expect("valid JSON")
 }
@@ -649,14 +661,7 @@ async fn a_server_dying_while_a_grandchild_holds_stdout_fails_the_call_at_once()
 
 #[tokio::test]
 async fn an_interrupted_close_is_finished_by_the_next() {
-    let connected = connect(StdioConfig {
-        shutdown: ShutdownTimeouts {
-            after_eof: Duration::from_millis(300),
-            after_sigterm: Duration::from_millis(300),
-        },
-        ..fake("stubborn")
-    })
-    .await;
+    let connected = connect(quick_to_stop("stubborn")).await;
     let interrupted =
         tokio::time::timeout(Duration::from_millis(100), connected.client.close()).await;
     assert!(
@@ -674,14 +679,7 @@ async fn an_interrupted_close_is_finished_by_the_next() {
 #[tokio::test]
 async fn a_call_still_sending_when_the_client_closes_fails_as_closed() {
     let go = scratch_path("close-go");
-    let connected = connect(StdioConfig {
-        shutdown: ShutdownTimeouts {
-            after_eof: Duration::from_millis(300),
-            after_sigterm: Duration::from_millis(300),
-        },
-        ..fake("")
-    })
-    .await;
+    let connected = connect(quick_to_stop("")).await;
     let client = connected.client.clone();
     assert_eq!(
         call_text(&client, "pause_reading", json!({"go_file": go}))
