@@ -235,6 +235,19 @@ impl<R: Read> Input<R> {
     }
 }
 
+/// Asks for a 1 MiB pipe buffer, as golem-mcp's stdio transport does; best
+/// effort (`/proc/sys/fs/pipe-max-size` may forbid it).
+fn widen_pipe(pipe: &impl std::os::fd::AsRawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fcntl(F_SETPIPE_SZ) on a pipe descriptor we own changes only
+    // the kernel's buffer size; on failure nothing changes.
+    unsafe {
+        libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, 1024 * 1024);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = pipe;
+}
+
 /// A stdio server: newline-delimited messages on its stdin and stdout.
 struct StdioWire {
     child: Child,
@@ -255,6 +268,11 @@ impl StdioWire {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err("no pipes to the server".into());
         };
+        // As large as golem-mcp makes them: with the default 64 KiB, a 1 MiB
+        // message crosses in sixteen writes and wake-ups, and this would
+        // not be the floor at that size.
+        widen_pipe(&stdin);
+        widen_pipe(&stdout);
         Ok(StdioWire {
             child,
             stdin: Some(stdin),
