@@ -350,6 +350,14 @@ mod tests {
         Target::Http(HttpConfig::new("https://mcp.example.com/mcp"))
     }
 
+    /// `attach` without config settings, before the command has a console.
+    fn attach_plain(
+        options: &AuthOptions,
+        target: &mut Target,
+    ) -> Result<Option<Arc<OAuthProvider>>, Failure> {
+        attach(options, None, target, &ConsoleSlot::default())
+    }
+
     fn usage(result: Result<Option<Arc<OAuthProvider>>, Failure>) -> String {
         let failure = result.expect_err("a usage error");
         assert_eq!(failure.exit, Exit::Usage, "{failure:?}");
@@ -360,14 +368,9 @@ mod tests {
     fn http_servers_get_a_provider_unless_they_send_their_own_authorization() {
         let mut target = http();
         assert!(
-            attach(
-                &AuthOptions::default(),
-                None,
-                &mut target,
-                &ConsoleSlot::default()
-            )
-            .expect("ok")
-            .is_some()
+            attach_plain(&AuthOptions::default(), &mut target)
+                .expect("ok")
+                .is_some()
         );
         assert!(matches!(&target, Target::Http(http) if http.auth.is_some()));
         let mut with_header = Target::Http(HttpConfig {
@@ -375,43 +378,22 @@ mod tests {
             ..HttpConfig::new("https://mcp.example.com/mcp")
         });
         assert!(
-            attach(
-                &AuthOptions::default(),
-                None,
-                &mut with_header,
-                &ConsoleSlot::default()
-            )
-            .expect("ok")
-            .is_none()
+            attach_plain(&AuthOptions::default(), &mut with_header)
+                .expect("ok")
+                .is_none()
         );
         let options = AuthOptions {
             scope: Some("a".into()),
             ..AuthOptions::default()
         };
-        assert!(
-            usage(attach(
-                &options,
-                None,
-                &mut with_header,
-                &ConsoleSlot::default()
-            ))
-            .contains("Authorization header")
-        );
+        assert!(usage(attach_plain(&options, &mut with_header)).contains("Authorization header"));
         let mut stdio = Target::Stdio(StdioConfig::new("server"));
         assert!(
-            attach(
-                &AuthOptions::default(),
-                None,
-                &mut stdio,
-                &ConsoleSlot::default()
-            )
-            .expect("ok")
-            .is_none()
+            attach_plain(&AuthOptions::default(), &mut stdio)
+                .expect("ok")
+                .is_none()
         );
-        assert!(
-            usage(attach(&options, None, &mut stdio, &ConsoleSlot::default()))
-                .contains("HTTP servers")
-        );
+        assert!(usage(attach_plain(&options, &mut stdio)).contains("HTTP servers"));
     }
 
     #[test]
@@ -420,23 +402,14 @@ mod tests {
             client_credentials: true,
             ..AuthOptions::default()
         };
-        assert!(
-            usage(attach(&options, None, &mut http(), &ConsoleSlot::default()))
-                .contains("--client-id")
-        );
+        assert!(usage(attach_plain(&options, &mut http())).contains("--client-id"));
         options.client_id = Some("id".into());
-        assert!(
-            usage(attach(&options, None, &mut http(), &ConsoleSlot::default()))
-                .contains("--client-secret-env")
-        );
+        assert!(usage(attach_plain(&options, &mut http())).contains("--client-secret-env"));
         options.client_secret_env = Some("GOLEM_MCP_TEST_SURELY_UNSET_VARIABLE".into());
-        let message = usage(attach(&options, None, &mut http(), &ConsoleSlot::default()));
+        let message = usage(attach_plain(&options, &mut http()));
         assert!(message.contains("is not set"), "{message}");
         options.private_key = Some("key.pem".into());
-        assert!(
-            usage(attach(&options, None, &mut http(), &ConsoleSlot::default()))
-                .contains("not both")
-        );
+        assert!(usage(attach_plain(&options, &mut http())).contains("not both"));
     }
 
     #[test]
@@ -475,7 +448,7 @@ mod tests {
             private_key: Some(path.clone()),
             ..AuthOptions::default()
         };
-        let message = usage(attach(&options, None, &mut http(), &ConsoleSlot::default()));
+        let message = usage(attach_plain(&options, &mut http()));
         let _ = std::fs::remove_file(&path);
         assert!(message.contains("not a PEM"), "{message}");
         assert!(!message.contains("secret-key-material"), "{message}");
