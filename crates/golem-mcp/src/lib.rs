@@ -57,8 +57,10 @@
 //! The decisions behind this crate are recorded in `docs/adr/` of the
 //! repository; `ARCHITECTURE.md` maps the modules.
 
+/// OAuth 2.1 authorization (feature `http`): the crate `golem-mcp-auth`.
 #[cfg(feature = "http")]
-pub mod auth;
+#[doc(inline)]
+pub use golem_mcp_auth as auth;
 mod bridge;
 mod client;
 mod completion;

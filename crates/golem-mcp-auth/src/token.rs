@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use serde::Deserialize;
 
 use super::discovery::Discovered;
-use super::http::{OAuthHttp, basic_credentials, json, shown};
+use super::http::{ErrorBody, OAuthHttp, basic_credentials, json, shown};
 use super::registration::{ClientIdentity, TokenAuth};
 use super::{AuthError, Secret};
 
@@ -70,13 +70,6 @@ struct TokenBody {
     expires_in: Option<u64>,
     refresh_token: Option<String>,
     scope: Option<String>,
-}
-
-/// An OAuth error body (RFC 6749 §5.2).
-#[derive(Deserialize, Default)]
-pub(crate) struct ErrorBody {
-    pub(crate) error: Option<String>,
-    pub(crate) error_description: Option<String>,
 }
 
 /// Posts a token request with `params` and the client's authentication,

@@ -103,7 +103,7 @@ pub(crate) async fn identity_assertion(
         .post_form(context, &endpoint, &form, basic.as_ref())
         .await?;
     if !answer.status.is_success() {
-        let error: super::token::ErrorBody =
+        let error: super::http::ErrorBody =
             serde_json::from_slice(&answer.body).unwrap_or_default();
         return Err(http_error(
             context,

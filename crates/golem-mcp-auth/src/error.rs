@@ -5,10 +5,9 @@
 ///
 /// Messages name the step and the URL (without query or credentials) and
 /// say what to do; they never contain a token, secret, code or verifier.
-/// The transport reports it as the cause of a
-/// [`TransportError::Authorization`](crate::TransportError::Authorization)
-/// of the request that was refused ([`Error::auth_error`](crate::Error::auth_error)
-/// finds it).
+/// `golem-mcp`'s HTTP transport reports it as the cause of a
+/// `golem_mcp::TransportError::Authorization` of the request that was
+/// refused (`golem_mcp::Error::auth_error` finds it).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AuthError {

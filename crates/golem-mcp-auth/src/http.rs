@@ -159,6 +159,14 @@ fn too_large(context: &'static str, url: &Url) -> AuthError {
     )
 }
 
+/// An OAuth error body (RFC 6749 §5.2; dynamic registration answers with
+/// the same shape, RFC 7591 §3.2.2).
+#[derive(serde::Deserialize, Default)]
+pub(crate) struct ErrorBody {
+    pub(crate) error: Option<String>,
+    pub(crate) error_description: Option<String>,
+}
+
 pub(crate) fn http_error(context: &'static str, url: &Url, detail: String) -> AuthError {
     AuthError::Http {
         context,

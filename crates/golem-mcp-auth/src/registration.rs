@@ -116,7 +116,7 @@ pub(crate) async fn register(
     let context = "register the client";
     let answer = http.post_json(context, endpoint, &request).await?;
     if !answer.status.is_success() {
-        let error: super::token::ErrorBody =
+        let error: super::http::ErrorBody =
             serde_json::from_slice(&answer.body).unwrap_or_default();
         return Err(AuthError::Registration {
             detail: format!(

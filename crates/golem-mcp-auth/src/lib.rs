@@ -2,8 +2,8 @@
 //! per the MCP authorization specification (revision 2025-11-25, with the
 //! 2025-03-26 fallbacks).
 //!
-//! The transport asks an [`AuthProvider`] (set in
-//! [`HttpConfig::auth`](crate::HttpConfig::auth)) what `Authorization` to
+//! The transport asks an [`AuthProvider`] (set in `golem-mcp`'s
+//! `HttpConfig::auth`) what `Authorization` to
 //! send; when the server refuses a request (`401`, or `403` with
 //! `insufficient_scope`), it asks the provider to authorize and sends the
 //! request again. [`BearerToken`] is a fixed token; [`OAuthProvider`] runs
@@ -75,12 +75,10 @@ pub struct Refusal {
 }
 
 impl Refusal {
-    pub(crate) fn new(
-        url: Url,
-        status: u16,
-        challenge: Option<Challenge>,
-        sent: Option<Secret>,
-    ) -> Self {
+    /// The refusal a transport reports to its provider: `url` answered
+    /// `status`, with `challenge` parsed from its `WWW-Authenticate`, to a
+    /// request that carried `sent`.
+    pub fn new(url: Url, status: u16, challenge: Option<Challenge>, sent: Option<Secret>) -> Self {
         Refusal {
             url,
             status,
@@ -138,16 +136,17 @@ pub trait AuthProvider: Send + Sync + 'static {
 /// refusal fails the request).
 ///
 /// ```
-/// use std::sync::Arc;
-/// use golem_mcp::HttpConfig;
-/// use golem_mcp::auth::BearerToken;
+/// use golem_mcp_auth::{AuthProvider, BearerToken};
 ///
-/// let config = HttpConfig {
-///     auth: Some(Arc::new(BearerToken::new("secret-token"))),
-///     ..HttpConfig::new("https://mcp.example.com/mcp")
-/// };
-/// assert!(!format!("{config:?}").contains("secret-token"));
+/// let token = BearerToken::new("secret-token");
+/// let url = "https://mcp.example.com/mcp".parse().expect("a valid URL");
+/// let header = token.authorization(&url).expect("always a header");
+/// assert_eq!(header.expose(), "Bearer secret-token");
+/// assert!(!format!("{token:?}").contains("secret-token"));
 /// ```
+///
+/// In `golem-mcp` it goes into `HttpConfig::auth` as
+/// `Some(Arc::new(BearerToken::new(token)))`.
 #[derive(Debug, Clone)]
 pub struct BearerToken {
     header: Secret,

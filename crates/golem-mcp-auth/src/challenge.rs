@@ -22,7 +22,7 @@ impl Challenge {
     /// and other schemes' challenges are skipped.
     ///
     /// ```
-    /// use golem_mcp::auth::Challenge;
+    /// use golem_mcp_auth::Challenge;
     ///
     /// let challenge = Challenge::parse(
     ///     r#"Bearer error="insufficient_scope", scope="files:read files:write", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource""#,

@@ -10,7 +10,7 @@ use std::fmt;
 /// leaves the program is a visible call.
 ///
 /// ```
-/// use golem_mcp::auth::Secret;
+/// use golem_mcp_auth::Secret;
 ///
 /// let token = Secret::new("s3cr3t");
 /// assert_eq!(format!("{token:?} {token}"), "Secret(<redacted>) <redacted>");
