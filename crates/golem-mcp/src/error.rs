@@ -10,9 +10,9 @@ use std::io;
 use std::process::ExitStatus;
 use std::sync::Arc;
 
-use crate::jsonrpc::ProtocolError;
-use crate::output::OutputError;
-use crate::tools::CallResult;
+use crate::features::output::OutputError;
+use crate::features::tools::CallResult;
+use crate::wire::jsonrpc::ProtocolError;
 
 /// An error from a client operation.
 ///

@@ -61,73 +61,57 @@
 #[cfg(feature = "http")]
 #[doc(inline)]
 pub use golem_mcp_auth as auth;
-mod bridge;
-mod client;
-mod completion;
-pub mod config;
-mod connect;
-mod connection;
-mod content;
-mod elicitation;
-mod error;
-mod handlers;
-#[cfg(feature = "http")]
-mod http;
-mod inbound;
-mod jsonrpc;
-mod links;
-pub mod memory;
-mod model_sampling;
-mod notifications;
-mod observe;
-mod output;
-mod paging;
-mod prompts;
-mod protocol;
-mod resources;
-mod roots;
-mod sampling;
-mod stdio;
-mod tasks;
-mod tool_details;
-mod tools;
-mod toolset;
-mod transport;
-mod uri_template;
 
-pub use bridge::{BridgeConfig, as_tools, as_tools_with};
-pub use client::{Client, ClientConfig};
-pub use completion::{Completion, CompletionRef};
-pub use content::Content;
-pub use elicitation::{Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form};
+// The layers, from the bottom up: each uses only those above it in this
+// list (ARCHITECTURE.md, "Code map of golem-mcp").
+mod bridge;
+pub mod config;
+mod error;
+mod features;
+mod server_requests;
+mod session;
+mod transports;
+mod wire;
+
+pub use transports::memory;
+
+pub use bridge::as_tools::{BridgeConfig, as_tools, as_tools_with};
+pub use bridge::toolset::{McpToolset, ToolsetConfig};
 pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
-pub use handlers::{
-    ElicitationHandler, HandlerError, HandlerFuture, RequestContext, SamplingHandler,
-};
-#[cfg(feature = "http")]
-pub use http::{HttpConfig, HttpTransport, ResumePolicy};
-pub use jsonrpc::ProtocolError;
-pub use model_sampling::{ModelSampling, sampling_with_model};
-pub use notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
-pub use observe::{Observed, WireEvent};
-pub use output::{Mismatch, OutputError};
-pub use prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
-pub use protocol::{ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
-pub use resources::{
+pub use features::completion::{Completion, CompletionRef};
+pub use features::output::{Mismatch, OutputError};
+pub use features::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+pub use features::resources::{
     ReadResourceResult, Resource, ResourceContents, ResourceSubscription, ResourceTemplate,
 };
-pub use roots::Root;
-pub use sampling::{
+pub use features::tasks::{Task, TaskOptions, TaskPage, TaskStatus};
+pub use features::tool_details::{Icon, TaskSupport, ToolAnnotations};
+pub use features::tools::{CallResult, Progress, ToolInfo};
+pub use server_requests::elicitation::{
+    Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form,
+};
+pub use server_requests::handlers::{
+    ElicitationHandler, HandlerError, HandlerFuture, RequestContext, SamplingHandler,
+};
+pub use server_requests::model_sampling::{ModelSampling, sampling_with_model};
+pub use server_requests::roots::Root;
+pub use server_requests::sampling::{
     CreateMessageRequest, CreateMessageResult, ModelHint, ModelPreferences, Role, SamplingContent,
     SamplingMessage, StopReason, ToolChoice,
 };
-pub use stdio::{
+pub use session::client::{Client, ClientConfig};
+pub use session::notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
+pub use session::protocol::{
+    ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo,
+};
+#[cfg(feature = "http")]
+pub use transports::http::{HttpConfig, HttpTransport, ResumePolicy};
+pub use transports::observe::{Observed, WireEvent};
+pub use transports::stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,
 };
-pub use tasks::{Task, TaskOptions, TaskPage, TaskStatus};
-pub use tool_details::{Icon, TaskSupport, ToolAnnotations};
-pub use tools::{CallResult, Progress, ToolInfo};
-pub use toolset::{McpToolset, ToolsetConfig};
-pub use transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
-pub use uri_template::{UriTemplate, UriTemplateError};
+pub use wire::content::Content;
+pub use wire::jsonrpc::ProtocolError;
+pub use wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
+pub use wire::uri_template::{UriTemplate, UriTemplateError};

@@ -1,0 +1,346 @@
+//! The bridge: a server's tools as ordinary [`Tool`]s an agent can register.
+
+use std::sync::Arc;
+
+use golem_tool::{Tool, ToolContext, ToolError};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::bridge::links;
+use crate::error::Error;
+use crate::features::output::OutputError;
+use crate::features::tasks::TaskOptions;
+use crate::features::tool_details::TaskSupport;
+use crate::features::tools::{CallResult, ToolInfo};
+use crate::session::client::{Client, checked};
+use crate::wire::content::Content;
+
+/// The schema given to a tool whose server sent none: any object.
+const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
+
+/// Lists the server's tools and returns each as a [`Tool<Deps>`] that calls
+/// it through `client`.
+///
+/// Each tool carries the server's name, description and input schema
+/// **verbatim**: the schema is the exact bytes the server sent (key order and
+/// whitespace included), since it is the contract the model is shown. A tool
+/// the server listed without a schema gets `{"type":"object"}`, one without a
+/// description gets an empty one. The tools use no dependencies (`Deps` is
+/// whatever the agent's is) and carry no retry budget, timeout or
+/// sequential flag of their own; set those with the [`Tool`] builder methods.
+///
+/// Executing a bridged tool sends the model's raw arguments, byte for byte,
+/// to `tools/call` on a clone of `client` (clones share the connection, and
+/// the calls of every bridged tool are in flight on it concurrently, see
+/// [`Client`]):
+///
+/// - the result's [`text`](crate::CallResult::text) (text items joined by
+///   newlines, one placeholder line per non-text item) is the tool's result;
+///   when the result has `structuredContent`, its JSON (the server's bytes)
+///   follows the text, and a text item that is only that JSON serialized
+///   is left out rather than shown twice (and the JSON is left out when it
+///   only wraps the text in a one-field object, as `{"content": TEXT}` or
+///   the Python SDK's `{"result": VALUE}`);
+/// - a result of a tool with an `outputSchema` is checked against it
+///   ([`ToolInfo::check_output`](crate::ToolInfo::check_output), the schema
+///   compiled once per listing): a missing or mismatching
+///   `structuredContent` becomes [`ToolError::Retry`] naming the mismatch,
+///   so the model may call again differently; a schema that cannot be
+///   compiled is fatal ([`Error::Output`]), since no call can fix it;
+/// - a tool whose `execution.taskSupport` is `required` is called as a task
+///   ([`Client::call_tool_as_task`], default [`TaskOptions`](crate::TaskOptions))
+///   when the server offers tasks for `tools/call`; every other tool with a
+///   plain call;
+/// - a result flagged `isError` becomes [`ToolError::Retry`]: the model sees
+///   the server's explanation and may correct its arguments, within the
+///   agent's retry budget;
+/// - any [`Error`] (a JSON-RPC error, a dead transport, a closed client) is
+///   [`ToolError::Fatal`] with the [`Error`] itself as the cause, so callers
+///   can `downcast_ref::<golem_mcp::Error>()` it or find the
+///   [`ProtocolError`](crate::ProtocolError) further down its `source()`
+///   chain.
+///
+/// Dropping a bridged tool's future (the agent's tool timeout does) abandons
+/// the call; the client tells the server with `notifications/cancelled` and
+/// stays usable.
+///
+/// # A snapshot
+///
+/// The result is the server's tool list at the time of the call. A server
+/// whose tools change (it may announce `notifications/tools/list_changed`,
+/// which this client drops) is re-bridged by calling `as_tools` again and
+/// building the agent with the new list.
+///
+/// # Errors
+///
+/// What [`Client::list_tools`] returns, and [`Error::InvalidResponse`] for
+/// a listed tool that cannot be a [`Tool`] (a blank name, a schema that is
+/// not a JSON object), naming it.
+///
+/// # Cancel safety
+///
+/// Cancel safe: it is one [`Client::list_tools`], which is.
+///
+/// # Example
+///
+/// ```
+/// use golem_mcp::memory::memory_pair;
+/// use golem_mcp::{Client, LATEST_PROTOCOL_VERSION};
+/// use golem_tool::{Tool, ToolContext};
+/// use serde_json::{json, value::RawValue};
+/// use std::sync::Arc;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // An in-memory server offering one tool, scripted by hand.
+/// let (transport, mut server) = memory_pair();
+/// tokio::spawn(async move {
+///     while let Some(request) = server.recv().await {
+///         let id = &request["id"];
+///         match request["method"].as_str() {
+///             Some("initialize") => server.send(&json!({"jsonrpc": "2.0", "id": id, "result": {
+///                 "protocolVersion": LATEST_PROTOCOL_VERSION,
+///                 "capabilities": {"tools": {}},
+///                 "serverInfo": {"name": "demo", "version": "1.0"}
+///             }})),
+///             // Raw bytes, to show that the schema arrives exactly as sent.
+///             Some("tools/list") => server.send_raw(format!(
+///                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"shout",
+///                    "description":"Upper-cases its text.",
+///                    "inputSchema":{{ "type": "object", "properties": {{"text": {{"type": "string"}}}} }}}}]}}}}"#
+///             )),
+///             Some("tools/call") => {
+///                 let text = request["params"]["arguments"]["text"].as_str().unwrap_or("");
+///                 let result = json!({"content": [{"type": "text", "text": text.to_uppercase()}]});
+///                 server.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+///             }
+///             _ => true, // notifications need no answer
+///         };
+///     }
+/// });
+///
+/// let client = Client::new(transport);
+/// client.initialize().await?;
+/// let tools: Vec<Tool<()>> = golem_mcp::as_tools(&client).await?;
+/// assert_eq!(tools[0].name(), "shout");
+/// assert_eq!(
+///     tools[0].input_schema().get(),
+///     r#"{ "type": "object", "properties": {"text": {"type": "string"}} }"#,
+/// );
+///
+/// // An agent would do this for a model's call:
+/// let arguments = RawValue::from_string(r#"{"text":"hi"}"#.into())?;
+/// let result = tools[0].call(ToolContext::new(Arc::new(()), "call_1", 0), arguments).await?;
+/// assert_eq!(result, "HI");
+/// # Ok(())
+/// # }
+/// ```
+pub async fn as_tools<Deps: Send + Sync + 'static>(
+    client: &Client,
+) -> Result<Vec<Tool<Deps>>, Error> {
+    as_tools_prefixed(client, None, &BridgeConfig::default()).await
+}
+
+/// How bridged tools present a server's results to the model.
+///
+/// ```no_run
+/// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
+/// use golem_mcp::BridgeConfig;
+/// let config = BridgeConfig::default().with_read_resource_links(true);
+/// let tools = golem_mcp::as_tools_with::<()>(&client, &config).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BridgeConfig {
+    /// Read the resource each `resource_link` item points to
+    /// (`resources/read`) and give the model its text inline, under a line
+    /// naming its URI; binary contents and a read that fails stay one
+    /// placeholder line. Bounded: the first 10 links of a result are
+    /// read, and at most 256 KiB of each text shown. Off by default: a
+    /// link then is one placeholder line, and the server is asked nothing
+    /// more.
+    pub read_resource_links: bool,
+}
+
+impl BridgeConfig {
+    /// The same configuration, reading linked resources inline or not.
+    pub fn with_read_resource_links(mut self, read: bool) -> Self {
+        self.read_resource_links = read;
+        self
+    }
+}
+
+/// [`as_tools`] with a [`BridgeConfig`].
+///
+/// Cancel safe: it is one [`Client::list_tools`], which is.
+pub async fn as_tools_with<Deps: Send + Sync + 'static>(
+    client: &Client,
+    config: &BridgeConfig,
+) -> Result<Vec<Tool<Deps>>, Error> {
+    as_tools_prefixed(client, None, config).await
+}
+
+/// [`as_tools`], with each tool's name prefixed (`prefix_name`) for the
+/// model, while calls still name the server's tool.
+pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
+    client: &Client,
+    prefix: Option<&str>,
+    config: &BridgeConfig,
+) -> Result<Vec<Tool<Deps>>, Error> {
+    let listed = client.list_tools().await?;
+    let config = Arc::new(config.clone());
+    listed
+        .into_iter()
+        .map(|info| {
+            let exposed = match prefix {
+                Some(prefix) => format!("{prefix}_{}", info.name),
+                None => info.name.clone(),
+            };
+            bridge(client, info, &exposed, &config)
+        })
+        .collect()
+}
+
+/// One server tool as a [`Tool`].
+fn bridge<Deps: Send + Sync + 'static>(
+    client: &Client,
+    mut info: ToolInfo,
+    exposed: &str,
+    config: &Arc<BridgeConfig>,
+) -> Result<Tool<Deps>, Error> {
+    // The call needs the name, the output schema and the task support; the
+    // input schema moves into the tool.
+    let schema = match info.input_schema.take() {
+        Some(schema) => schema,
+        None => RawValue::from_string(ANY_OBJECT_SCHEMA.to_owned())
+            .map_err(|error| Error::invalid_response("tools/list", error))?,
+    };
+    let description = info.description.take().unwrap_or_default();
+    let info = Arc::new(info);
+    let client = client.clone();
+    let config = Arc::clone(config);
+    let exec = move |_ctx: ToolContext<Deps>, arguments: Box<RawValue>| {
+        let client = client.clone();
+        let info = Arc::clone(&info);
+        let config = Arc::clone(&config);
+        async move { call(&client, &info, &config, &arguments).await }
+    };
+    Tool::from_raw_schema(exposed, description, schema, exec).map_err(|error| {
+        Error::invalid_response(
+            "tools/list",
+            format!("the server's tool cannot be bridged: {error}"),
+        )
+    })
+}
+
+/// Runs one call of a bridged tool and maps the outcome for the agent.
+async fn call(
+    client: &Client,
+    tool: &ToolInfo,
+    config: &BridgeConfig,
+    arguments: &RawValue,
+) -> Result<String, ToolError> {
+    let name = tool.name.as_str();
+    // MCP tool arguments are a JSON object. Anything else is the model's
+    // mistake, which it can fix: a correction, not a failed run (a server
+    // would answer it with a JSON-RPC error, which is fatal).
+    if !arguments.get().trim_start().starts_with('{') {
+        let shown: String = arguments.get().chars().take(80).collect();
+        return Err(ToolError::retry(format!(
+            "the arguments of {name:?} must be a JSON object, like {{\"key\": \"value\"}}; got {shown}"
+        )));
+    }
+    // A tool that must run as a task is called as one; every other tool
+    // with a plain call, whatever the server offers.
+    let result = if tool.task_support() == TaskSupport::Required && client.offers_tool_tasks() {
+        client
+            .task_call(tool, arguments, &TaskOptions::default(), &mut |_| {})
+            .await
+    } else {
+        client.call_tool(name, arguments).await
+    }
+    .map_err(ToolError::fatal)?;
+    let result = match checked(tool, result) {
+        Ok(result) => result,
+        Err(Error::Output {
+            source: source @ (OutputError::Missing | OutputError::Mismatch { .. }),
+            ..
+        }) => {
+            return Err(ToolError::retry(format!(
+                "the result of {name:?} does not keep its output schema: {source}. \
+                 Call it again with arguments that give a result of the declared shape, \
+                 or do without it."
+            )));
+        }
+        Err(other) => return Err(ToolError::fatal(other)),
+    };
+    let text = render(client, config, &result).await;
+    if result.is_error {
+        return Err(ToolError::retry(if text.trim().is_empty() {
+            format!("the tool {name:?} reported an error without an explanation")
+        } else {
+            text
+        }));
+    }
+    Ok(text)
+}
+
+/// The result as the model sees it: each content item as
+/// [`CallResult::text`] renders it (linked resources read inline when the
+/// configuration asks), then the structured content's JSON, verbatim. A
+/// text item that is that same JSON serialized is left out, and so is JSON
+/// that only wraps the text ([`wraps_only`]).
+async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> String {
+    let structured = result.structured_content.as_deref();
+    let structured_value = structured.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+    let mut out = String::new();
+    let mut links_read = 0;
+    for item in &result.content {
+        if let (Content::Text { text }, Some(value)) = (item, &structured_value)
+            && serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == value)
+        {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        match item {
+            Content::ResourceLink { uri, .. }
+                if config.read_resource_links && links_read < links::MAX_LINKS_READ =>
+            {
+                links_read += 1;
+                links::render_read(client, uri, &mut out).await;
+            }
+            _ => item.render(&mut out),
+        }
+    }
+    if let Some(structured) = structured
+        && !wraps_only(structured_value.as_ref(), &out)
+    {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(structured.get());
+    }
+    out
+}
+
+/// Whether structured content is the text already shown, wrapped in a
+/// one-field object: `{"content": TEXT}` (server-filesystem) or
+/// `{"result": 3}` for the text `3` (the Python SDK wraps a tool's plain
+/// return value so). Showing it would only repeat the text.
+fn wraps_only(structured: Option<&Value>, text: &str) -> bool {
+    let Some(Value::Object(fields)) = structured else {
+        return false;
+    };
+    let mut values = fields.values();
+    match (values.next(), values.next()) {
+        (Some(Value::String(value)), None) => !text.is_empty() && value == text,
+        (Some(value), None) => {
+            !text.is_empty() && serde_json::to_string(value).is_ok_and(|json| json == text)
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,12 @@
+//! The agent bridge: a server's tools as `golem_tool::Tool`s. `as_tools`
+//! takes a snapshot of `tools/list`; `McpToolset` keeps the tools current
+//! as the server changes them; `links` reads linked resources inline when
+//! asked.
+//!
+//! The bridge uses only the client's public methods: it knows the agent's
+//! tool types and the client's API, never the session's inside or a
+//! transport.
+
+pub(crate) mod as_tools;
+pub(crate) mod links;
+pub(crate) mod toolset;

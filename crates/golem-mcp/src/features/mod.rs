@@ -1,0 +1,16 @@
+//! What a server offers, as `Client` methods and their types: tools (with
+//! their details and output-schema checks), resources, prompts, argument
+//! completion, and tools run as tasks.
+//!
+//! Each feature is one file that adds an `impl Client` block on the
+//! session's `request` and `list_all`. Features never touch the transport
+//! or the request table directly, and know nothing of the agent bridge or
+//! of configuration files.
+
+pub(crate) mod completion;
+pub(crate) mod output;
+pub(crate) mod prompts;
+pub(crate) mod resources;
+pub(crate) mod tasks;
+pub(crate) mod tool_details;
+pub(crate) mod tools;

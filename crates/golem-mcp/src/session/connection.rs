@@ -1,0 +1,539 @@
+//! Requests in flight: ids, the replies awaited, cancellation, and the end
+//! of the connection.
+//!
+//! Any number of requests may be in flight. Each caller encodes and sends
+//! its own request on its own task, registers a [`Waiter`] under the
+//! request's id, and waits for the inbound side (`inbound.rs`) to hand it
+//! the reply's bytes, which it decodes itself. Dropping a caller's future
+//! drops its [`InFlight`] guard, which forgets the waiter and asks the
+//! inbound side to announce the cancellation at once.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use bytes::Bytes;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::{Error, TransportError};
+use crate::features::tools::Progress;
+use crate::session::protocol::CancelledParams;
+use crate::wire::jsonrpc::{self, Incoming, Outcome};
+use crate::wire::transport::{DynTransport, Outgoing, RequestId};
+
+/// How many progress reports may wait for a slow observer; beyond that,
+/// reports are dropped (each one supersedes the previous anyway).
+const PROGRESS_QUEUE: usize = 64;
+
+/// What the inbound side hands a waiting request.
+#[derive(Debug)]
+pub(crate) enum Reply {
+    /// The response's bytes, to be decoded by the caller.
+    Message(Bytes),
+    /// The transport lost this request's answer.
+    Failed(TransportError),
+}
+
+/// Something the inbound side must send on the connection's behalf.
+#[derive(Debug)]
+pub(crate) enum Command {
+    /// Announce that the caller of request `id` went away.
+    Cancel(RequestId),
+}
+
+/// Why the connection carries no more requests.
+#[derive(Debug)]
+enum Ended {
+    /// The client was closed.
+    Closed,
+    /// The transport failed for good (the server died, the connection
+    /// broke); every later request fails with a copy of this.
+    Failed(Arc<TransportError>),
+}
+
+/// A request waiting for its reply.
+struct Waiter {
+    reply: oneshot::Sender<Reply>,
+    /// Where this request's progress reports go, when the caller asked for
+    /// them (the progress token is the request id).
+    progress: Option<mpsc::Sender<Progress>>,
+}
+
+struct Waiters {
+    by_id: HashMap<RequestId, Waiter, BuildHasherDefault<IdHasher>>,
+    ended: Option<Ended>,
+}
+
+/// Hashes request ids, which this client hands out itself (consecutive
+/// integers, never chosen by the server), with one multiplication instead of
+/// SipHash: the table is on every call's path.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, id: u64) {
+        // Fibonacci hashing spreads consecutive ids over the high bits the
+        // table uses.
+        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The shared half of a client's connection: the transport's sending side
+/// and the table of requests in flight.
+pub(crate) struct Connection {
+    transport: Arc<dyn DynTransport>,
+    next_id: AtomicU64,
+    waiters: Mutex<Waiters>,
+    /// The revision negotiated at `initialize`, marked on every later
+    /// message.
+    protocol_version: OnceLock<&'static str>,
+    commands: mpsc::UnboundedSender<Command>,
+    /// Set once the server's `initialize` answer was accepted: from then on
+    /// the server may send requests.
+    ready: AtomicBool,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("next_id", &self.next_id)
+            .field("protocol_version", &self.protocol_version.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// A connection over `transport`; the receiver takes the commands for
+    /// the inbound side.
+    pub(crate) fn new(
+        transport: Arc<dyn DynTransport>,
+    ) -> (Self, mpsc::UnboundedReceiver<Command>) {
+        let (commands, receiver) = mpsc::unbounded_channel();
+        let connection = Connection {
+            transport,
+            next_id: AtomicU64::new(1),
+            waiters: Mutex::new(Waiters {
+                by_id: HashMap::default(),
+                ended: None,
+            }),
+            protocol_version: OnceLock::new(),
+            commands,
+            ready: AtomicBool::new(false),
+        };
+        (connection, receiver)
+    }
+
+    fn waiters(&self) -> MutexGuard<'_, Waiters> {
+        // The table is consistent after every statement: a panic elsewhere
+        // cannot leave it half-updated.
+        self.waiters.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records the negotiated protocol revision: the handshake is done as
+    /// far as the server's requests are concerned.
+    pub(crate) fn set_protocol_version(&self, version: &'static str) {
+        let _ = self.protocol_version.set(version);
+        self.ready.store(true, Ordering::Release);
+    }
+
+    /// Whether the server's `initialize` answer was accepted.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// Marks `message` with the negotiated revision, if there is one yet
+    /// (never `initialize`, which negotiates it).
+    pub(crate) fn stamp(&self, message: Outgoing) -> Outgoing {
+        match self.protocol_version.get() {
+            Some(version) if message.method() != Some("initialize") => {
+                message.with_protocol_version(version)
+            }
+            _ => message,
+        }
+    }
+
+    /// Sends a message, stamped, through the transport.
+    pub(crate) async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
+        self.transport.send(self.stamp(message)).await
+    }
+
+    /// Closes the transport.
+    pub(crate) async fn close_transport(&self) -> Result<(), TransportError> {
+        self.transport.close().await
+    }
+
+    /// Sends a request and returns its decoded result. `params` is given the
+    /// request's id (which is also its progress token); `on_progress`, when
+    /// given, receives the progress reports for this request in order.
+    ///
+    /// Cancel safe: dropping the future abandons the request (see
+    /// [`InFlight`]).
+    pub(crate) async fn request<R: DeserializeOwned, P: Serialize>(
+        &self,
+        operation: &(dyn fmt::Display + Sync),
+        method: &'static str,
+        params: impl FnOnce(RequestId) -> P,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error> {
+        let (mut in_flight, message) =
+            self.start(operation, method, params, on_progress.is_some())?;
+        self.send(message)
+            .await
+            .map_err(|source| in_flight.send_failed(operation, source))?;
+        let reply = in_flight.reply(on_progress).await;
+        decode(operation, reply.map_err(|ended| ended.error(operation))?)
+    }
+
+    /// Registers a request and encodes it; the caller sends the message.
+    pub(crate) fn start<P: Serialize>(
+        &self,
+        operation: &(dyn fmt::Display + Sync),
+        method: &'static str,
+        params: impl FnOnce(RequestId) -> P,
+        with_progress: bool,
+    ) -> Result<(InFlight<'_>, Outgoing), Error> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut body = Vec::with_capacity(256);
+        jsonrpc::encode_request(&mut body, id, method, &params(id))
+            .map_err(|error| Error::encode(&operation.to_string(), error))?;
+        let (reply_sender, reply) = oneshot::channel();
+        let (progress_sender, progress) = match with_progress {
+            true => {
+                let (sender, receiver) = mpsc::channel(PROGRESS_QUEUE);
+                (Some(sender), Some(receiver))
+            }
+            false => (None, None),
+        };
+        {
+            let mut waiters = self.waiters();
+            if let Some(ended) = &waiters.ended {
+                return Err(ended.error(operation));
+            }
+            waiters.by_id.insert(
+                id,
+                Waiter {
+                    reply: reply_sender,
+                    progress: progress_sender,
+                },
+            );
+        }
+        let in_flight = InFlight {
+            connection: self,
+            id,
+            reply,
+            progress,
+            armed: true,
+        };
+        Ok((in_flight, Outgoing::request(id, method, Bytes::from(body))))
+    }
+
+    /// Fails early if the connection has ended.
+    pub(crate) fn check_open(&self, operation: &(dyn fmt::Display + Sync)) -> Result<(), Error> {
+        match &self.waiters().ended {
+            Some(ended) => Err(ended.error(operation)),
+            None => Ok(()),
+        }
+    }
+
+    /// Hands a response to the request waiting for it. Returns `false` when
+    /// nobody waits for `id` (its caller went away): the reply is dropped.
+    pub(crate) fn deliver(&self, id: RequestId, message: Bytes) -> bool {
+        let waiter = self.waiters().by_id.remove(&id);
+        match waiter {
+            Some(waiter) => waiter.reply.send(Reply::Message(message)).is_ok(),
+            None => false,
+        }
+    }
+
+    /// The only request in flight, if exactly one is: the one an error
+    /// response without an id can only be about.
+    pub(crate) fn sole_request(&self) -> Option<RequestId> {
+        let waiters = self.waiters();
+        match waiters.by_id.len() {
+            1 => waiters.by_id.keys().next().copied(),
+            _ => None,
+        }
+    }
+
+    /// Forgets a request whose answer will never come (its message could not
+    /// be sent).
+    pub(crate) fn forget(&self, id: RequestId) {
+        self.waiters().by_id.remove(&id);
+    }
+
+    /// Fails one request with a transport error.
+    pub(crate) fn fail(&self, id: RequestId, error: TransportError) {
+        if let Some(waiter) = self.waiters().by_id.remove(&id) {
+            let _ = waiter.reply.send(Reply::Failed(error));
+        }
+    }
+
+    /// Passes a progress report to the request it is for, if it asked for
+    /// progress. A full queue drops the report: the next one supersedes it.
+    pub(crate) fn progress(&self, id: RequestId, progress: Progress) {
+        let waiters = self.waiters();
+        if let Some(sender) = waiters.by_id.get(&id).and_then(|w| w.progress.as_ref())
+            && sender.try_send(progress).is_err()
+        {
+            tracing::debug!(
+                request_id = id,
+                "mcp: dropped a progress report the caller has not read yet"
+            );
+        }
+    }
+
+    /// Ends the connection because the transport failed: every request in
+    /// flight and every later one fails with (a copy of) `error`.
+    pub(crate) fn fail_all(&self, error: TransportError) {
+        self.end(Ended::Failed(Arc::new(error)));
+    }
+
+    /// Ends the connection because the client is closing.
+    pub(crate) fn close(&self) {
+        self.end(Ended::Closed);
+    }
+
+    fn end(&self, ended: Ended) {
+        let waiters = {
+            let mut waiters = self.waiters();
+            if waiters.ended.is_some() {
+                return;
+            }
+            waiters.ended = Some(ended);
+            std::mem::take(&mut waiters.by_id)
+        };
+        // Dropping the senders wakes every waiter, which then reads `ended`.
+        drop(waiters);
+    }
+
+    /// The error a request sees once the connection has ended.
+    fn ended_error(&self, operation: &(dyn fmt::Display + Sync)) -> Error {
+        match &self.waiters().ended {
+            Some(ended) => ended.error(operation),
+            // Unreachable: a waiter's sender is only dropped unanswered by
+            // `end`. Say something true anyway.
+            None => Error::Closed {
+                operation: operation.to_string(),
+            },
+        }
+    }
+}
+
+impl Ended {
+    fn error(&self, operation: &(dyn fmt::Display + Sync)) -> Error {
+        match self {
+            Ended::Closed => Error::Closed {
+                operation: operation.to_string(),
+            },
+            Ended::Failed(error) => Error::transport(&operation.to_string(), error.duplicate()),
+        }
+    }
+}
+
+/// Encodes a notification as an [`Outgoing`] message.
+pub(crate) fn encode_notification(
+    method: &'static str,
+    params: Option<&impl Serialize>,
+) -> Result<Outgoing, serde_json::Error> {
+    let mut body = Vec::with_capacity(128);
+    jsonrpc::encode_notification(&mut body, method, params)?;
+    Ok(Outgoing::notification(method, Bytes::from(body)))
+}
+
+/// Encodes the `notifications/cancelled` for request `id`.
+pub(crate) fn encode_cancellation(id: RequestId) -> Outgoing {
+    let mut body = Vec::with_capacity(128);
+    // Two integers and a constant string: serialising cannot fail.
+    let _ = jsonrpc::encode_notification(
+        &mut body,
+        "notifications/cancelled",
+        Some(&CancelledParams::abandoned(id)),
+    );
+    Outgoing::cancellation(id, Bytes::from(body))
+}
+
+/// Decodes a response handed over by the inbound side.
+fn decode<R: DeserializeOwned>(
+    operation: &(dyn fmt::Display + Sync),
+    message: Bytes,
+) -> Result<R, Error> {
+    match Incoming::<R>::parse(&message) {
+        Ok(Incoming::Response { outcome, .. }) => match outcome {
+            Outcome::Result(result) => Ok(result),
+            Outcome::Error(source) => Err(Error::Protocol {
+                operation: operation.to_string(),
+                source,
+            }),
+            Outcome::Undecodable(error) => {
+                Err(Error::invalid_response(&operation.to_string(), error))
+            }
+        },
+        Ok(_) => Err(Error::invalid_response(
+            &operation.to_string(),
+            "the answer is not a JSON-RPC response",
+        )),
+        Err(problem) => Err(Error::invalid_response(&operation.to_string(), problem)),
+    }
+}
+
+/// Why a request got no reply.
+pub(crate) enum NoReply {
+    /// The connection ended (closed, or the transport failed).
+    Ended,
+    /// The transport lost this request's answer.
+    Failed(TransportError),
+}
+
+impl NoReply {
+    fn error(self, operation: &(dyn fmt::Display + Sync), connection: &Connection) -> Error {
+        match self {
+            NoReply::Ended => connection.ended_error(operation),
+            NoReply::Failed(source) => Error::transport(&operation.to_string(), source),
+        }
+    }
+}
+
+/// A request that was registered and (is being) sent, until its reply is
+/// read.
+///
+/// Dropped before the reply arrives (its caller went away), it removes the
+/// waiter, so a late reply is dropped on arrival, and asks the inbound side
+/// to send `notifications/cancelled` for it right away.
+pub(crate) struct InFlight<'c> {
+    connection: &'c Connection,
+    id: RequestId,
+    reply: oneshot::Receiver<Reply>,
+    progress: Option<mpsc::Receiver<Progress>>,
+    /// Whether dropping it announces a cancellation.
+    armed: bool,
+}
+
+impl InFlight<'_> {
+    /// The request's id.
+    pub(crate) fn id(&self) -> RequestId {
+        self.id
+    }
+
+    /// The message could not be sent: forget the request (the server never
+    /// saw it whole, so there is nothing to cancel). A send that gave way to
+    /// [`close`](Connection::close) fails as every request in flight then
+    /// does, with [`Error::Closed`].
+    fn send_failed(
+        &mut self,
+        operation: &(dyn fmt::Display + Sync),
+        source: TransportError,
+    ) -> Error {
+        self.armed = false;
+        let mut waiters = self.connection.waiters();
+        waiters.by_id.remove(&self.id);
+        match &waiters.ended {
+            Some(ended @ Ended::Closed) => ended.error(operation),
+            _ => Error::transport(&operation.to_string(), source),
+        }
+    }
+
+    /// Waits for the reply, handing progress reports to `on_progress`
+    /// meanwhile.
+    async fn reply(
+        &mut self,
+        mut on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<Bytes, ReplyError<'_>> {
+        let reply = loop {
+            let Some(progress) = self.progress.as_mut() else {
+                break (&mut self.reply).await;
+            };
+            tokio::select! {
+                biased;
+                reply = &mut self.reply => break reply,
+                Some(report) = progress.recv() => {
+                    if let Some(observer) = on_progress.as_deref_mut() {
+                        observer(report);
+                    }
+                }
+            }
+        };
+        self.armed = false;
+        // Reports that arrived before the reply may still be queued: the
+        // inbound side queued them first, so they are all here now.
+        if let (Some(progress), Some(observer)) = (self.progress.as_mut(), on_progress) {
+            while let Ok(report) = progress.try_recv() {
+                observer(report);
+            }
+        }
+        match reply {
+            Ok(Reply::Message(message)) => Ok(message),
+            Ok(Reply::Failed(error)) => Err(ReplyError {
+                connection: self.connection,
+                no_reply: NoReply::Failed(error),
+            }),
+            Err(_) => Err(ReplyError {
+                connection: self.connection,
+                no_reply: NoReply::Ended,
+            }),
+        }
+    }
+
+    /// Stops treating a drop as a cancellation and hands over the reply
+    /// receiver: for `initialize`, which is never cancelled and whose reply
+    /// a later call may wait for.
+    pub(crate) fn detach(mut self) -> oneshot::Receiver<Reply> {
+        self.armed = false;
+        let (_, placeholder) = oneshot::channel();
+        std::mem::replace(&mut self.reply, placeholder)
+    }
+}
+
+/// A request's missing reply, with what is needed to explain it.
+pub(crate) struct ReplyError<'c> {
+    connection: &'c Connection,
+    no_reply: NoReply,
+}
+
+impl ReplyError<'_> {
+    fn error(self, operation: &(dyn fmt::Display + Sync)) -> Error {
+        self.no_reply.error(operation, self.connection)
+    }
+}
+
+/// Reads a reply received through a detached [`InFlight`].
+pub(crate) fn settle<R: DeserializeOwned>(
+    connection: &Connection,
+    operation: &(dyn fmt::Display + Sync),
+    reply: Result<Reply, oneshot::error::RecvError>,
+) -> Result<R, Error> {
+    match reply {
+        Ok(Reply::Message(message)) => decode(operation, message),
+        Ok(Reply::Failed(source)) => Err(Error::transport(&operation.to_string(), source)),
+        Err(_) => Err(connection.ended_error(operation)),
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let was_waiting = self.connection.waiters().by_id.remove(&self.id).is_some();
+        if was_waiting {
+            tracing::debug!(
+                request_id = self.id,
+                "mcp: request abandoned; announcing it"
+            );
+            let _ = self.connection.commands.send(Command::Cancel(self.id));
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The inbound side: one task per client that reads the server for as long
+//! as the client is open.
+//!
+//! It routes each response to the request waiting for it, answers the
+//! server's `ping`, starts the application's handlers for the requests it
+//! registered (`handlers.rs`; anything else gets "method not found"),
+//! passes progress reports to their calls, cancellations to the handlers
+//! they stop, and every other notification to the subscribers. It also
+//! sends what nobody else will: immediate answers, and the
+//! `notifications/cancelled` of requests whose callers went away.
+//!
+//! It never waits for a send before reading on: sends run beside the reads,
+//! so a server that only reads once its output is read cannot deadlock
+//! against it. They are bounded: at most [`MAX_BACKGROUND_SENDS`] at a time
+//! (beyond that the task stops reading, which is backpressure on a server
+//! that floods requests while not taking answers, and cancellations are
+//! dropped), each for at most [`BACKGROUND_SEND_TIME`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+use crate::error::TransportError;
+use crate::features::tools::ProgressParams;
+use crate::server_requests::handlers::{self, Offered, Running};
+use crate::session::connection::{Command, Connection, encode_cancellation};
+use crate::session::notifications::ServerNotification;
+use crate::wire::jsonrpc::{self, Incoming, Route};
+use crate::wire::transport::{Inbound, Outgoing, Transport};
+
+/// How many of the inbound side's own sends may be under way before it
+/// stops reading: a server flooding requests while it does not read its
+/// input gets backpressure, not unbounded memory.
+const MAX_BACKGROUND_SENDS: usize = 64;
+
+/// How long one of the inbound task's own sends may take: a server that
+/// takes no input for this long does not get it, rather than holding a slot
+/// for ever.
+const BACKGROUND_SEND_TIME: Duration = Duration::from_secs(30);
+
+/// How much of a dropped message a log line shows.
+const SHOWN_BYTES: usize = 200;
+
+/// Runs the inbound side until the transport fails for good. (Closing the
+/// client, or dropping its last clone, aborts the task.)
+pub(crate) async fn run<T: Transport>(
+    transport: Arc<T>,
+    connection: Arc<Connection>,
+    offered: Arc<Offered>,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
+    let _end = EndOnExit(&connection, &offered);
+    let mut sends = FuturesUnordered::new();
+    // Dropped (aborting every handler) when this task ends.
+    let mut running = Running::new();
+    loop {
+        tokio::select! {
+            biased;
+            Some(command) = commands.recv() => match command {
+                // A cancellation is advisory: when the server is not taking
+                // what was sent already, one more is dropped rather than
+                // queued without bound.
+                Command::Cancel(id) if sends.len() >= MAX_BACKGROUND_SENDS => {
+                    tracing::debug!(request_id = id, "mcp: the server is not taking messages; dropped a cancellation");
+                }
+                Command::Cancel(id) => {
+                    sends.push(send(transport.clone(), connection.stamp(encode_cancellation(id))));
+                }
+            },
+            Some(()) = sends.next(), if !sends.is_empty() => {}
+            () = running.reap(), if !running.is_empty() => {}
+            received = transport.recv(), if sends.len() < MAX_BACKGROUND_SENDS => match received {
+                Ok(Inbound::Message(message)) => {
+                    let mut inbound = Dispatch {
+                        connection: &connection,
+                        offered: &offered,
+                        running: &mut running,
+                    };
+                    if let Some(answer) = inbound.dispatch(message) {
+                        sends.push(send(transport.clone(), connection.stamp(answer)));
+                    }
+                }
+                Ok(Inbound::RequestFailed { id, error }) => connection.fail(id, error),
+                Err(error) => {
+                    tracing::debug!(%error, "mcp: the transport failed; failing every request");
+                    connection.fail_all(error);
+                    return;
+                }
+            },
+            // Unreachable (the connection keeps the command channel open),
+            // but a select with every branch disabled must not panic.
+            else => return,
+        }
+    }
+}
+
+/// Ends the connection when the inbound task stops, however it stops (a
+/// transport that panicked, a runtime shut down under it): without a
+/// reader, every request in flight and every later one would wait for ever.
+/// After `close` or a transport error the connection has ended already and
+/// this does nothing.
+struct EndOnExit<'c>(&'c Connection, &'c Offered);
+
+impl Drop for EndOnExit<'_> {
+    fn drop(&mut self) {
+        // Subscriptions end with the reader.
+        self.1.end_notifications();
+        self.0.fail_all(TransportError::Other(
+            "the client's inbound task stopped (its runtime shut down, or the transport panicked)"
+                .into(),
+        ));
+    }
+}
+
+/// One of the inbound side's own sends. Its failure concerns nobody in
+/// particular: a broken transport shows in the reads too.
+async fn send<T: Transport>(transport: Arc<T>, message: Outgoing) {
+    match tokio::time::timeout(BACKGROUND_SEND_TIME, transport.send(message)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "mcp: could not send an answer or a cancellation");
+        }
+        Err(_) => tracing::debug!("mcp: gave up sending an answer or a cancellation"),
+    }
+}
+
+/// What handling one message needs.
+struct Dispatch<'a> {
+    connection: &'a Arc<Connection>,
+    offered: &'a Offered,
+    running: &'a mut Running,
+}
+
+impl Dispatch<'_> {
+    /// Handles one message from the server; returns the answer to send now,
+    /// if the message was a request answered at once.
+    fn dispatch(&mut self, message: Bytes) -> Option<Outgoing> {
+        let connection = self.connection;
+        let raw_id = match jsonrpc::route(&message) {
+            Route::Response { raw_id } => raw_id,
+            Route::Other => match Incoming::<IgnoredAny>::parse(&message) {
+                Ok(Incoming::Request {
+                    raw_id,
+                    method,
+                    params,
+                }) => {
+                    if method == "ping" {
+                        return Some(handlers::reply(raw_id, Ok("{}")));
+                    }
+                    return self.running.start(
+                        self.offered,
+                        connection,
+                        raw_id,
+                        &method,
+                        params.map(RawValue::get),
+                    );
+                }
+                Ok(Incoming::Notification { method, params }) => {
+                    self.notification(&method, params.map(RawValue::get));
+                    return None;
+                }
+                // A response without a result or an error: it still answers
+                // its request, which then fails rather than waits forever.
+                Ok(Incoming::Response { raw_id, .. }) => raw_id,
+                Err(problem) => {
+                    let shown = String::from_utf8_lossy(&message[..message.len().min(SHOWN_BYTES)])
+                        .into_owned();
+                    tracing::warn!(%problem, message = %shown, "mcp: dropped a malformed message");
+                    return None;
+                }
+            },
+        };
+        let id = match raw_id {
+            Some(raw_id) => jsonrpc::our_id(raw_id),
+            // An error about a message the server could not read: when only
+            // one request is in flight, it can only be about that one.
+            None => connection.sole_request(),
+        };
+        match id {
+            Some(id) => {
+                if !connection.deliver(id, message) {
+                    tracing::debug!(id, "mcp: dropped an answer nobody waits for");
+                }
+            }
+            None => {
+                let shown = String::from_utf8_lossy(&message[..message.len().min(SHOWN_BYTES)])
+                    .into_owned();
+                tracing::warn!(message = %shown, "mcp: dropped an answer that names no request of ours (an error without an id while several requests are in flight cannot be matched)");
+            }
+        }
+        None
+    }
+
+    /// Routes a notification: progress to its call, a cancellation to the
+    /// handler it stops, anything else to the subscribers (and log messages
+    /// to `tracing` too).
+    fn notification(&mut self, method: &str, params: Option<&str>) {
+        match method {
+            "notifications/progress" => route_progress(self.connection, params),
+            "notifications/cancelled" => {
+                let request = params
+                    .and_then(|params| serde_json::from_str::<CancelledWire>(params).ok())
+                    .map(|cancelled| cancelled.request_id);
+                match request {
+                    Some(request) => self.running.cancel(&request),
+                    None => tracing::debug!("mcp: a cancellation without a request id"),
+                }
+            }
+            _ => {
+                if let Some(notification) = ServerNotification::parse(method, params) {
+                    if let ServerNotification::Log(message) = &notification {
+                        message.trace();
+                    }
+                    self.offered.publish(notification);
+                }
+            }
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct CancelledWire {
+    #[serde(rename = "requestId")]
+    request_id: serde_json::Value,
+}
+
+/// Passes a progress report to its call. The token is the call's request
+/// id (see `Client::call_tool_with_progress`).
+fn route_progress(connection: &Connection, params: Option<&str>) {
+    let Some(params) = params else {
+        return;
+    };
+    match serde_json::from_str::<ProgressParams>(params) {
+        Ok(report) => match report.progress_token.as_u64() {
+            Some(id) => connection.progress(id, report.progress),
+            None => tracing::debug!("mcp: progress for a token this client never gave"),
+        },
+        Err(error) => tracing::debug!(%error, "mcp: malformed progress notification"),
+    }
+}

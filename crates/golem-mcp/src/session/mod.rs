@@ -1,0 +1,17 @@
+//! The session: one client's connection to one server. The request table
+//! (ids, waiters, cancellation), the inbound driver that reads the server
+//! all the time, the handshake, paging through lists, progress and the
+//! notification stream, and `Client`, the handle applications hold.
+//!
+//! The session knows the protocol's framing and lifecycle, not its
+//! features: it has no tools, resources or prompts of its own (the
+//! `features/` layer adds those as `impl Client` blocks), and it runs the
+//! server's requests through a contract the `server_requests/` layer
+//! fulfils, without knowing sampling or elicitation.
+
+pub(crate) mod client;
+pub(crate) mod connection;
+pub(crate) mod inbound;
+pub(crate) mod notifications;
+pub(crate) mod paging;
+pub(crate) mod protocol;

@@ -1,0 +1,211 @@
+//! What a server tells the client without being asked: log messages, list
+//! changes, resource updates, the end of a URL elicitation.
+//!
+//! Every such notification is broadcast to [`Notifications`] subscribers
+//! (a bounded queue each: a subscriber that falls behind skips the oldest),
+//! and log messages also go to `tracing`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::broadcast;
+
+use crate::features::tasks::Task;
+
+/// How many notifications a subscriber may fall behind before the oldest
+/// are skipped.
+pub(crate) const SUBSCRIBER_QUEUE: usize = 256;
+
+/// A notification from the server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// The server's tools changed: list them again.
+    ToolsListChanged,
+    /// The server's resources changed.
+    ResourcesListChanged,
+    /// The server's prompts changed.
+    PromptsListChanged,
+    /// A subscribed resource changed (see
+    /// [`Client::subscribe_resource`](crate::Client::subscribe_resource),
+    /// whose handle reports the updates of its URI only).
+    ResourceUpdated {
+        /// The resource's URI.
+        uri: String,
+    },
+    /// A URL-mode elicitation was completed.
+    ElicitationComplete {
+        /// The elicitation's id.
+        elicitation_id: String,
+    },
+    /// A log message.
+    Log(LogMessage),
+    /// A task's status changed (`notifications/tasks/status`, 2025-11-25).
+    /// A task called with
+    /// [`Client::call_tool_as_task`](crate::Client::call_tool_as_task) is
+    /// polled at once when one arrives for it.
+    TaskStatus(Task),
+    /// A notification this client does not interpret, as sent.
+    Other {
+        /// Its method.
+        method: String,
+        /// Its parameters, when any.
+        params: Option<Value>,
+    },
+}
+
+/// A log message from the server (`notifications/message`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[non_exhaustive]
+pub struct LogMessage {
+    /// Its severity.
+    pub level: LogLevel,
+    /// The server's logger name, when given.
+    #[serde(default)]
+    pub logger: Option<String>,
+    /// What it says: a string or any JSON value.
+    #[serde(default)]
+    pub data: Value,
+}
+
+/// A log severity (RFC 5424's, as MCP uses them), least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Debugging detail.
+    Debug,
+    /// Information.
+    Info,
+    /// A normal but significant event.
+    Notice,
+    /// A warning.
+    Warning,
+    /// An error.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl std::fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+            LogLevel::Error => "error",
+            LogLevel::Critical => "critical",
+            LogLevel::Alert => "alert",
+            LogLevel::Emergency => "emergency",
+        })
+    }
+}
+
+impl LogMessage {
+    /// The message as one line of text: a string as is, other JSON compact.
+    pub fn text(&self) -> String {
+        match &self.data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Emits the message as a `tracing` event at the matching level
+    /// (notice as info; critical, alert and emergency as error), with the
+    /// server's logger name as a field.
+    pub(crate) fn trace(&self) {
+        let logger = self.logger.as_deref().unwrap_or("");
+        let text = self.text();
+        match self.level {
+            LogLevel::Debug => tracing::debug!(target: "mcp::server", logger, "{text}"),
+            LogLevel::Info | LogLevel::Notice => {
+                tracing::info!(target: "mcp::server", logger, "{text}");
+            }
+            LogLevel::Warning => tracing::warn!(target: "mcp::server", logger, "{text}"),
+            _ => tracing::error!(target: "mcp::server", logger, level = %self.level, "{text}"),
+        }
+    }
+}
+
+impl ServerNotification {
+    /// Reads a notification; `None` for the ones routed elsewhere (progress,
+    /// cancellation).
+    pub(crate) fn parse(method: &str, params: Option<&str>) -> Option<Self> {
+        let value = || params.and_then(|params| serde_json::from_str::<Value>(params).ok());
+        let text = |key: &str| {
+            value()
+                .and_then(|params| params.get(key).and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_default()
+        };
+        Some(match method {
+            "notifications/progress" | "notifications/cancelled" => return None,
+            "notifications/tools/list_changed" => ServerNotification::ToolsListChanged,
+            "notifications/resources/list_changed" => ServerNotification::ResourcesListChanged,
+            "notifications/prompts/list_changed" => ServerNotification::PromptsListChanged,
+            "notifications/resources/updated" => {
+                ServerNotification::ResourceUpdated { uri: text("uri") }
+            }
+            "notifications/elicitation/complete" => ServerNotification::ElicitationComplete {
+                elicitation_id: text("elicitationId"),
+            },
+            "notifications/tasks/status" => match params.map(serde_json::from_str::<Task>) {
+                Some(Ok(task)) => ServerNotification::TaskStatus(task),
+                _ => ServerNotification::Other {
+                    method: method.to_owned(),
+                    params: value(),
+                },
+            },
+            "notifications/message" => match params.map(serde_json::from_str::<LogMessage>) {
+                Some(Ok(message)) => ServerNotification::Log(message),
+                _ => ServerNotification::Other {
+                    method: method.to_owned(),
+                    params: value(),
+                },
+            },
+            _ => ServerNotification::Other {
+                method: method.to_owned(),
+                params: value(),
+            },
+        })
+    }
+}
+
+/// A subscription to the server's notifications, from
+/// [`Client::notifications`](crate::Client::notifications).
+///
+/// Each subscriber has a queue of its own; one that falls more than 256
+/// behind skips the oldest (and a debug event says how many).
+#[derive(Debug)]
+pub struct Notifications {
+    receiver: broadcast::Receiver<ServerNotification>,
+}
+
+impl Notifications {
+    pub(crate) fn new(receiver: broadcast::Receiver<ServerNotification>) -> Self {
+        Notifications { receiver }
+    }
+
+    /// The underlying queue, for handles that filter it
+    /// (`ResourceSubscription`).
+    pub(crate) fn into_receiver(self) -> broadcast::Receiver<ServerNotification> {
+        self.receiver
+    }
+
+    /// The next notification; `None` once the client is gone.
+    ///
+    /// Cancel safe: a notification not yet returned stays queued.
+    pub async fn recv(&mut self) -> Option<ServerNotification> {
+        loop {
+            match self.receiver.recv().await {
+                Ok(notification) => return Some(notification),
+                Err(broadcast::error::RecvError::Lagged(skipped)) => {
+                    tracing::debug!(skipped, "mcp: a notification subscriber fell behind");
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+}

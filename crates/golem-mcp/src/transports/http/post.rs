@@ -1,0 +1,364 @@
+//! The outbound side: one POST per message, the session it belongs to, the
+//! renewal of an expired session, and what a refused POST says.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::{Method, Response, StatusCode};
+
+use super::{SESSION, Shared, addressed_to, http_error, redact, stream};
+use crate::auth::{Challenge, Refusal, Secret};
+use crate::error::{HttpStatusError, TransportError};
+use crate::wire::jsonrpc::{self, Route};
+use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
+
+/// How much of an error response's body is kept for the error message.
+const BODY_EXCERPT_BYTES: usize = 1024;
+/// How long reading that excerpt may take.
+const BODY_EXCERPT_TIME: Duration = Duration::from_secs(2);
+
+/// POSTs one message and handles the answer: a request's JSON answer is
+/// read and delivered, its event stream handed to a stream task.
+pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), TransportError> {
+    let is_initialize = message.method() == Some("initialize");
+    if is_initialize {
+        shared.session().initialize = Some(message.clone());
+    }
+    // `initialize` starts a session: it carries none.
+    let session = || match is_initialize {
+        true => None,
+        false => shared.session().id.clone(),
+    };
+    let mut renewed = false;
+    let mut authorizations = 0;
+    let response = loop {
+        shared.prepare_authorization().await;
+        let sent = Sent {
+            session: session(),
+            authorization: shared.authorization(),
+        };
+        let response = post(shared, &message, &sent).await?;
+        let may = May {
+            renew: !renewed,
+            authorize: authorizations < MAX_AUTHORIZATIONS,
+        };
+        match check_status(shared, &message, response, sent, may).await? {
+            Checked::Answer(response) => break response,
+            Checked::Renewed => {
+                tracing::info!(url = %redact(&shared.url), "mcp: session expired; started a new one, sending the request again");
+                renewed = true;
+            }
+            Checked::Authorized => authorizations += 1,
+            Checked::Dropped => return Ok(()),
+        }
+    };
+    if let Some(session_id) = response.headers().get(&SESSION) {
+        shared.session().id = Some(session_id.clone());
+    }
+    if authorizations > 0 {
+        super::stream::reopen_standalone(shared);
+    }
+    match message.kind() {
+        OutgoingKind::Request { id, .. } => answer(shared, *id, response).await,
+        // The answer to a notification or a response carries nothing (202);
+        // a body, if any, is dropped with the response.
+        _ => Ok(()),
+    }
+}
+
+/// How many times one message is authorized and sent again: a `401` and
+/// then a step-up `403` (`insufficient_scope`). More would loop on a
+/// server that never accepts what its authorization server grants.
+const MAX_AUTHORIZATIONS: u32 = 2;
+
+/// What a POST carried that its answer may refuse.
+struct Sent {
+    session: Option<HeaderValue>,
+    authorization: Option<Secret>,
+}
+
+/// What may still be done about a refusal.
+struct May {
+    renew: bool,
+    authorize: bool,
+}
+
+/// Sends the POST with `sent`'s session and authorization.
+async fn post(
+    shared: &Shared,
+    message: &Outgoing,
+    sent: &Sent,
+) -> Result<Response, TransportError> {
+    shared
+        .request_with(
+            Method::POST,
+            sent.session.clone(),
+            message.protocol_version(),
+            sent.authorization.as_ref(),
+        )?
+        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+        .header(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        )
+        .body(message.body().clone())
+        .send()
+        .await
+        .map_err(|error| http_error("POST", error))
+}
+
+enum Checked {
+    /// A 2xx answer.
+    Answer(Response),
+    /// The session had expired and a new one was started: send again.
+    Renewed,
+    /// The server wanted authorization and the provider obtained it: send
+    /// again.
+    Authorized,
+    /// The session had expired and the message is not worth resending.
+    Dropped,
+}
+
+/// Turns a non-2xx answer into an error, has the auth provider authorize
+/// after a `401` (or a `403` for want of scope), or renews an expired
+/// session when the configuration allows it; `may` says what is still
+/// allowed for this message.
+async fn check_status(
+    shared: &Arc<Shared>,
+    message: &Outgoing,
+    response: Response,
+    sent: Sent,
+    may: May,
+) -> Result<Checked, TransportError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(Checked::Answer(response));
+    }
+    if let Some(auth) = &shared.auth
+        && may.authorize
+        && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+    {
+        let challenge = response
+            .headers()
+            .get_all(WWW_AUTHENTICATE)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .find_map(Challenge::parse);
+        let refusal = Refusal::new(
+            shared.url.clone(),
+            status.as_u16(),
+            challenge,
+            sent.authorization,
+        );
+        if status == StatusCode::UNAUTHORIZED || refusal.is_insufficient_scope() {
+            drop(response);
+            auth.authorize(&refusal)
+                .await
+                .map_err(|error| TransportError::Authorization(Box::new(error)))?;
+            return Ok(Checked::Authorized);
+        }
+    }
+    let expired = status == StatusCode::NOT_FOUND && sent.session.is_some();
+    if !expired || !shared.reinitialize_expired_session || !may.renew {
+        return Err(status_error(response, expired).await);
+    }
+    if !matches!(message.kind(), OutgoingKind::Request { .. }) {
+        // A notification or reply about the old session has nothing left
+        // to say to a new one.
+        tracing::debug!("mcp: dropped a notification for an expired session");
+        return Ok(Checked::Dropped);
+    }
+    renew_session(shared, sent.session).await?;
+    Ok(Checked::Renewed)
+}
+
+/// Replays the first session's `initialize` to start a new session, and
+/// sends `notifications/initialized`, unless a concurrent request already
+/// did. The server's answer is read and dropped: the client already knows
+/// the server.
+async fn renew_session(
+    shared: &Arc<Shared>,
+    expired: Option<HeaderValue>,
+) -> Result<(), TransportError> {
+    let _renewal = shared.renewal.lock().await;
+    if shared.session().id != expired {
+        return Ok(()); // renewed meanwhile by another request
+    }
+    let Some(initialize) = shared.session().initialize.clone() else {
+        return Err(TransportError::Closed);
+    };
+    // The old id stays until the new session is confirmed: if this is
+    // interrupted, the next request meets the 404 again and starts over.
+    let sent = Sent {
+        session: None,
+        authorization: shared.authorization(),
+    };
+    let response = post(shared, &initialize, &sent).await?;
+    if !response.status().is_success() {
+        return Err(status_error(response, false).await);
+    }
+    let new_session = response.headers().get(&SESSION).cloned();
+    // The answer is not needed (the client knows the server); dropping it
+    // unread also ends an event stream the server would keep open.
+    drop(response);
+    let mut initialized = Outgoing::notification(
+        "notifications/initialized",
+        Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+    );
+    if let Some(version) = shared.protocol_version.get() {
+        initialized = initialized.with_protocol_version(version);
+    }
+    let sent = Sent {
+        session: new_session.clone(),
+        authorization: shared.authorization(),
+    };
+    let response = post(shared, &initialized, &sent).await?;
+    if !response.status().is_success() {
+        return Err(status_error(response, false).await);
+    }
+    shared.session().id = new_session;
+    // The new session's own requests and notifications come on a stream of
+    // its own (the old one's task has ended on the 404).
+    // Not waited for: the request being renewed for is on its way.
+    let _ = super::stream::open_standalone(shared);
+    Ok(())
+}
+
+/// Reads the answer to request `id`: a JSON body here, an event stream on
+/// a task of its own.
+async fn answer(
+    shared: &Arc<Shared>,
+    id: RequestId,
+    response: Response,
+) -> Result<(), TransportError> {
+    if response.status() == StatusCode::ACCEPTED || response.content_length() == Some(0) {
+        return Err(TransportError::StreamEnded {
+            detail: "the server accepted the request without answering it".to_owned(),
+        });
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if content_type.starts_with("text/event-stream") {
+        stream::spawn(shared, id, response);
+        return Ok(());
+    }
+    if !content_type.starts_with("application/json") {
+        return Err(TransportError::UnexpectedResponse {
+            detail: format!(
+                "the server answered a request with content type {content_type:?}; \
+                 expected application/json or text/event-stream"
+            ),
+        });
+    }
+    let body = read_json(response, shared.max_message_bytes).await?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(TransportError::StreamEnded {
+            detail: "the server answered the request with an empty body".to_owned(),
+        });
+    }
+    // An error without an id answers this request too (see `stream.rs`).
+    let body = match jsonrpc::route(&body) {
+        Route::Response { raw_id: None } => addressed_to(&body, id),
+        Route::Response { raw_id: Some(raw) } if jsonrpc::our_id(raw) == Some(id) => body,
+        // Nothing else can answer it: fail the request rather than let it
+        // wait for an answer that will not come.
+        _ => {
+            return Err(TransportError::UnexpectedResponse {
+                detail: format!("the server's JSON answer to request {id} is not its response"),
+            });
+        }
+    };
+    shared.deliver(Inbound::Message(body)).await;
+    Ok(())
+}
+
+/// Reads a JSON body, refusing one over the limit before reading it all.
+async fn read_json(mut response: Response, limit: usize) -> Result<Bytes, TransportError> {
+    let too_large = TransportError::MessageTooLarge { limit };
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Err(too_large);
+    }
+    // The usual answer arrives in one chunk: no copy then.
+    let Some(first) = response
+        .chunk()
+        .await
+        .map_err(|error| http_error("read the JSON answer", error))?
+    else {
+        return Ok(Bytes::new());
+    };
+    let Some(second) = response
+        .chunk()
+        .await
+        .map_err(|error| http_error("read the JSON answer", error))?
+    else {
+        return match first.len() > limit {
+            true => Err(too_large),
+            false => Ok(first),
+        };
+    };
+    let mut body = Vec::with_capacity(first.len() + second.len());
+    body.extend_from_slice(&first);
+    body.extend_from_slice(&second);
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| http_error("read the JSON answer", error))?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(too_large);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    if body.len() > limit {
+        return Err(too_large);
+    }
+    Ok(Bytes::from(body))
+}
+
+/// Builds the error for a non-2xx answer, with the start of its body and
+/// the headers that say what to do next.
+pub(super) async fn status_error(response: Response, session_expired: bool) -> TransportError {
+    let status = response.status();
+    let url = redact(response.url());
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value: &HeaderValue| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let www_authenticate = header(WWW_AUTHENTICATE);
+    let retry_after = header(RETRY_AFTER);
+    let body_excerpt = tokio::time::timeout(BODY_EXCERPT_TIME, read_excerpt(response))
+        .await
+        .unwrap_or_default();
+    TransportError::HttpStatus(Box::new(HttpStatusError {
+        status: status.as_u16(),
+        url,
+        body_excerpt,
+        session_expired,
+        www_authenticate,
+        retry_after,
+    }))
+}
+
+async fn read_excerpt(mut response: Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < BODY_EXCERPT_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(BODY_EXCERPT_BYTES);
+    String::from_utf8_lossy(&body).trim().to_owned()
+}

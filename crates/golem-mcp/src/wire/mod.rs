@@ -1,0 +1,11 @@
+//! The protocol as data: JSON-RPC framing, the transport seam, and the
+//! shapes several layers share (content items, URI templates).
+//!
+//! Nothing here does I/O or keeps state between messages, and nothing here
+//! knows a client, a session or a transport implementation: every other
+//! layer builds on these types, and they build on nothing of the crate.
+
+pub(crate) mod content;
+pub(crate) mod jsonrpc;
+pub(crate) mod transport;
+pub(crate) mod uri_template;
