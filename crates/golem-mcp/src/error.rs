@@ -7,11 +7,11 @@
 
 use std::fmt;
 use std::io;
+use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::Arc;
 
-use crate::features::output::OutputError;
-use crate::features::tools::CallResult;
+use crate::wire::call_result::CallResult;
 use crate::wire::jsonrpc::ProtocolError;
 
 /// An error from a client operation.
@@ -143,7 +143,7 @@ pub enum Error {
     /// A configuration file entry was malformed (from
     /// [`Servers::connect_all`](crate::config::Servers::connect_all)).
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] ConfigError),
     /// An operation did not finish within the bound it was given (from
     /// [`Servers::connect_all`](crate::config::Servers::connect_all)); what
     /// it had started was stopped.
@@ -308,6 +308,132 @@ impl Error {
             operation: operation.to_owned(),
             detail: detail.to_string(),
         }
+    }
+}
+
+/// A problem with a configuration file. Every message starts with
+/// `mcp: config <file>:` and says how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("mcp: config {}: cannot read it: {detail}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        detail: String,
+    },
+    /// The text is not JSON.
+    #[error("mcp: config {origin}: not valid JSON: {detail}")]
+    Syntax {
+        /// The file, or `configuration` for text given to [`parse`](crate::config::parse).
+        origin: String,
+        /// The parser's error, with line and column.
+        detail: String,
+    },
+    /// A field has a wrong type or value, or a variable is not set.
+    #[error("mcp: config {origin}: {field}: {problem}")]
+    Invalid {
+        /// The file, or `configuration` for text given to [`parse`](crate::config::parse).
+        origin: String,
+        /// The server entry, when the problem is inside one.
+        server: Option<String>,
+        /// The field at fault, e.g. `mcpServers.github.env.GITHUB_TOKEN`.
+        field: String,
+        /// What is wrong and how to fix it.
+        problem: String,
+    },
+    /// [`Servers::get`](crate::config::Servers::get) was asked for a name the file does not have.
+    #[error(
+        "mcp: config {origin}: no server named {name:?} in \"mcpServers\"; {}",
+        describe_available(available)
+    )]
+    UnknownServer {
+        /// The file, or `configuration` for text given to [`parse`](crate::config::parse).
+        origin: String,
+        /// The name asked for.
+        name: String,
+        /// The names the file has, sorted.
+        available: Vec<String>,
+    },
+}
+
+fn describe_available(available: &[String]) -> String {
+    if available.is_empty() {
+        "the file defines no server".to_owned()
+    } else {
+        format!("it defines: {}", available.join(", "))
+    }
+}
+
+/// Why a tool result's structured output was refused.
+///
+/// `isError` results are never checked: their content explains a failure
+/// and need not match the schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OutputError {
+    /// The tool declares an `outputSchema` but the result has no
+    /// `structuredContent`.
+    #[error("the result has no structuredContent, but the tool declares an outputSchema")]
+    Missing,
+    /// `structuredContent` does not match the `outputSchema`.
+    #[error(
+        "the structuredContent does not match the tool's outputSchema: {}",
+        Mismatch::list(.mismatches, *.more)
+    )]
+    Mismatch {
+        /// The first mismatches, in the validator's order (at least one).
+        mismatches: Vec<Mismatch>,
+        /// How many more there were beyond those.
+        more: usize,
+    },
+    /// The tool's `outputSchema` is not a JSON Schema this client can
+    /// compile (malformed, an unknown `$schema`, or a `$ref` to another
+    /// document, which is never fetched), so no result can be checked. The
+    /// tool stays listed; every checked call says this.
+    #[error(
+        "the tool's outputSchema is not a valid JSON Schema, so its results cannot be validated: {problem}"
+    )]
+    InvalidSchema {
+        /// What the validator said about the schema.
+        problem: String,
+    },
+}
+
+/// One place where `structuredContent` does not match the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Mismatch {
+    /// A JSON Pointer to the offending value (`""` for the whole value,
+    /// `/temperature`, `/items/0`).
+    pub instance_path: String,
+    /// What is wrong there, e.g. `"hot" is not of type "number"`.
+    pub message: String,
+}
+
+impl Mismatch {
+    fn list(mismatches: &[Mismatch], more: usize) -> String {
+        let mut text = mismatches
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ");
+        if more > 0 {
+            text.push_str(&format!("; and {more} more"));
+        }
+        text
+    }
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = match self.instance_path.as_str() {
+            "" => "the top level",
+            path => path,
+        };
+        write!(f, "at {path}: {}", self.message)
     }
 }
 

@@ -78,15 +78,15 @@ pub use transports::memory;
 pub use bridge::as_tools::{BridgeConfig, as_tools, as_tools_with};
 pub use bridge::toolset::{McpToolset, ToolsetConfig};
 pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
+pub use error::{Mismatch, OutputError};
 pub use features::completion::{Completion, CompletionRef};
-pub use features::output::{Mismatch, OutputError};
 pub use features::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use features::resources::{
     ReadResourceResult, Resource, ResourceContents, ResourceSubscription, ResourceTemplate,
 };
 pub use features::tasks::{Task, TaskOptions, TaskPage, TaskStatus};
 pub use features::tool_details::{Icon, TaskSupport, ToolAnnotations};
-pub use features::tools::{CallResult, Progress, ToolInfo};
+pub use features::tools::ToolInfo;
 pub use server_requests::elicitation::{
     Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form,
 };
@@ -101,6 +101,7 @@ pub use server_requests::sampling::{
 };
 pub use session::client::{Client, ClientConfig};
 pub use session::notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
+pub use session::progress::Progress;
 pub use session::protocol::{
     ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo,
 };
@@ -111,6 +112,7 @@ pub use transports::stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,
 };
+pub use wire::call_result::CallResult;
 pub use wire::content::Content;
 pub use wire::jsonrpc::ProtocolError;
 pub use wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};

@@ -8,11 +8,13 @@ use serde_json::value::RawValue;
 
 use crate::bridge::links;
 use crate::error::Error;
-use crate::features::output::OutputError;
+use crate::error::OutputError;
 use crate::features::tasks::TaskOptions;
 use crate::features::tool_details::TaskSupport;
-use crate::features::tools::{CallResult, ToolInfo};
-use crate::session::client::{Client, checked};
+use crate::features::tools::ToolInfo;
+use crate::features::tools::checked;
+use crate::session::client::Client;
+use crate::wire::call_result::CallResult;
 use crate::wire::content::Content;
 
 /// The schema given to a tool whose server sent none: any object.

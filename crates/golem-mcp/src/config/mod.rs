@@ -82,6 +82,10 @@ use serde_json::{Map, Value};
 use crate::transports::http::HttpConfig;
 use crate::transports::stdio::StdioConfig;
 
+/// Every problem reading a file is one of these (defined with the crate's
+/// other errors, which embed it).
+pub use crate::error::ConfigError;
+
 /// How to reach one server named in a configuration file.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -222,62 +226,6 @@ impl Servers {
     /// Whether the file's `mcpServers` object is empty.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
-    }
-}
-
-/// A problem with a configuration file. Every message starts with
-/// `mcp: config <file>:` and says how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("mcp: config {}: cannot read it: {detail}", .path.display())]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The operating system's error.
-        detail: String,
-    },
-    /// The text is not JSON.
-    #[error("mcp: config {origin}: not valid JSON: {detail}")]
-    Syntax {
-        /// The file, or `configuration` for text given to [`parse`].
-        origin: String,
-        /// The parser's error, with line and column.
-        detail: String,
-    },
-    /// A field has a wrong type or value, or a variable is not set.
-    #[error("mcp: config {origin}: {field}: {problem}")]
-    Invalid {
-        /// The file, or `configuration` for text given to [`parse`].
-        origin: String,
-        /// The server entry, when the problem is inside one.
-        server: Option<String>,
-        /// The field at fault, e.g. `mcpServers.github.env.GITHUB_TOKEN`.
-        field: String,
-        /// What is wrong and how to fix it.
-        problem: String,
-    },
-    /// [`Servers::get`] was asked for a name the file does not have.
-    #[error(
-        "mcp: config {origin}: no server named {name:?} in \"mcpServers\"; {}",
-        describe_available(available)
-    )]
-    UnknownServer {
-        /// The file, or `configuration` for text given to [`parse`].
-        origin: String,
-        /// The name asked for.
-        name: String,
-        /// The names the file has, sorted.
-        available: Vec<String>,
-    },
-}
-
-fn describe_available(available: &[String]) -> String {
-    if available.is_empty() {
-        "the file defines no server".to_owned()
-    } else {
-        format!("it defines: {}", available.join(", "))
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::features::tools::CallResult;
+use crate::error::{Mismatch, OutputError};
 
 /// How many mismatches an [`OutputError::Mismatch`] names at most.
 const MAX_MISMATCHES: usize = 5;
@@ -15,76 +15,6 @@ const MAX_MISMATCHES: usize = 5;
 /// How many characters of one mismatch's message are kept: a validator's
 /// message may quote a whole (large) value.
 const MAX_MESSAGE_CHARS: usize = 300;
-
-/// Why a tool result's structured output was refused.
-///
-/// `isError` results are never checked: their content explains a failure
-/// and need not match the schema.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum OutputError {
-    /// The tool declares an `outputSchema` but the result has no
-    /// `structuredContent`.
-    #[error("the result has no structuredContent, but the tool declares an outputSchema")]
-    Missing,
-    /// `structuredContent` does not match the `outputSchema`.
-    #[error(
-        "the structuredContent does not match the tool's outputSchema: {}",
-        Mismatch::list(.mismatches, *.more)
-    )]
-    Mismatch {
-        /// The first mismatches, in the validator's order (at least one).
-        mismatches: Vec<Mismatch>,
-        /// How many more there were beyond those.
-        more: usize,
-    },
-    /// The tool's `outputSchema` is not a JSON Schema this client can
-    /// compile (malformed, an unknown `$schema`, or a `$ref` to another
-    /// document, which is never fetched), so no result can be checked. The
-    /// tool stays listed; every checked call says this.
-    #[error(
-        "the tool's outputSchema is not a valid JSON Schema, so its results cannot be validated: {problem}"
-    )]
-    InvalidSchema {
-        /// What the validator said about the schema.
-        problem: String,
-    },
-}
-
-/// One place where `structuredContent` does not match the schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Mismatch {
-    /// A JSON Pointer to the offending value (`""` for the whole value,
-    /// `/temperature`, `/items/0`).
-    pub instance_path: String,
-    /// What is wrong there, e.g. `"hot" is not of type "number"`.
-    pub message: String,
-}
-
-impl Mismatch {
-    fn list(mismatches: &[Mismatch], more: usize) -> String {
-        let mut text = mismatches
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ");
-        if more > 0 {
-            text.push_str(&format!("; and {more} more"));
-        }
-        text
-    }
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = match self.instance_path.as_str() {
-            "" => "the top level",
-            path => path,
-        };
-        write!(f, "at {path}: {}", self.message)
-    }
-}
 
 /// A tool's output schema, compiled on first use and shared by every clone
 /// of its [`ToolInfo`](crate::ToolInfo): once per listed tool, never per
@@ -103,12 +33,13 @@ impl fmt::Debug for OutputCheck {
 }
 
 impl OutputCheck {
-    /// Checks `result` against `schema` (the tool's `outputSchema`),
-    /// compiling it the first time.
-    pub(crate) fn check(&self, schema: &RawValue, result: &CallResult) -> Result<(), OutputError> {
-        if result.is_error {
-            return Ok(());
-        }
+    /// Checks a result's `structured` content against `schema` (the tool's
+    /// `outputSchema`), compiling it the first time.
+    pub(crate) fn check(
+        &self,
+        schema: &RawValue,
+        structured: Option<&RawValue>,
+    ) -> Result<(), OutputError> {
         let validator = self
             .0
             .get_or_init(|| compile(schema))
@@ -116,7 +47,7 @@ impl OutputCheck {
             .map_err(|problem| OutputError::InvalidSchema {
                 problem: problem.clone(),
             })?;
-        let Some(structured) = result.structured_content.as_deref() else {
+        let Some(structured) = structured else {
             return Err(OutputError::Missing);
         };
         // The bytes came from a JSON parser: they are valid JSON.
@@ -174,10 +105,9 @@ mod tests {
         RawValue::from_string(json.to_owned()).expect("valid JSON")
     }
 
-    fn result(structured: Option<&str>) -> CallResult {
-        let mut result = CallResult::new(Vec::new());
-        result.structured_content = structured.map(raw);
-        result
+    /// A result's structured content, as `check` takes it.
+    fn result(structured: Option<&str>) -> Option<Box<RawValue>> {
+        structured.map(raw)
     }
 
     const WEATHER: &str = r#"{"type":"object","properties":{"temperature":{"type":"number"}},"required":["temperature"]}"#;
@@ -187,11 +117,11 @@ mod tests {
         let check = OutputCheck::default();
         let schema = raw(WEATHER);
         assert_eq!(
-            check.check(&schema, &result(Some(r#"{"temperature":21.5}"#))),
+            check.check(&schema, result(Some(r#"{"temperature":21.5}"#)).as_deref()),
             Ok(())
         );
         let Err(OutputError::Mismatch { mismatches, more }) =
-            check.check(&schema, &result(Some(r#"{"temperature":"hot"}"#)))
+            check.check(&schema, result(Some(r#"{"temperature":"hot"}"#)).as_deref())
         else {
             panic!("a string temperature was accepted");
         };
@@ -201,16 +131,13 @@ mod tests {
     }
 
     #[test]
-    fn missing_structured_content_is_its_own_error_and_is_error_is_not_checked() {
+    fn missing_structured_content_is_its_own_error() {
         let check = OutputCheck::default();
         let schema = raw(WEATHER);
         assert_eq!(
-            check.check(&schema, &result(None)),
+            check.check(&schema, result(None).as_deref()),
             Err(OutputError::Missing)
         );
-        let mut failed = result(None);
-        failed.is_error = true;
-        assert_eq!(check.check(&schema, &failed), Ok(()));
     }
 
     #[test]
@@ -225,11 +152,11 @@ mod tests {
         );
         let instance = result(Some(r#"{"pair":[1]}"#));
         assert!(matches!(
-            OutputCheck::default().check(&raw(tuple), &instance),
+            OutputCheck::default().check(&raw(tuple), instance.as_deref()),
             Err(OutputError::Mismatch { .. })
         ));
         assert_eq!(
-            OutputCheck::default().check(&raw(&draft07), &instance),
+            OutputCheck::default().check(&raw(&draft07), instance.as_deref()),
             Ok(())
         );
     }
@@ -242,7 +169,7 @@ mod tests {
         ] {
             let check = OutputCheck::default();
             for _ in 0..2 {
-                let outcome = check.check(&raw(schema), &result(Some("{}")));
+                let outcome = check.check(&raw(schema), result(Some("{}")).as_deref());
                 assert!(
                     matches!(outcome, Err(OutputError::InvalidSchema { .. })),
                     "{schema}: {outcome:?}"
@@ -255,7 +182,7 @@ mod tests {
     fn many_mismatches_are_counted_not_listed() {
         let schema = raw(r#"{"type":"array","items":{"type":"string"}}"#);
         let Err(OutputError::Mismatch { mismatches, more }) =
-            OutputCheck::default().check(&schema, &result(Some("[1,2,3,4,5,6,7]")))
+            OutputCheck::default().check(&schema, result(Some("[1,2,3,4,5,6,7]")).as_deref())
         else {
             panic!("numbers were accepted as strings");
         };

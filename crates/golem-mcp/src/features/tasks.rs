@@ -17,9 +17,11 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::features::tool_details::TaskSupport;
-use crate::features::tools::{CallResult, ToolInfo};
-use crate::session::client::{Client, checked};
+use crate::features::tools::ToolInfo;
+use crate::features::tools::checked;
+use crate::session::client::Client;
 use crate::session::notifications::{Notifications, ServerNotification};
+use crate::wire::call_result::CallResult;
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,11 +1,18 @@
-//! Tool descriptions and call results, as the server sends them.
+//! Tools: their descriptions as the server sends them (`ToolInfo`), and the
+//! `Client` methods that list and call them.
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::features::output::{OutputCheck, OutputError};
+use crate::error::Error;
+use crate::session::client::Client;
+use crate::session::paging::Page;
+use crate::session::progress::Progress;
+
+use crate::error::OutputError;
+use crate::features::output::OutputCheck;
 use crate::features::tool_details::{Execution, Icon, TaskSupport, ToolAnnotations};
-use crate::wire::content::Content;
+use crate::wire::call_result::CallResult;
 
 /// One tool a server offers, from `tools/list`.
 ///
@@ -91,7 +98,11 @@ impl ToolInfo {
     /// check fail with [`OutputError::InvalidSchema`].
     pub fn check_output(&self, result: &CallResult) -> Result<(), OutputError> {
         match &self.output_schema {
-            Some(schema) => self.output_check.check(schema, result),
+            // `isError` results explain a failure: they need not match.
+            Some(_) if result.is_error => Ok(()),
+            Some(schema) => self
+                .output_check
+                .check(schema, result.structured_content.as_deref()),
             None => Ok(()),
         }
     }
@@ -104,6 +115,18 @@ pub(crate) struct ToolsPage {
     pub(crate) tools: Vec<ToolInfo>,
     #[serde(rename = "nextCursor", default)]
     pub(crate) next_cursor: Option<String>,
+}
+
+impl Page for ToolsPage {
+    type Item = ToolInfo;
+
+    fn into_parts(self) -> (Vec<Self::Item>, Option<String>) {
+        (self.tools, self.next_cursor)
+    }
+
+    fn params(cursor: Option<&str>) -> impl Serialize + '_ {
+        ListToolsParams { cursor }
+    }
 }
 
 #[derive(Serialize)]
@@ -126,173 +149,189 @@ pub(crate) struct CallMeta {
     pub(crate) progress_token: u64,
 }
 
-/// A progress report a server sent for a running call
-/// (`notifications/progress`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[non_exhaustive]
-pub struct Progress {
-    /// Progress so far; increases with every report.
-    pub progress: f64,
-    /// The total, when the server knows it.
-    #[serde(default)]
-    pub total: Option<f64>,
-    /// A human-readable description of the current step, when given.
-    #[serde(default)]
-    pub message: Option<String>,
-}
-
-impl Progress {
-    /// A report of `progress` out of `total` (if known), with an optional
-    /// message: for tests and for programs that stand in for a server.
-    pub fn new(progress: f64, total: Option<f64>, message: Option<String>) -> Self {
-        Progress {
-            progress,
-            total,
-            message,
-        }
-    }
-}
-
-/// The parameters of `notifications/progress`, as far as they are read.
-#[derive(Deserialize)]
-pub(crate) struct ProgressParams {
-    #[serde(rename = "progressToken")]
-    pub(crate) progress_token: serde_json::Value,
-    #[serde(flatten)]
-    pub(crate) progress: Progress,
-}
-
-/// The result of `tools/call`.
-///
-/// Every content item is kept; [`text`](CallResult::text) renders them the
-/// way a model sees them.
-#[derive(Debug, Clone, Deserialize)]
-#[non_exhaustive]
-pub struct CallResult {
-    /// The content items, in order.
-    #[serde(default)]
-    pub content: Vec<Content>,
-    /// Whether the tool reported failure. The content then explains what
-    /// went wrong, in words meant for the model.
-    #[serde(rename = "isError", default, deserialize_with = "null_as_false")]
-    pub is_error: bool,
-    /// Structured output, verbatim, when the server sent it.
-    #[serde(rename = "structuredContent", default)]
-    pub structured_content: Option<Box<RawValue>>,
-    /// The result's `_meta`, verbatim, when present.
-    #[serde(rename = "_meta", default)]
-    pub meta: Option<Box<RawValue>>,
-}
-
-fn null_as_false<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    Ok(Option::<bool>::deserialize(deserializer)?.unwrap_or(false))
-}
-
-impl CallResult {
-    /// A successful result with these content items and nothing else (set
-    /// the public fields after it for more): for tests and for programs
-    /// that stand in for a server.
-    pub fn new(content: Vec<Content>) -> Self {
-        CallResult {
-            content,
-            is_error: false,
-            structured_content: None,
-            meta: None,
-        }
-    }
-
-    /// The result as a model reads it: text items joined by newlines, and
-    /// one placeholder line per non-text item saying what was left out.
+impl Client {
+    /// Lists every tool the server offers, following `nextCursor` to the
+    /// last page. Stops with [`Error::CursorLoop`] if the server repeats a
+    /// cursor, and after 10,000 pages. An empty cursor counts as the end.
     ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
+        self.list_all::<ToolsPage>("tools/list").await
+    }
+
+    /// Calls tool `name` with `arguments`, which are sent verbatim.
+    ///
+    /// A tool that fails reports it in the result
+    /// ([`CallResult::is_error`]); an `Err` means the call itself failed: a
+    /// JSON-RPC error ([`Error::Protocol`]: servers answer an unknown tool
+    /// this way or with an `isError` result, depending on their SDK), or the
+    /// transport.
+    ///
+    /// The result is not checked against the tool's output schema (the
+    /// client keeps no tool list); [`call_tool_checked`](Client::call_tool_checked)
+    /// does that with a listed tool.
+    ///
+    /// Cancel safe (see [`Client`]): dropping the future abandons the call,
+    /// and the server is told with `notifications/cancelled` at once.
+    pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {
+        self.call(name, arguments, None).await
+    }
+
+    /// Calls a listed tool and checks its result against the tool's
+    /// `outputSchema` ([`ToolInfo::check_output`]): a result that breaks
+    /// the schema's promise (no `structuredContent`, or content that does
+    /// not match, or a schema that cannot be compiled) is
+    /// [`Error::Output`], which carries the result and names the mismatch.
+    /// A tool without an output schema, or an `isError` result, is returned
+    /// as [`call_tool`](Client::call_tool) would. The schema is compiled on
+    /// the tool's first checked call, once per listed tool.
+    ///
+    /// Cancel safe (see [`Client`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
+    /// use serde_json::value::RawValue;
+    /// let tools = client.list_tools().await?;
+    /// let weather = tools.iter().find(|tool| tool.name == "get-structured-content").unwrap();
+    /// let arguments = RawValue::from_string(r#"{"location":"Chicago"}"#.into()).unwrap();
+    /// match client.call_tool_checked(weather, &arguments).await {
+    ///     Ok(result) => println!("{}", result.text()),
+    ///     Err(golem_mcp::Error::Output { source, .. }) => eprintln!("the server broke its schema: {source}"),
+    ///     Err(other) => return Err(other),
+    /// }
+    /// # Ok(())
+    /// # }
     /// ```
-    /// # use golem_mcp::{CallResult, Content};
-    /// let result = CallResult::new(vec![
-    ///     Content::Text { text: "hello".into() },
-    ///     Content::Image { data: "aGk=".into(), mime_type: "image/png".into() },
-    /// ]);
-    /// assert_eq!(result.text(), "hello\n[image: image/png, 2 bytes not shown]");
+    pub async fn call_tool_checked(
+        &self,
+        tool: &ToolInfo,
+        arguments: &RawValue,
+    ) -> Result<CallResult, Error> {
+        let result = self.call_tool(&tool.name, arguments).await?;
+        checked(tool, result)
+    }
+
+    /// Like [`call_tool`](Client::call_tool), with the arguments taken from
+    /// any serializable value (a `serde_json::json!` object, a struct of
+    /// yours) instead of raw JSON. It costs one serialization; `call_tool`
+    /// with a `RawValue` stays the zero-copy path for arguments that already
+    /// are JSON (a model's tool call). Fails with [`Error::Encode`] when the
+    /// value cannot be serialized, before anything is sent.
+    ///
+    /// Cancel safe (see [`Client`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
+    /// let result = client
+    ///     .call_tool_json("echo", &serde_json::json!({"message": "hi"}))
+    ///     .await?;
+    /// println!("{}", result.text());
+    /// # Ok(())
+    /// # }
     /// ```
-    pub fn text(&self) -> String {
-        let mut out = String::with_capacity(match self.content.as_slice() {
-            [Content::Text { text }] => text.len(),
-            _ => 0,
-        });
-        for (index, item) in self.content.iter().enumerate() {
-            if index > 0 {
-                out.push('\n');
-            }
-            item.render(&mut out);
-        }
-        out
+    pub async fn call_tool_json(
+        &self,
+        name: &str,
+        arguments: &impl serde::Serialize,
+    ) -> Result<CallResult, Error> {
+        let arguments = serde_json::value::to_raw_value(arguments)
+            .map_err(|error| Error::encode(&format!("tools/call {name}"), error))?;
+        self.call_tool(name, &arguments).await
+    }
+
+    /// Like [`call_tool`](Client::call_tool), but asks the server for
+    /// progress reports (a `progressToken` in the request's `_meta`) and
+    /// hands each `notifications/progress` for this call to `on_progress`,
+    /// in the order they arrive, on the caller's task. Servers that do not
+    /// report progress simply never call it. Reports that arrive faster than
+    /// the caller's task takes them are dropped once a queue of 64 is full (a
+    /// later report supersedes them).
+    ///
+    /// Cancel safe (see [`Client`]).
+    pub async fn call_tool_with_progress(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        mut on_progress: impl FnMut(Progress) + Send,
+    ) -> Result<CallResult, Error> {
+        self.call(name, arguments, Some(&mut on_progress)).await
+    }
+
+    /// Like [`call_tool`](Client::call_tool) (or
+    /// [`call_tool_with_progress`](Client::call_tool_with_progress) when
+    /// `on_progress` is given), but returns the result exactly as the server
+    /// sent it: the bytes of the JSON-RPC `result`, untouched, for programs
+    /// that print or forward it. Parse it into a [`CallResult`] with
+    /// `serde_json::from_str` when its content is needed too.
+    ///
+    /// Cancel safe (see [`Client`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let arguments = serde_json::value::RawValue::from_string(r#"{"message":"hi"}"#.into())?;
+    /// let raw = client.call_tool_raw("echo", &arguments, None).await?;
+    /// println!("{}", raw.get()); // e.g. {"content":[{"type":"text","text":"Echo: hi"}]}
+    /// let result: golem_mcp::CallResult = serde_json::from_str(raw.get())?;
+    /// assert!(!result.is_error);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool_raw(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<Box<RawValue>, Error> {
+        self.call(name, arguments, on_progress).await
+    }
+
+    /// `tools/call`, with the request id as progress token when there is an
+    /// observer, and the result read as `R`.
+    async fn call<R: serde::de::DeserializeOwned>(
+        &self,
+        name: &str,
+        arguments: &RawValue,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error> {
+        let with_progress = on_progress.is_some();
+        let params = |id| CallToolParams {
+            name,
+            arguments,
+            meta: with_progress.then_some(CallMeta { progress_token: id }),
+        };
+        self.request_with_progress("tools/call", Some(name), params, on_progress)
+            .await
+    }
+}
+
+/// `result` when it keeps `tool`'s output schema, else [`Error::Output`].
+pub(crate) fn checked(tool: &ToolInfo, result: CallResult) -> Result<CallResult, Error> {
+    match tool.check_output(&result) {
+        Ok(()) => Ok(result),
+        Err(source) => Err(Error::Output {
+            operation: format!("tools/call {}", tool.name),
+            result: Box::new(result),
+            source,
+        }),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::value::RawValue;
+
     use super::*;
 
-    fn parse(json: &str) -> CallResult {
-        serde_json::from_str(json).expect("a valid result")
-    }
-
     #[test]
-    fn keeps_every_content_kind_and_renders_placeholders() {
-        let result = parse(
-            r#"{"content":[
-                {"type":"text","text":"one"},
-                {"type":"image","data":"AAECAw==","mimeType":"image/png"},
-                {"type":"audio","data":"AAEC","mimeType":"audio/wav"},
-                {"type":"resource_link","uri":"file:///a.txt","name":"a","mimeType":"text/plain"},
-                {"type":"resource","resource":{"uri":"file:///b","mimeType":"text/plain","text":"hello"}},
-                {"type":"resource","resource":{"uri":"file:///c","blob":"AA=="}},
-                {"type":"hologram"},
-                {"type":"text","text":"two"}
-            ],"isError":false,"structuredContent":{"z":1, "a":2}}"#,
-        );
-        assert_eq!(result.content.len(), 8);
-        assert_eq!(
-            result.text(),
-            "one\n\
-             [image: image/png, 4 bytes not shown]\n\
-             [audio: audio/wav, 3 bytes not shown]\n\
-             [resource link: file:///a.txt (text/plain)]\n\
-             [embedded resource: file:///b (text/plain), 5 bytes of text not shown]\n\
-             [embedded resource: file:///c (unknown type), 1 bytes not shown]\n\
-             [content of unsupported type \"hologram\" not shown]\n\
-             two"
-        );
-        assert_eq!(
-            result.structured_content.as_deref().map(RawValue::get),
-            Some(r#"{"z":1, "a":2}"#)
-        );
-    }
-
-    #[test]
-    fn an_unknown_content_type_with_unusual_fields_does_not_fail_the_result() {
-        let result = parse(
-            r#"{"content":[{"type":"text","text":"kept"},
-                {"type":"future_kind","name":{"a":1},"size":"big","uri":7,"resource":[1]}]}"#,
-        );
-        assert_eq!(
-            result.text(),
-            "kept\n[content of unsupported type \"future_kind\" not shown]"
-        );
-    }
-
-    #[test]
-    fn is_error_defaults_to_false_and_accepts_null() {
-        assert!(!parse(r#"{"content":[]}"#).is_error);
-        assert!(!parse(r#"{"content":[],"isError":null}"#).is_error);
-        assert!(parse(r#"{"content":[],"isError":true}"#).is_error);
-    }
-
-    #[test]
-    fn an_item_missing_its_payload_is_an_error_naming_it() {
-        let error = serde_json::from_str::<CallResult>(
-            r#"{"content":[{"type":"image","mimeType":"image/png"}]}"#,
+    fn an_is_error_result_is_not_checked_against_the_output_schema() {
+        let tool: ToolInfo = serde_json::from_str(
+            r#"{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}"#,
         )
-        .expect_err("image without data");
-        assert!(error.to_string().contains("\"data\""), "{error}");
+        .expect("valid tool");
+        let mut result = CallResult::new(Vec::new());
+        assert_eq!(tool.check_output(&result), Err(OutputError::Missing));
+        result.is_error = true;
+        assert_eq!(tool.check_output(&result), Ok(()));
     }
 
     #[test]

@@ -8,13 +8,13 @@ use std::sync::Arc;
 use golem_model::{Image, Message, Model, Request, ToolCall, ToolSpec};
 use serde_json::value::RawValue;
 
-use crate::features::tools::CallResult;
 use crate::server_requests::handlers::{
     HandlerError, HandlerFuture, RequestContext, SamplingHandler,
 };
 use crate::server_requests::sampling::{
     CreateMessageRequest, CreateMessageResult, Role, SamplingContent, StopReason, ToolChoice,
 };
+use crate::wire::call_result::CallResult;
 use crate::wire::content::Content;
 
 /// The schema offered for a tool whose server sent none.

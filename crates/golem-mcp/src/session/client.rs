@@ -1,22 +1,22 @@
-//! The MCP client: handshake, tool listing and calling, close.
+//! The MCP client: the handshake, the requests every feature is built on,
+//! notifications, close.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError, Weak};
 
-use serde_json::value::RawValue;
 use tokio::sync::{Mutex, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, TransportError};
 use crate::features::prompts::PromptCache;
-use crate::features::tools::{CallMeta, CallResult, CallToolParams, Progress, ToolInfo, ToolsPage};
 use crate::server_requests::handlers::{ElicitationHandler, Offered, SamplingHandler};
 use crate::server_requests::roots::Root;
 use crate::session::connection::{Connection, Reply, encode_notification, settle};
 use crate::session::inbound;
 use crate::session::notifications::{LogLevel, Notifications};
 use crate::session::paging;
+use crate::session::progress::Progress;
 use crate::session::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
 use crate::wire::transport::{Outgoing, RequestId, Transport};
 
@@ -454,164 +454,6 @@ impl Client {
         })
     }
 
-    /// Lists every tool the server offers, following `nextCursor` to the
-    /// last page. Stops with [`Error::CursorLoop`] if the server repeats a
-    /// cursor, and after 10,000 pages. An empty cursor counts as the end.
-    ///
-    /// Cancel safe (see [`Client`]).
-    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
-        self.list_all::<ToolsPage>("tools/list").await
-    }
-
-    /// Calls tool `name` with `arguments`, which are sent verbatim.
-    ///
-    /// A tool that fails reports it in the result
-    /// ([`CallResult::is_error`]); an `Err` means the call itself failed: a
-    /// JSON-RPC error ([`Error::Protocol`]: servers answer an unknown tool
-    /// this way or with an `isError` result, depending on their SDK), or the
-    /// transport.
-    ///
-    /// The result is not checked against the tool's output schema (the
-    /// client keeps no tool list); [`call_tool_checked`](Client::call_tool_checked)
-    /// does that with a listed tool.
-    ///
-    /// Cancel safe (see [`Client`]): dropping the future abandons the call,
-    /// and the server is told with `notifications/cancelled` at once.
-    pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {
-        self.call(name, arguments, None).await
-    }
-
-    /// Calls a listed tool and checks its result against the tool's
-    /// `outputSchema` ([`ToolInfo::check_output`]): a result that breaks
-    /// the schema's promise (no `structuredContent`, or content that does
-    /// not match, or a schema that cannot be compiled) is
-    /// [`Error::Output`], which carries the result and names the mismatch.
-    /// A tool without an output schema, or an `isError` result, is returned
-    /// as [`call_tool`](Client::call_tool) would. The schema is compiled on
-    /// the tool's first checked call, once per listed tool.
-    ///
-    /// Cancel safe (see [`Client`]).
-    ///
-    /// ```no_run
-    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
-    /// use serde_json::value::RawValue;
-    /// let tools = client.list_tools().await?;
-    /// let weather = tools.iter().find(|tool| tool.name == "get-structured-content").unwrap();
-    /// let arguments = RawValue::from_string(r#"{"location":"Chicago"}"#.into()).unwrap();
-    /// match client.call_tool_checked(weather, &arguments).await {
-    ///     Ok(result) => println!("{}", result.text()),
-    ///     Err(golem_mcp::Error::Output { source, .. }) => eprintln!("the server broke its schema: {source}"),
-    ///     Err(other) => return Err(other),
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn call_tool_checked(
-        &self,
-        tool: &ToolInfo,
-        arguments: &RawValue,
-    ) -> Result<CallResult, Error> {
-        let result = self.call_tool(&tool.name, arguments).await?;
-        checked(tool, result)
-    }
-
-    /// Like [`call_tool`](Client::call_tool), with the arguments taken from
-    /// any serializable value (a `serde_json::json!` object, a struct of
-    /// yours) instead of raw JSON. It costs one serialization; `call_tool`
-    /// with a `RawValue` stays the zero-copy path for arguments that already
-    /// are JSON (a model's tool call). Fails with [`Error::Encode`] when the
-    /// value cannot be serialized, before anything is sent.
-    ///
-    /// Cancel safe (see [`Client`]).
-    ///
-    /// ```no_run
-    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
-    /// let result = client
-    ///     .call_tool_json("echo", &serde_json::json!({"message": "hi"}))
-    ///     .await?;
-    /// println!("{}", result.text());
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn call_tool_json(
-        &self,
-        name: &str,
-        arguments: &impl serde::Serialize,
-    ) -> Result<CallResult, Error> {
-        let arguments = serde_json::value::to_raw_value(arguments).map_err(|error| {
-            Error::encode(&Operation("tools/call", Some(name)).to_string(), error)
-        })?;
-        self.call_tool(name, &arguments).await
-    }
-
-    /// Like [`call_tool`](Client::call_tool), but asks the server for
-    /// progress reports (a `progressToken` in the request's `_meta`) and
-    /// hands each `notifications/progress` for this call to `on_progress`,
-    /// in the order they arrive, on the caller's task. Servers that do not
-    /// report progress simply never call it. Reports that arrive faster than
-    /// the caller's task takes them are dropped once a queue of 64 is full (a
-    /// later report supersedes them).
-    ///
-    /// Cancel safe (see [`Client`]).
-    pub async fn call_tool_with_progress(
-        &self,
-        name: &str,
-        arguments: &RawValue,
-        mut on_progress: impl FnMut(Progress) + Send,
-    ) -> Result<CallResult, Error> {
-        self.call(name, arguments, Some(&mut on_progress)).await
-    }
-
-    /// Like [`call_tool`](Client::call_tool) (or
-    /// [`call_tool_with_progress`](Client::call_tool_with_progress) when
-    /// `on_progress` is given), but returns the result exactly as the server
-    /// sent it: the bytes of the JSON-RPC `result`, untouched, for programs
-    /// that print or forward it. Parse it into a [`CallResult`] with
-    /// `serde_json::from_str` when its content is needed too.
-    ///
-    /// Cancel safe (see [`Client`]).
-    ///
-    /// ```no_run
-    /// # async fn run(client: golem_mcp::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// let arguments = serde_json::value::RawValue::from_string(r#"{"message":"hi"}"#.into())?;
-    /// let raw = client.call_tool_raw("echo", &arguments, None).await?;
-    /// println!("{}", raw.get()); // e.g. {"content":[{"type":"text","text":"Echo: hi"}]}
-    /// let result: golem_mcp::CallResult = serde_json::from_str(raw.get())?;
-    /// assert!(!result.is_error);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn call_tool_raw(
-        &self,
-        name: &str,
-        arguments: &RawValue,
-        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
-    ) -> Result<Box<RawValue>, Error> {
-        self.call(name, arguments, on_progress).await
-    }
-
-    /// `tools/call`, with the request id as progress token when there is an
-    /// observer, and the result read as `R`.
-    async fn call<R: serde::de::DeserializeOwned>(
-        &self,
-        name: &str,
-        arguments: &RawValue,
-        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
-    ) -> Result<R, Error> {
-        let operation = Operation("tools/call", Some(name));
-        self.ready(operation)?;
-        let with_progress = on_progress.is_some();
-        let params = |id| CallToolParams {
-            name,
-            arguments,
-            meta: with_progress.then_some(CallMeta { progress_token: id }),
-        };
-        self.inner
-            .connection
-            .request(&operation, "tools/call", params, on_progress)
-            .await
-    }
-
     /// Sends a `ping` and waits for the answer: a liveness check.
     ///
     /// Cancel safe (see [`Client`]).
@@ -743,11 +585,29 @@ impl Client {
         target: Option<&str>,
         params: P,
     ) -> Result<R, Error> {
+        self.request_with_progress(method, target, |_| params, None)
+            .await
+    }
+
+    /// Like [`request`](Client::request), with the parameters made from the
+    /// request's id (which is its progress token) and progress reports for
+    /// it handed to `on_progress`, on the caller's task.
+    pub(crate) async fn request_with_progress<R, P>(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        params: impl FnOnce(u64) -> P,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error>
+    where
+        R: serde::de::DeserializeOwned,
+        P: serde::Serialize,
+    {
         let operation = Operation(method, target);
         self.ready(operation)?;
         self.inner
             .connection
-            .request(&operation, method, |_| params, None)
+            .request(&operation, method, params, on_progress)
             .await
     }
 
@@ -785,18 +645,6 @@ impl Client {
 
 #[derive(serde::Serialize)]
 struct EmptyParams {}
-
-/// `result` when it keeps `tool`'s output schema, else [`Error::Output`].
-pub(crate) fn checked(tool: &ToolInfo, result: CallResult) -> Result<CallResult, Error> {
-    match tool.check_output(&result) {
-        Ok(()) => Ok(result),
-        Err(source) => Err(Error::Output {
-            operation: Operation("tools/call", Some(&tool.name)).to_string(),
-            result: Box::new(result),
-            source,
-        }),
-    }
-}
 
 /// Locks a mutex that no code path can leave inconsistent.
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{Error, TransportError};
-use crate::features::tools::Progress;
+use crate::session::progress::Progress;
 use crate::session::protocol::CancelledParams;
 use crate::wire::jsonrpc::{self, Incoming, Outcome};
 use crate::wire::transport::{DynTransport, Outgoing, RequestId};

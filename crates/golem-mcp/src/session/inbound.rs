@@ -27,10 +27,10 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use crate::error::TransportError;
-use crate::features::tools::ProgressParams;
 use crate::server_requests::handlers::{self, Offered, Running};
 use crate::session::connection::{Command, Connection, encode_cancellation};
 use crate::session::notifications::ServerNotification;
+use crate::session::progress::ProgressParams;
 use crate::wire::jsonrpc::{self, Incoming, Route};
 use crate::wire::transport::{Inbound, Outgoing, Transport};
 

@@ -14,4 +14,5 @@ pub(crate) mod connection;
 pub(crate) mod inbound;
 pub(crate) mod notifications;
 pub(crate) mod paging;
+pub(crate) mod progress;
 pub(crate) mod protocol;

@@ -35,18 +35,6 @@ pub(crate) trait Page: DeserializeOwned {
     }
 }
 
-impl Page for crate::features::tools::ToolsPage {
-    type Item = crate::features::tools::ToolInfo;
-
-    fn into_parts(self) -> (Vec<Self::Item>, Option<String>) {
-        (self.tools, self.next_cursor)
-    }
-
-    fn params(cursor: Option<&str>) -> impl Serialize + '_ {
-        crate::features::tools::ListToolsParams { cursor }
-    }
-}
-
 /// The parameters of a list request: only the cursor, after the first page.
 #[derive(Serialize)]
 pub(crate) struct CursorParams<'a> {

@@ -1,10 +1,12 @@
 //! The protocol as data: JSON-RPC framing, the transport seam, and the
-//! shapes several layers share (content items, URI templates).
+//! shapes several layers share (content items, a tool call's result, URI
+//! templates).
 //!
 //! Nothing here does I/O or keeps state between messages, and nothing here
 //! knows a client, a session or a transport implementation: every other
 //! layer builds on these types, and they build on nothing of the crate.
 
+pub(crate) mod call_result;
 pub(crate) mod content;
 pub(crate) mod jsonrpc;
 pub(crate) mod transport;

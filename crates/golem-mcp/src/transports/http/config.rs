@@ -7,7 +7,7 @@ use std::time::Duration;
 use reqwest::Url;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use super::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, redact};
+use super::headers::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, redact};
 use crate::auth::AuthProvider;
 use crate::error::Error;
 use crate::transports::stdio::DEFAULT_MAX_MESSAGE_BYTES;

@@ -1,50 +1,38 @@
 //! The streamable-HTTP transport: every message is one POST to the MCP
 //! endpoint, answered by a JSON body or a `text/event-stream` of messages.
 //!
-//! `config.rs` checks the configuration; `post.rs` is the outbound side (one
-//! POST per message, the session, its renewal, status errors); `stream.rs`
-//! reads each event stream and resumes it when it breaks (parsing it with
-//! the shared `golem-sse` crate). This module ties them together behind [`Transport`].
+//! `config.rs` checks the configuration; `headers.rs` names the headers the
+//! transport sets; `shared.rs` is the state every part shares; `post.rs` is
+//! the outbound side (one POST per message, the session, its renewal);
+//! `stream.rs` reads each event stream and resumes it when it breaks
+//! (parsing it with the shared `golem-sse` crate); `status.rs` builds the
+//! error of a refused answer. This module ties them together behind
+//! [`Transport`]; the parts below it never import each other in a circle
+//! (`post.rs` starts streams, `stream.rs` knows nothing of posting).
 
 mod config;
+mod headers;
 mod post;
+mod shared;
+mod status;
 mod stream;
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Method, StatusCode, Url};
+use reqwest::{Method, StatusCode};
 use tokio::sync::{Mutex, Notify, mpsc};
-use tokio::task::AbortHandle;
 
-use crate::auth::{AuthProvider, Secret};
 use crate::error::{Error, TransportError};
-use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
+use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, Transport};
 pub use config::{HttpConfig, ResumePolicy};
 pub(crate) use config::{check_header, check_url};
-use post::status_error;
-
-const SESSION_HEADER: &str = "mcp-session-id";
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-const LAST_EVENT_ID_HEADER: &str = "last-event-id";
-// The same names ready-made: a name given as a string is parsed (and
-// hashed for its lower case) on every request.
-const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
-const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
-const LAST_EVENT_ID: HeaderName = HeaderName::from_static(LAST_EVENT_ID_HEADER);
-
-/// Whether `value` can be a header value as it is, without a copy (visible
-/// ASCII and tabs, what [`HeaderValue::from_static`] requires).
-fn is_header_value(value: &str) -> bool {
-    value
-        .bytes()
-        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
-}
+use headers::redact;
+use shared::{Session, Shared, Standalone, http_error};
+use status::status_error;
 
 /// How many received messages may wait for the client before the streams
 /// and answers that carry them stop being read.
@@ -75,44 +63,6 @@ const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(2);
 pub struct HttpTransport {
     shared: Arc<Shared>,
     inbound: Mutex<mpsc::Receiver<Inbound>>,
-}
-
-/// What the transport's sends, streams and close share.
-struct Shared {
-    url: Url,
-    /// Taken by `close`, once the `DELETE` is under way: the pool's idle
-    /// connections (and their tasks) go with the last handle on it.
-    client: StdMutex<Option<reqwest::Client>>,
-    headers: HeaderMap,
-    max_message_bytes: usize,
-    resume: ResumePolicy,
-    reinitialize_expired_session: bool,
-    close_timeout: Duration,
-    /// Supplies `Authorization` and authorizes after a refusal.
-    auth: Option<Arc<dyn AuthProvider>>,
-    session: StdMutex<Session>,
-    /// Held while an expired session is renewed, so that concurrent
-    /// requests that meet the 404 renew it once.
-    renewal: Mutex<()>,
-    /// The revision the client negotiated, for the requests the transport
-    /// makes on its own (resumption, `DELETE`).
-    protocol_version: OnceLock<&'static str>,
-    /// Where received messages go; the client's inbound task reads them.
-    inbound: mpsc::Sender<Inbound>,
-    /// The event streams being read, by the request they answer.
-    streams: StdMutex<HashMap<RequestId, AbortHandle>>,
-    /// The standalone `GET` stream: its task, once opened.
-    standalone: StdMutex<stream::Standalone>,
-    closed: AtomicBool,
-    /// Notified by `close`, so that waits give way.
-    closing: Notify,
-}
-
-#[derive(Default)]
-struct Session {
-    id: Option<HeaderValue>,
-    /// The `initialize` request as sent, to start a new session with.
-    initialize: Option<Outgoing>,
 }
 
 impl fmt::Debug for HttpTransport {
@@ -151,7 +101,7 @@ impl HttpTransport {
                 protocol_version: OnceLock::new(),
                 inbound: sender,
                 streams: StdMutex::new(HashMap::new()),
-                standalone: StdMutex::new(stream::Standalone::default()),
+                standalone: StdMutex::new(Standalone::default()),
                 closed: AtomicBool::new(false),
                 closing: Notify::new(),
             }),
@@ -167,139 +117,6 @@ impl HttpTransport {
             .as_ref()
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned)
-    }
-}
-
-impl Shared {
-    fn session(&self) -> MutexGuard<'_, Session> {
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn streams(&self) -> MutexGuard<'_, HashMap<RequestId, AbortHandle>> {
-        self.streams.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn standalone(&self) -> MutexGuard<'_, stream::Standalone> {
-        self.standalone
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Stops every stream task.
-    fn stop_streams(&self) {
-        for (_, stream) in self.streams().drain() {
-            stream.abort();
-        }
-        if let Some(standalone) = self.standalone().task.take() {
-            standalone.abort();
-        }
-    }
-
-    fn check_open(&self) -> Result<(), TransportError> {
-        match self.closed.load(Ordering::Acquire) {
-            true => Err(TransportError::Closed),
-            false => Ok(()),
-        }
-    }
-
-    fn client(&self) -> MutexGuard<'_, Option<reqwest::Client>> {
-        self.client.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// A request to the endpoint with the extra headers, `session` as its
-    /// session id, `protocol_version` as its `MCP-Protocol-Version` and
-    /// the provider's current `Authorization`, when given. Fails once the
-    /// transport is closed.
-    fn request(
-        &self,
-        method: Method,
-        session: Option<HeaderValue>,
-        protocol_version: Option<&'static str>,
-    ) -> Result<reqwest::RequestBuilder, TransportError> {
-        self.request_with(
-            method,
-            session,
-            protocol_version,
-            self.authorization().as_ref(),
-        )
-    }
-
-    /// [`request`](Shared::request) with `authorization` as the
-    /// `Authorization` value.
-    fn request_with(
-        &self,
-        method: Method,
-        session: Option<HeaderValue>,
-        protocol_version: Option<&'static str>,
-        authorization: Option<&Secret>,
-    ) -> Result<reqwest::RequestBuilder, TransportError> {
-        let client = self.client().clone().ok_or(TransportError::Closed)?;
-        let mut request = client
-            .request(method, self.url.clone())
-            .headers(self.headers.clone());
-        if let Some(session_id) = session {
-            request = request.header(SESSION, session_id);
-        }
-        if let Some(version) = protocol_version {
-            request = match is_header_value(version) {
-                true => request.header(PROTOCOL_VERSION, HeaderValue::from_static(version)),
-                // Refused when the request is sent, as any bad value is.
-                false => request.header(PROTOCOL_VERSION, version),
-            };
-        }
-        if let Some(secret) = authorization
-            && let Ok(mut value) = HeaderValue::from_str(secret.expose())
-        {
-            value.set_sensitive(true);
-            request = request.header(reqwest::header::AUTHORIZATION, value);
-        }
-        Ok(request)
-    }
-
-    /// Lets the auth provider renew a credential about to expire before a
-    /// request goes out: every POST, and every GET that opens or resumes an
-    /// event stream (a stream reopened after an idle hour must not carry
-    /// the token that expired meanwhile). A failure is logged, and the
-    /// request goes out with what there is: the server's refusal then says
-    /// what is wrong.
-    async fn prepare_authorization(&self) {
-        if let Some(auth) = &self.auth
-            && let Err(error) = auth.prepare(&self.url).await
-        {
-            tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
-        }
-    }
-
-    /// The `Authorization` to send now, from the provider; `None`
-    /// without a provider or a credential.
-    fn authorization(&self) -> Option<Secret> {
-        self.auth.as_ref()?.authorization(&self.url)
-    }
-
-    /// A request the transport makes on its own (resumption, `DELETE`): in
-    /// the current session, with the negotiated revision.
-    fn session_request(&self, method: Method) -> Result<reqwest::RequestBuilder, TransportError> {
-        let session = self.session().id.clone();
-        self.request(method, session, self.protocol_version.get().copied())
-    }
-
-    /// Hands a received item to the client, waiting for room (backpressure
-    /// on the stream or answer it came from). `false` once nobody receives.
-    async fn deliver(&self, item: Inbound) -> bool {
-        self.inbound.send(item).await.is_ok()
-    }
-
-    /// Runs `future` unless the transport closes first.
-    async fn unless_closed<T>(&self, future: impl Future<Output = T>) -> Result<T, TransportError> {
-        let closing = self.closing.notified();
-        tokio::pin!(closing);
-        closing.as_mut().enable();
-        self.check_open()?;
-        tokio::select! {
-            biased;
-            value = future => Ok(value),
-            () = closing => Err(TransportError::Closed),
-        }
     }
 }
 
@@ -434,55 +251,5 @@ impl Drop for HttpTransport {
         runtime.spawn(async move {
             let _ = tokio::time::timeout(timeout, request).await;
         });
-    }
-}
-
-/// `message`, a response without an id that came as the answer to request
-/// `id`, with `id` as its id: the client routes responses by id alone, and
-/// guesses the request of an id-less one only when it is the sole one in
-/// flight.
-fn addressed_to(message: &Bytes, id: RequestId) -> Bytes {
-    let Ok(mut object) =
-        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(message)
-    else {
-        return message.clone();
-    };
-    object.insert("id".to_owned(), id.into());
-    serde_json::to_vec(&object).map_or_else(|_| message.clone(), Bytes::from)
-}
-
-/// An HTTP client error, without the URL (which may carry credentials in
-/// its query; the error's operation already says what failed).
-fn http_error(context: &'static str, error: reqwest::Error) -> TransportError {
-    TransportError::Http {
-        context,
-        source: Box::new(error.without_url()),
-    }
-}
-
-/// The URL as errors and logs show it: without credentials, query or
-/// fragment, any of which may hold a secret.
-fn redact(url: &Url) -> String {
-    let mut shown = url.clone();
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    shown.set_query(None);
-    shown.set_fragment(None);
-    shown.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_visible_ascii_and_tabs_are_used_as_header_values_without_a_copy() {
-        for value in ["2025-11-25", "a b\tc~"] {
-            assert!(is_header_value(value), "{value:?}");
-            assert_eq!(HeaderValue::from_static(value), value);
-        }
-        for value in ["2025\n11", "caf\u{e9}", "\u{7f}"] {
-            assert!(!is_header_value(value), "{value:?}");
-        }
     }
 }

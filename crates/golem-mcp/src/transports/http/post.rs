@@ -2,22 +2,19 @@
 //! renewal of an expired session, and what a refused POST says.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 use reqwest::{Method, Response, StatusCode};
 
-use super::{SESSION, Shared, addressed_to, http_error, redact, stream};
+use super::headers::{SESSION, redact};
+use super::shared::{Shared, addressed_to, http_error};
+use super::status::status_error;
+use super::stream;
 use crate::auth::{Challenge, Refusal, Secret};
-use crate::error::{HttpStatusError, TransportError};
+use crate::error::TransportError;
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
-
-/// How much of an error response's body is kept for the error message.
-const BODY_EXCERPT_BYTES: usize = 1024;
-/// How long reading that excerpt may take.
-const BODY_EXCERPT_TIME: Duration = Duration::from_secs(2);
 
 /// POSTs one message and handles the answer: a request's JSON answer is
 /// read and delivered, its event stream handed to a stream task.
@@ -322,43 +319,4 @@ async fn read_json(mut response: Response, limit: usize) -> Result<Bytes, Transp
         return Err(too_large);
     }
     Ok(Bytes::from(body))
-}
-
-/// Builds the error for a non-2xx answer, with the start of its body and
-/// the headers that say what to do next.
-pub(super) async fn status_error(response: Response, session_expired: bool) -> TransportError {
-    let status = response.status();
-    let url = redact(response.url());
-    let header = |name| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|value: &HeaderValue| value.to_str().ok())
-            .map(str::to_owned)
-    };
-    let www_authenticate = header(WWW_AUTHENTICATE);
-    let retry_after = header(RETRY_AFTER);
-    let body_excerpt = tokio::time::timeout(BODY_EXCERPT_TIME, read_excerpt(response))
-        .await
-        .unwrap_or_default();
-    TransportError::HttpStatus(Box::new(HttpStatusError {
-        status: status.as_u16(),
-        url,
-        body_excerpt,
-        session_expired,
-        www_authenticate,
-        retry_after,
-    }))
-}
-
-async fn read_excerpt(mut response: Response) -> String {
-    let mut body = Vec::new();
-    while body.len() < BODY_EXCERPT_BYTES {
-        match response.chunk().await {
-            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-            _ => break,
-        }
-    }
-    body.truncate(BODY_EXCERPT_BYTES);
-    String::from_utf8_lossy(&body).trim().to_owned()
 }

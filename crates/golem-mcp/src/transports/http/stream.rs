@@ -12,9 +12,10 @@ use golem_sse::{SseError, SseParser};
 use reqwest::header::{ACCEPT, HeaderValue};
 use reqwest::{Method, Response};
 use tokio::sync::oneshot;
-use tokio::task::AbortHandle;
 
-use super::{LAST_EVENT_ID, Shared, addressed_to, http_error, post::status_error};
+use super::headers::LAST_EVENT_ID;
+use super::shared::{GaveUp, Shared, Standalone, addressed_to, http_error};
+use super::status::status_error;
 use crate::error::TransportError;
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::transport::{Inbound, RequestId};
@@ -55,25 +56,6 @@ pub(super) fn open_standalone(shared: &Arc<Shared>) -> Option<oneshot::Receiver<
     let mut standalone = shared.standalone();
     standalone.gave_up = None; // a new session starts from its own beginning
     start_standalone(shared, &mut standalone, None)
-}
-
-/// The standalone stream's state in [`Shared`].
-#[derive(Debug, Default)]
-pub(super) struct Standalone {
-    /// The task that keeps the stream open, once opened.
-    pub(super) task: Option<AbortHandle>,
-    /// Set when that task gave up after failed openings.
-    gave_up: Option<GaveUp>,
-    /// How many times a request was authorized anew: a task about to give
-    /// up that sees this change tries again at once instead.
-    authorizations: u64,
-}
-
-/// A standalone stream that gave up, and where it had got to.
-#[derive(Debug)]
-struct GaveUp {
-    /// The id of the last event it received, to resume from.
-    last_event_id: Option<String>,
 }
 
 fn start_standalone(

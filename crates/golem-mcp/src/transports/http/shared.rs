@@ -1,0 +1,239 @@
+//! `Shared`: what the transport's sends, streams and close share (the
+//! client, the session, the streams being read, the standalone stream's
+//! state), and the small helpers every request uses.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex as StdMutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::{Method, Url};
+use tokio::sync::{Mutex, Notify, mpsc};
+use tokio::task::AbortHandle;
+
+use super::config::ResumePolicy;
+use super::headers::{PROTOCOL_VERSION, SESSION, is_header_value};
+use crate::auth::{AuthProvider, Secret};
+use crate::error::TransportError;
+use crate::wire::transport::{Inbound, Outgoing, RequestId};
+
+/// What the transport's sends, streams and close share.
+pub(super) struct Shared {
+    pub(super) url: Url,
+    /// Taken by `close`, once the `DELETE` is under way: the pool's idle
+    /// connections (and their tasks) go with the last handle on it.
+    pub(super) client: StdMutex<Option<reqwest::Client>>,
+    pub(super) headers: HeaderMap,
+    pub(super) max_message_bytes: usize,
+    pub(super) resume: ResumePolicy,
+    pub(super) reinitialize_expired_session: bool,
+    pub(super) close_timeout: Duration,
+    /// Supplies `Authorization` and authorizes after a refusal.
+    pub(super) auth: Option<Arc<dyn AuthProvider>>,
+    pub(super) session: StdMutex<Session>,
+    /// Held while an expired session is renewed, so that concurrent
+    /// requests that meet the 404 renew it once.
+    pub(super) renewal: Mutex<()>,
+    /// The revision the client negotiated, for the requests the transport
+    /// makes on its own (resumption, `DELETE`).
+    pub(super) protocol_version: OnceLock<&'static str>,
+    /// Where received messages go; the client's inbound task reads them.
+    pub(super) inbound: mpsc::Sender<Inbound>,
+    /// The event streams being read, by the request they answer.
+    pub(super) streams: StdMutex<HashMap<RequestId, AbortHandle>>,
+    /// The standalone `GET` stream: its task, once opened.
+    pub(super) standalone: StdMutex<Standalone>,
+    pub(super) closed: AtomicBool,
+    /// Notified by `close`, so that waits give way.
+    pub(super) closing: Notify,
+}
+
+#[derive(Default)]
+pub(super) struct Session {
+    pub(super) id: Option<HeaderValue>,
+    /// The `initialize` request as sent, to start a new session with.
+    pub(super) initialize: Option<Outgoing>,
+}
+
+impl Shared {
+    pub(super) fn session(&self) -> MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn streams(&self) -> MutexGuard<'_, HashMap<RequestId, AbortHandle>> {
+        self.streams.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(super) fn standalone(&self) -> MutexGuard<'_, Standalone> {
+        self.standalone
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stops every stream task.
+    pub(super) fn stop_streams(&self) {
+        for (_, stream) in self.streams().drain() {
+            stream.abort();
+        }
+        if let Some(standalone) = self.standalone().task.take() {
+            standalone.abort();
+        }
+    }
+
+    pub(super) fn check_open(&self) -> Result<(), TransportError> {
+        match self.closed.load(Ordering::Acquire) {
+            true => Err(TransportError::Closed),
+            false => Ok(()),
+        }
+    }
+
+    pub(super) fn client(&self) -> MutexGuard<'_, Option<reqwest::Client>> {
+        self.client.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A request to the endpoint with the extra headers, `session` as its
+    /// session id, `protocol_version` as its `MCP-Protocol-Version` and
+    /// the provider's current `Authorization`, when given. Fails once the
+    /// transport is closed.
+    pub(super) fn request(
+        &self,
+        method: Method,
+        session: Option<HeaderValue>,
+        protocol_version: Option<&'static str>,
+    ) -> Result<reqwest::RequestBuilder, TransportError> {
+        self.request_with(
+            method,
+            session,
+            protocol_version,
+            self.authorization().as_ref(),
+        )
+    }
+
+    /// [`request`](Shared::request) with `authorization` as the
+    /// `Authorization` value.
+    pub(super) fn request_with(
+        &self,
+        method: Method,
+        session: Option<HeaderValue>,
+        protocol_version: Option<&'static str>,
+        authorization: Option<&Secret>,
+    ) -> Result<reqwest::RequestBuilder, TransportError> {
+        let client = self.client().clone().ok_or(TransportError::Closed)?;
+        let mut request = client
+            .request(method, self.url.clone())
+            .headers(self.headers.clone());
+        if let Some(session_id) = session {
+            request = request.header(SESSION, session_id);
+        }
+        if let Some(version) = protocol_version {
+            request = match is_header_value(version) {
+                true => request.header(PROTOCOL_VERSION, HeaderValue::from_static(version)),
+                // Refused when the request is sent, as any bad value is.
+                false => request.header(PROTOCOL_VERSION, version),
+            };
+        }
+        if let Some(secret) = authorization
+            && let Ok(mut value) = HeaderValue::from_str(secret.expose())
+        {
+            value.set_sensitive(true);
+            request = request.header(reqwest::header::AUTHORIZATION, value);
+        }
+        Ok(request)
+    }
+
+    /// Lets the auth provider renew a credential about to expire before a
+    /// request goes out: every POST, and every GET that opens or resumes an
+    /// event stream (a stream reopened after an idle hour must not carry
+    /// the token that expired meanwhile). A failure is logged, and the
+    /// request goes out with what there is: the server's refusal then says
+    /// what is wrong.
+    pub(super) async fn prepare_authorization(&self) {
+        if let Some(auth) = &self.auth
+            && let Err(error) = auth.prepare(&self.url).await
+        {
+            tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
+        }
+    }
+
+    /// The `Authorization` to send now, from the provider; `None`
+    /// without a provider or a credential.
+    pub(super) fn authorization(&self) -> Option<Secret> {
+        self.auth.as_ref()?.authorization(&self.url)
+    }
+
+    /// A request the transport makes on its own (resumption, `DELETE`): in
+    /// the current session, with the negotiated revision.
+    pub(super) fn session_request(
+        &self,
+        method: Method,
+    ) -> Result<reqwest::RequestBuilder, TransportError> {
+        let session = self.session().id.clone();
+        self.request(method, session, self.protocol_version.get().copied())
+    }
+
+    /// Hands a received item to the client, waiting for room (backpressure
+    /// on the stream or answer it came from). `false` once nobody receives.
+    pub(super) async fn deliver(&self, item: Inbound) -> bool {
+        self.inbound.send(item).await.is_ok()
+    }
+
+    /// Runs `future` unless the transport closes first.
+    pub(super) async fn unless_closed<T>(
+        &self,
+        future: impl Future<Output = T>,
+    ) -> Result<T, TransportError> {
+        let closing = self.closing.notified();
+        tokio::pin!(closing);
+        closing.as_mut().enable();
+        self.check_open()?;
+        tokio::select! {
+            biased;
+            value = future => Ok(value),
+            () = closing => Err(TransportError::Closed),
+        }
+    }
+}
+
+/// The standalone stream's state in [`Shared`].
+#[derive(Debug, Default)]
+pub(super) struct Standalone {
+    /// The task that keeps the stream open, once opened.
+    pub(super) task: Option<AbortHandle>,
+    /// Set when that task gave up after failed openings.
+    pub(super) gave_up: Option<GaveUp>,
+    /// How many times a request was authorized anew: a task about to give
+    /// up that sees this change tries again at once instead.
+    pub(super) authorizations: u64,
+}
+
+/// A standalone stream that gave up, and where it had got to.
+#[derive(Debug)]
+pub(super) struct GaveUp {
+    /// The id of the last event it received, to resume from.
+    pub(super) last_event_id: Option<String>,
+}
+
+/// `message`, a response without an id that came as the answer to request
+/// `id`, with `id` as its id: the client routes responses by id alone, and
+/// guesses the request of an id-less one only when it is the sole one in
+/// flight.
+pub(super) fn addressed_to(message: &Bytes, id: RequestId) -> Bytes {
+    let Ok(mut object) =
+        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(message)
+    else {
+        return message.clone();
+    };
+    object.insert("id".to_owned(), id.into());
+    serde_json::to_vec(&object).map_or_else(|_| message.clone(), Bytes::from)
+}
+
+/// An HTTP client error, without the URL (which may carry credentials in
+/// its query; the error's operation already says what failed).
+pub(super) fn http_error(context: &'static str, error: reqwest::Error) -> TransportError {
+    TransportError::Http {
+        context,
+        source: Box::new(error.without_url()),
+    }
+}

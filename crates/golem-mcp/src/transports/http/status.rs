@@ -1,0 +1,55 @@
+//! The error for a non-2xx answer: its status, the start of its body and
+//! the headers that say what to do next (`WWW-Authenticate`,
+//! `Retry-After`). Shared by the POSTs and the stream GETs.
+
+use std::time::Duration;
+
+use reqwest::Response;
+use reqwest::header::{HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
+
+use super::headers::redact;
+use crate::error::{HttpStatusError, TransportError};
+
+/// How much of an error response's body is kept for the error message.
+const BODY_EXCERPT_BYTES: usize = 1024;
+/// How long reading that excerpt may take.
+const BODY_EXCERPT_TIME: Duration = Duration::from_secs(2);
+
+/// Builds the error for a non-2xx answer, with the start of its body and
+/// the headers that say what to do next.
+pub(super) async fn status_error(response: Response, session_expired: bool) -> TransportError {
+    let status = response.status();
+    let url = redact(response.url());
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value: &HeaderValue| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let www_authenticate = header(WWW_AUTHENTICATE);
+    let retry_after = header(RETRY_AFTER);
+    let body_excerpt = tokio::time::timeout(BODY_EXCERPT_TIME, read_excerpt(response))
+        .await
+        .unwrap_or_default();
+    TransportError::HttpStatus(Box::new(HttpStatusError {
+        status: status.as_u16(),
+        url,
+        body_excerpt,
+        session_expired,
+        www_authenticate,
+        retry_after,
+    }))
+}
+
+async fn read_excerpt(mut response: Response) -> String {
+    let mut body = Vec::new();
+    while body.len() < BODY_EXCERPT_BYTES {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    body.truncate(BODY_EXCERPT_BYTES);
+    String::from_utf8_lossy(&body).trim().to_owned()
+}
