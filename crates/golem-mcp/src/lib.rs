@@ -77,8 +77,7 @@ pub use transports::memory;
 
 pub use bridge::as_tools::{BridgeConfig, as_tools, as_tools_with};
 pub use bridge::toolset::{McpToolset, ToolsetConfig};
-pub use error::{Error, HttpStatusError, ProcessExit, TransportError};
-pub use error::{Mismatch, OutputError};
+pub use error::{Error, Mismatch, OutputError};
 pub use features::completion::{Completion, CompletionRef};
 pub use features::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use features::resources::{
@@ -116,4 +115,5 @@ pub use wire::call_result::CallResult;
 pub use wire::content::Content;
 pub use wire::jsonrpc::ProtocolError;
 pub use wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
+pub use wire::transport_error::{HttpStatusError, ProcessExit, TransportError};
 pub use wire::uri_template::{UriTemplate, UriTemplateError};

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError, Weak};
 use tokio::sync::{Mutex, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::error::{Error, TransportError};
+use crate::error::Error;
 use crate::features::prompts::PromptCache;
 use crate::server_requests::handlers::{ElicitationHandler, Offered, SamplingHandler};
 use crate::server_requests::roots::Root;
@@ -19,6 +19,7 @@ use crate::session::paging;
 use crate::session::progress::Progress;
 use crate::session::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
 use crate::wire::transport::{Outgoing, RequestId, Transport};
+use crate::wire::transport_error::TransportError;
 
 /// How a [`Client`] is set up: how it introduces itself, and what it offers
 /// the server (ADR 0007). The capabilities announced at `initialize` are

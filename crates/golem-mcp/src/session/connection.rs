@@ -19,11 +19,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::error::{Error, TransportError};
+use crate::error::Error;
 use crate::session::progress::Progress;
 use crate::session::protocol::CancelledParams;
 use crate::wire::jsonrpc::{self, Incoming, Outcome};
 use crate::wire::transport::{DynTransport, Outgoing, RequestId};
+use crate::wire::transport_error::TransportError;
 
 /// How many progress reports may wait for a slow observer; beyond that,
 /// reports are dropped (each one supersedes the previous anyway).

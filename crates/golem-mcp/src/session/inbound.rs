@@ -26,13 +26,13 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::error::TransportError;
 use crate::server_requests::handlers::{self, Offered, Running};
 use crate::session::connection::{Command, Connection, encode_cancellation};
 use crate::session::notifications::ServerNotification;
 use crate::session::progress::ProgressParams;
 use crate::wire::jsonrpc::{self, Incoming, Route};
 use crate::wire::transport::{Inbound, Outgoing, Transport};
+use crate::wire::transport_error::TransportError;
 
 /// How many of the inbound side's own sends may be under way before it
 /// stops reading: a server flooding requests while it does not read its

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use bytes::Bytes;
 use tokio::sync::{Mutex, Notify, mpsc};
 
-use crate::error::TransportError;
 use crate::wire::transport::{Inbound, Outgoing, Transport};
+use crate::wire::transport_error::TransportError;
 
 /// The client's end of an in-memory connection. Made by [`memory_pair`].
 ///

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::future::Future;
 
-use crate::error::TransportError;
 use crate::wire::transport::{Inbound, Outgoing, RequestId, Transport};
+use crate::wire::transport_error::TransportError;
 
 /// One thing an [`Observed`] transport saw.
 #[derive(Debug)]

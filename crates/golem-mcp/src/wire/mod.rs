@@ -10,4 +10,5 @@ pub(crate) mod call_result;
 pub(crate) mod content;
 pub(crate) mod jsonrpc;
 pub(crate) mod transport;
+pub(crate) mod transport_error;
 pub(crate) mod uri_template;

@@ -7,7 +7,7 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 
-use crate::error::TransportError;
+use crate::wire::transport_error::TransportError;
 
 /// The id of a request this client sent. Ids are consecutive and never
 /// reused on one client.

@@ -26,8 +26,9 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use tokio::sync::{Mutex, Notify, mpsc};
 
-use crate::error::{Error, TransportError};
+use crate::error::Error;
 use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, Transport};
+use crate::wire::transport_error::TransportError;
 pub use config::{HttpConfig, ResumePolicy};
 pub(crate) use config::{check_header, check_url};
 use headers::redact;

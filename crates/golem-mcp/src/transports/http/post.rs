@@ -12,9 +12,9 @@ use super::shared::{Shared, addressed_to, http_error};
 use super::status::status_error;
 use super::stream;
 use crate::auth::{Challenge, Refusal, Secret};
-use crate::error::TransportError;
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
+use crate::wire::transport_error::TransportError;
 
 /// POSTs one message and handles the answer: a request's JSON answer is
 /// read and delivered, its event stream handed to a stream task.

@@ -16,8 +16,8 @@ use tokio::task::AbortHandle;
 use super::config::ResumePolicy;
 use super::headers::{PROTOCOL_VERSION, SESSION, is_header_value};
 use crate::auth::{AuthProvider, Secret};
-use crate::error::TransportError;
 use crate::wire::transport::{Inbound, Outgoing, RequestId};
+use crate::wire::transport_error::TransportError;
 
 /// What the transport's sends, streams and close share.
 pub(super) struct Shared {

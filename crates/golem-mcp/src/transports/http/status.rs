@@ -8,7 +8,7 @@ use reqwest::Response;
 use reqwest::header::{HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
 
 use super::headers::redact;
-use crate::error::{HttpStatusError, TransportError};
+use crate::wire::transport_error::{HttpStatusError, TransportError};
 
 /// How much of an error response's body is kept for the error message.
 const BODY_EXCERPT_BYTES: usize = 1024;

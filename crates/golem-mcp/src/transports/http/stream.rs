@@ -16,9 +16,9 @@ use tokio::sync::oneshot;
 use super::headers::LAST_EVENT_ID;
 use super::shared::{GaveUp, Shared, Standalone, addressed_to, http_error};
 use super::status::status_error;
-use crate::error::TransportError;
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::transport::{Inbound, RequestId};
+use crate::wire::transport_error::TransportError;
 
 /// Starts reading the event stream that answers request `id`. The task is
 /// registered under `id` so that the request's cancellation, or closing the

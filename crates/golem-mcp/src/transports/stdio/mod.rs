@@ -25,8 +25,9 @@ use tokio::process::ChildStdout;
 use tokio::sync::{Mutex, Notify, OnceCell, watch};
 use tokio::task::JoinHandle;
 
-use crate::error::{Error, ProcessExit, TransportError};
+use crate::error::Error;
 use crate::wire::transport::{Inbound, Outgoing, Transport};
+use crate::wire::transport_error::{ProcessExit, TransportError};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, StdioConfig};
 pub(crate) use config::{check_command, check_env_entry};
 use lines::LineBuffer;

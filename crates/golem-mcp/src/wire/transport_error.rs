@@ -1,0 +1,372 @@
+//! What a transport reports when it fails: [`TransportError`], with the
+//! exit of a server process ([`ProcessExit`]) and a refused HTTP answer
+//! ([`HttpStatusError`]) as its own types. Part of the transport seam: the
+//! crate's [`Error`](crate::Error) wraps these, they know nothing of it.
+
+use std::fmt;
+use std::io;
+use std::process::ExitStatus;
+use std::sync::Arc;
+
+/// An error from a [`Transport`](crate::Transport).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// An I/O operation on the connection failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What the transport was doing, e.g. `write to the server's stdin`.
+        context: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The server process exited (or closed its stdout, which ends the
+    /// session just the same).
+    #[error("{0}")]
+    ProcessExited(ProcessExit),
+    /// The peer sent a message longer than the configured maximum. The
+    /// transport closed itself: the rest of that message cannot be skipped
+    /// reliably.
+    #[error(
+        "the server sent a message longer than the limit of {limit} bytes; the transport was \
+         closed (raise max_message_bytes if such messages are expected)"
+    )]
+    MessageTooLarge {
+        /// The configured limit in bytes.
+        limit: usize,
+    },
+    /// The server answered with a non-2xx HTTP status.
+    #[error("{0}")]
+    HttpStatus(Box<HttpStatusError>),
+    /// An HTTP request failed before an answer (connection refused, reset,
+    /// TLS failure, ...). The message ends with the root cause (the HTTP
+    /// client's own message says little: "error sending request").
+    #[error("{context}: {}", with_root_cause(&**.source))]
+    Http {
+        /// What the transport was doing, e.g. `POST`.
+        context: &'static str,
+        /// The HTTP client's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// The answer ended without the response to the request.
+    #[error("{detail}")]
+    StreamEnded {
+        /// What happened.
+        detail: String,
+    },
+    /// The server answered in a way the transport cannot read (an unexpected
+    /// content type, a malformed event stream).
+    #[error("unexpected answer from the server: {detail}")]
+    UnexpectedResponse {
+        /// What was unexpected.
+        detail: String,
+    },
+    /// The peer ended the connection (for transports without a process).
+    #[error("the server closed the connection")]
+    ConnectionClosed,
+    /// The transport was closed earlier, by `close()` or after a fatal error.
+    #[error("the transport is closed")]
+    Closed,
+    /// The server refused the request for want of authorization, and the
+    /// transport's auth provider could not authorize: the cause is the
+    /// provider's error (`golem_mcp::auth::AuthError` for the providers of
+    /// this crate; see [`Error::auth_error`]).
+    #[error("{0}")]
+    Authorization(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// Any other failure of a custom transport.
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync + 'static>),
+}
+
+impl TransportError {
+    /// A copy of this error for one more request that it fails: the
+    /// connection's end is reported to every request in flight, each with
+    /// an error of its own. Variants holding only data are cloned; the
+    /// others keep the original as their cause.
+    pub(crate) fn duplicate(self: &Arc<Self>) -> TransportError {
+        match &**self {
+            TransportError::Io { context, source } => TransportError::Io {
+                context,
+                source: io::Error::new(source.kind(), SharedCause(self.clone())),
+            },
+            TransportError::ProcessExited(exit) => TransportError::ProcessExited(exit.clone()),
+            TransportError::MessageTooLarge { limit } => {
+                TransportError::MessageTooLarge { limit: *limit }
+            }
+            TransportError::HttpStatus(status) => TransportError::HttpStatus(status.clone()),
+            TransportError::Http { context, .. } => TransportError::Http {
+                context,
+                source: Box::new(SharedCause(self.clone())),
+            },
+            TransportError::StreamEnded { detail } => TransportError::StreamEnded {
+                detail: detail.clone(),
+            },
+            TransportError::UnexpectedResponse { detail } => TransportError::UnexpectedResponse {
+                detail: detail.clone(),
+            },
+            TransportError::ConnectionClosed => TransportError::ConnectionClosed,
+            TransportError::Closed => TransportError::Closed,
+            TransportError::Authorization(_) => {
+                TransportError::Authorization(Box::new(SharedCause(self.clone())))
+            }
+            TransportError::Other(_) => TransportError::Other(Box::new(SharedCause(self.clone()))),
+        }
+    }
+}
+
+/// The cause inside a [`TransportError`] shared by several requests: it
+/// shows as, and chains to, the original's cause.
+#[derive(Debug)]
+struct SharedCause(Arc<TransportError>);
+
+impl SharedCause {
+    fn cause(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.0 {
+            TransportError::Io { source, .. } => Some(source),
+            TransportError::Http { source, .. }
+            | TransportError::Authorization(source)
+            | TransportError::Other(source) => Some(&**source),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SharedCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.cause() {
+            Some(cause) => fmt::Display::fmt(cause, f),
+            None => fmt::Display::fmt(&self.0, f),
+        }
+    }
+}
+
+impl std::error::Error for SharedCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause().and_then(std::error::Error::source)
+    }
+}
+
+/// A non-2xx answer from an HTTP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpStatusError {
+    /// The HTTP status code.
+    pub status: u16,
+    /// The URL that answered.
+    pub url: String,
+    /// The start of the answer's body (at most 1 KiB), for diagnostics.
+    pub body_excerpt: String,
+    /// Whether this is a 404 to a request that carried a session id: the
+    /// server no longer knows the session. See
+    /// [`is_session_expired`](HttpStatusError::is_session_expired).
+    pub session_expired: bool,
+    /// The answer's `WWW-Authenticate` header, when it had one (a `401` or
+    /// `403` says there how to authorize).
+    pub www_authenticate: Option<String>,
+    /// The answer's `Retry-After` header, when it had one (a `429` or `503`
+    /// says there when to try again).
+    pub retry_after: Option<String>,
+}
+
+impl HttpStatusError {
+    /// Whether the server dropped the session (a 404 to a request carrying
+    /// its id). The session cannot be continued: close this client and
+    /// initialize a fresh one (or set
+    /// `HttpConfig::reinitialize_expired_session` to have the transport do
+    /// it and resend the request once).
+    pub fn is_session_expired(&self) -> bool {
+        self.session_expired
+    }
+}
+
+impl fmt::Display for HttpStatusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {} from {}", self.status, self.url)?;
+        if self.session_expired {
+            write!(
+                f,
+                " (the server no longer knows this session; initialize a new client)"
+            )?;
+        } else if self.status == 401 {
+            write!(
+                f,
+                " (the server requires authorization: send a token in an \
+                 \"Authorization: Bearer …\" header)"
+            )?;
+        }
+        let excerpt = one_line(&self.body_excerpt, DISPLAYED_BODY);
+        if !excerpt.is_empty() {
+            write!(f, ": {excerpt}")?;
+        }
+        Ok(())
+    }
+}
+
+/// How much of an HTTP error body a message shows (the full excerpt stays
+/// in [`HttpStatusError::body_excerpt`]).
+const DISPLAYED_BODY: usize = 200;
+
+/// `body` as one line of at most `limit` characters: markup tags dropped
+/// (an error page's text is what says something), whitespace runs made one
+/// space, `…` where it was cut.
+fn one_line(body: &str, limit: usize) -> String {
+    let mut text = String::with_capacity(body.len().min(limit * 4));
+    let mut in_tag = false;
+    let markup = body.trim_start().starts_with('<');
+    for c in body.chars() {
+        match c {
+            '<' if markup => in_tag = true,
+            '>' if markup && in_tag => {
+                in_tag = false;
+                text.push(' ');
+            }
+            _ if in_tag => {}
+            c if c.is_whitespace() => text.push(' '),
+            c => text.push(c),
+        }
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let line = words.join(" ");
+    match line.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+/// How a stdio server process ended, with the last words it wrote to stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProcessExit {
+    /// The exit status; `None` when the process closed its stdout but had not
+    /// exited yet when the transport gave up waiting for it.
+    pub status: Option<ExitStatus>,
+    /// The end of what the server wrote to stderr (empty when stderr was
+    /// inherited or discarded), lossily decoded as UTF-8.
+    pub stderr_tail: String,
+    /// Whether stderr was captured at all (`StderrMode::Tail`); when it was
+    /// not, an empty tail says nothing about what the server wrote.
+    pub stderr_captured: bool,
+    /// Lines the server wrote to stdout that were not JSON-RPC messages and
+    /// were skipped (the last few, each shortened).
+    pub skipped_stdout: Vec<String>,
+}
+
+/// How much of the stderr tail an error message shows (the full tail stays in
+/// [`ProcessExit::stderr_tail`]).
+const DISPLAYED_STDERR: usize = 2048;
+
+impl fmt::Display for ProcessExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.status {
+            Some(status) => write!(f, "the server process exited ({status})")?,
+            None => write!(f, "the server process closed its pipes but has not exited")?,
+        }
+        match stderr_excerpt(&self.stderr_tail) {
+            Some(excerpt) => write!(f, "; its stderr ended with:\n{excerpt}")?,
+            None if self.stderr_captured => write!(f, "; it wrote nothing to stderr")?,
+            None => {}
+        }
+        if let Some(last) = self.skipped_stdout.last() {
+            write!(
+                f,
+                "\n(it also wrote {} non-JSON line(s) to stdout, the last: {last:?})",
+                self.skipped_stdout.len()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `error`'s message, followed by its innermost cause's when that says
+/// something more ("error sending request: Connection refused (os error
+/// 111)"), so that a one-line message names what actually went wrong.
+fn with_root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut root = error;
+    while let Some(source) = root.source() {
+        root = source;
+    }
+    let (top, bottom) = (error.to_string(), root.to_string());
+    if std::ptr::addr_eq(root, error) || top.contains(&bottom) {
+        top
+    } else {
+        format!("{top}: {bottom}")
+    }
+}
+
+/// The last `DISPLAYED_STDERR` bytes of a stderr tail, `…` in front when
+/// cut; `None` when there is nothing but whitespace.
+pub(crate) fn stderr_excerpt(tail: &str) -> Option<String> {
+    let tail = tail.trim_end();
+    if tail.is_empty() {
+        return None;
+    }
+    let mut start = tail.len().saturating_sub(DISPLAYED_STDERR);
+    while !tail.is_char_boundary(start) {
+        start += 1;
+    }
+    let ellipsis = if start > 0 { "…" } else { "" };
+    Some(format!("{ellipsis}{}", &tail[start..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(status: u16, body: &str) -> HttpStatusError {
+        HttpStatusError {
+            status,
+            url: "http://127.0.0.1:1/mcp".to_owned(),
+            body_excerpt: body.to_owned(),
+            session_expired: false,
+            www_authenticate: None,
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn a_401_says_how_to_authorize() {
+        assert_eq!(
+            status(401, "").to_string(),
+            "HTTP 401 from http://127.0.0.1:1/mcp (the server requires authorization: send a \
+             token in an \"Authorization: Bearer …\" header)"
+        );
+    }
+
+    #[test]
+    fn a_body_shows_as_one_short_line() {
+        assert_eq!(
+            status(
+                404,
+                "<!DOCTYPE html>\n<html>\n  <h1>Not   Found</h1>\n</html>"
+            )
+            .to_string(),
+            "HTTP 404 from http://127.0.0.1:1/mcp: Not Found"
+        );
+        assert_eq!(
+            status(500, "line one\n\tline two").to_string(),
+            "HTTP 500 from http://127.0.0.1:1/mcp: line one line two"
+        );
+        let long = status(500, &"é".repeat(300)).to_string();
+        assert!(
+            long.ends_with(&format!("{}…", "é".repeat(DISPLAYED_BODY))),
+            "{long}"
+        );
+        // Not markup: a '<' in plain text stays.
+        assert_eq!(
+            status(400, "a < b").to_string(),
+            "HTTP 400 from http://127.0.0.1:1/mcp: a < b"
+        );
+    }
+
+    #[test]
+    fn the_root_cause_ends_the_message_once() {
+        let io = io::Error::new(io::ErrorKind::ConnectionRefused, "Connection refused");
+        let error = TransportError::Http {
+            context: "POST",
+            source: Box::new(io),
+        };
+        assert_eq!(error.to_string(), "POST: Connection refused");
+    }
+}
