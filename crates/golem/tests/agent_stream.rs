@@ -5,24 +5,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use golem::model::{FinishReason, Message, Role, StreamEvent, ToolCall, Usage};
+use golem::model::{FinishReason, Message, Role, StreamEvent, Usage};
 use golem::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
 use golem::tool::{Tool, ToolError, Toolset};
 use golem::{Agent, AgentConfig, RunError, RunEvent, ToolOutcome};
 
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall::new(id, name, arguments).expect("test arguments are JSON")
-}
-
-fn constant(name: &str, answer: &'static str) -> Tool<()> {
-    Tool::new(
-        name,
-        "answers a constant",
-        r#"{"type":"object"}"#,
-        move |_, _| async move { Ok(answer.to_owned()) },
-    )
-    .expect("valid tool")
-}
+mod support;
+use support::{call, constant};
 
 fn agent(model: impl golem::model::Model + 'static, config: AgentConfig<()>) -> Agent<(), String> {
     Agent::new(Arc::new(model), golem::decode::text, config).expect("a valid configuration")
