@@ -9,8 +9,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use golem_model::{
-    BoxFuture, FinishReason, Message, Model, ModelRetry, Request, Response, StreamEvent, ToolCall,
-    ToolSpec, Usage,
+    BoxFuture, Message, Model, ModelRetry, Request, Response, ToolCall, ToolSpec, Usage,
 };
 use golem_tool::{Tool, ToolContext, ToolError, Toolset};
 
@@ -20,104 +19,16 @@ use crate::decode::DecodeError;
 use crate::error::{ConfigError, RunError};
 use crate::telemetry;
 
-/// The turn limit of an [`AgentConfig::default`]: model requests per run.
-pub const DEFAULT_MAX_TURNS: u32 = 50;
+mod config;
+mod events;
+
+use config::toolset_names;
+pub use config::{AgentConfig, DEFAULT_MAX_TURNS};
+use events::emit;
+pub use events::{RunEvent, RunSink, ToolOutcome};
 
 /// The stored form of a decoder.
 type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send + Sync;
-
-/// How an [`Agent`] is set up. Every field has a default
-/// ([`AgentConfig::default`]); set the ones you need:
-///
-/// ```
-/// use std::time::Duration;
-/// use golem::AgentConfig;
-///
-/// let config = AgentConfig::<()> {
-///     instructions: Some("Answer in one sentence.".into()),
-///     tool_timeout: Some(Duration::from_secs(30)),
-///     ..AgentConfig::default()
-/// };
-/// assert_eq!(config.tool_retries, 1);
-/// ```
-pub struct AgentConfig<Deps> {
-    /// The tools offered to the model, in this order. Names must be unique.
-    pub tools: Vec<Tool<Deps>>,
-    /// Sources of tools that may change between model requests (an MCP
-    /// server's, re-listed when it announces a change): asked before every
-    /// model request, their tools offered after [`tools`](Self::tools). A
-    /// name offered twice fails the run with [`RunError::DuplicateTool`].
-    pub toolsets: Vec<Arc<dyn Toolset<Deps>>>,
-    /// The system prompt, sent with every request as
-    /// [`Request::instructions`]. Default: none.
-    pub instructions: Option<String>,
-    /// How many times, in one run, each tool may reject its arguments with a
-    /// [`ModelRetry`] and have the model try again; a tool's own
-    /// [`Tool::max_retries`] replaces it for that tool. Default 1: a tool
-    /// that rejects its arguments (a bridged MCP tool answering `isError`,
-    /// such as a server's input-validation error) gives the model one
-    /// chance to correct them before the run fails; 0 turns correction
-    /// off, so the first `ModelRetry` fails the run.
-    pub tool_retries: u32,
-    /// How long one tool call may take when the tool sets no
-    /// [`Tool::timeout`] of its own. Default: no limit.
-    pub tool_timeout: Option<Duration>,
-    /// The most model requests one run makes. Default
-    /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
-    pub max_turns: u32,
-    /// How many times, in one run, the decoder may reject the model's final
-    /// answer with [`DecodeError::Retry`] and have the model answer again.
-    /// Default 0.
-    pub output_retries: u32,
-}
-
-impl<Deps> Default for AgentConfig<Deps> {
-    fn default() -> Self {
-        Self {
-            tools: Vec::new(),
-            toolsets: Vec::new(),
-            instructions: None,
-            tool_retries: 1,
-            tool_timeout: None,
-            max_turns: DEFAULT_MAX_TURNS,
-            output_retries: 0,
-        }
-    }
-}
-
-// Manual: derives would demand `Deps: Clone` / `Deps: Debug`.
-impl<Deps> Clone for AgentConfig<Deps> {
-    fn clone(&self) -> Self {
-        Self {
-            tools: self.tools.clone(),
-            toolsets: self.toolsets.clone(),
-            instructions: self.instructions.clone(),
-            tool_retries: self.tool_retries,
-            tool_timeout: self.tool_timeout,
-            max_turns: self.max_turns,
-            output_retries: self.output_retries,
-        }
-    }
-}
-
-impl<Deps> fmt::Debug for AgentConfig<Deps> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AgentConfig")
-            .field("tools", &self.tools)
-            .field("toolsets", &toolset_names(&self.toolsets))
-            .field("instructions", &self.instructions)
-            .field("tool_retries", &self.tool_retries)
-            .field("tool_timeout", &self.tool_timeout)
-            .field("max_turns", &self.max_turns)
-            .field("output_retries", &self.output_retries)
-            .finish()
-    }
-}
-
-/// The toolsets' names, for `Debug`.
-fn toolset_names<Deps>(toolsets: &[Arc<dyn Toolset<Deps>>]) -> Vec<&str> {
-    toolsets.iter().map(|set| set.name()).collect()
-}
 
 /// What a successful run produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,94 +45,6 @@ pub struct RunOutput<Output> {
     /// call, whatever the model reports).
     pub usage: Usage,
 }
-
-/// What a streaming run reports while it goes ([`Agent::run_stream`]), in
-/// the order it happens, so that a host can show the answer as it is
-/// written and each tool call as it runs.
-///
-/// `turn` counts model requests from 1, as in [`RunError::Model`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RunEvent {
-    /// Something the model streamed: a fragment of its text, a tool call it
-    /// began writing, or a fragment of that call's arguments (see
-    /// [`StreamEvent`]).
-    Model {
-        /// The model request it belongs to.
-        turn: u32,
-        /// What the model streamed.
-        event: StreamEvent,
-    },
-    /// The model's answer of this turn is complete.
-    ModelResponse {
-        /// The model request it answers.
-        turn: u32,
-        /// What this request cost, as the model reported it (`requests` is
-        /// 1).
-        usage: Usage,
-        /// Why the model stopped writing.
-        finish_reason: FinishReason,
-    },
-    /// A tool call began running. Calls of one turn may run concurrently,
-    /// so several may be running at once.
-    ToolStarted {
-        /// The model request that asked for it.
-        turn: u32,
-        /// The call: its id, the tool's name and the model's arguments.
-        call: ToolCall,
-        /// Where the tool came from: a toolset's
-        /// [`name`](golem_tool::Toolset::name) (an MCP server's), or
-        /// `"the agent's tools"` for [`AgentConfig::tools`].
-        source: String,
-    },
-    /// A tool call ended; a [`ToolStarted`](Self::ToolStarted) with the
-    /// same `call_id` came before it.
-    ToolFinished {
-        /// The model request that asked for it.
-        turn: u32,
-        /// The id of the call.
-        call_id: String,
-        /// The tool's name, as offered to the model.
-        tool: String,
-        /// Where the tool came from, as in [`ToolStarted`](Self::ToolStarted).
-        source: String,
-        /// How long the call ran.
-        duration: Duration,
-        /// How it ended.
-        outcome: ToolOutcome,
-    },
-}
-
-/// How one tool call of a streaming run ended ([`RunEvent::ToolFinished`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ToolOutcome {
-    /// The tool answered; this text goes back to the model.
-    Ok(String),
-    /// The tool rejected the arguments with a [`ModelRetry`] (an MCP tool's
-    /// `isError` answer): the reason goes back to the model while the
-    /// tool's correction budget lasts, and fails the run past it.
-    Rejected(String),
-    /// The tool failed with an error the model cannot correct (its
-    /// message); the run fails with it.
-    Failed(String),
-    /// The call outlived its timeout and was dropped; the run fails.
-    TimedOut(Duration),
-    /// The call was dropped, unfinished, because another call of its turn
-    /// failed the run.
-    Cancelled,
-}
-
-impl ToolOutcome {
-    /// Whether the tool answered normally ([`Ok`](Self::Ok)).
-    pub fn is_ok(&self) -> bool {
-        matches!(self, ToolOutcome::Ok(_))
-    }
-}
-
-/// Where a streaming run delivers its [`RunEvent`]s: a callback run on the
-/// run's own task, in order. Keep it quick (print, forward to a channel).
-pub type RunSink<'a> = &'a mut (dyn FnMut(RunEvent) + Send);
 
 /// An agent: a [`Model`], the [`Tool`]s it may call, and a decoder that
 /// turns its final response into an `Output`.
@@ -864,13 +687,6 @@ impl<Deps> TurnCalls<'_, Deps> {
             duration,
             outcome,
         }
-    }
-}
-
-/// Delivers the event `make` builds, when the run streams.
-fn emit(sink: &mut Option<RunSink<'_>>, make: impl FnOnce() -> RunEvent) {
-    if let Some(sink) = sink.as_deref_mut() {
-        sink(make());
     }
 }
 
