@@ -8,10 +8,8 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use golem_model::{
-    BoxFuture, Message, Model, ModelRetry, Request, Response, ToolCall, ToolSpec, Usage,
-};
-use golem_tool::{Tool, ToolContext, ToolError, Toolset};
+use golem_model::{BoxFuture, Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
+use golem_tool::{Tool, ToolContext, ToolError};
 
 use tracing::Instrument;
 
@@ -21,11 +19,13 @@ use crate::telemetry;
 
 mod config;
 mod events;
+mod gather;
 
 use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS};
 use events::emit;
 pub use events::{RunEvent, RunSink, ToolOutcome};
+use gather::{Offered, Sources, resolve};
 
 /// The stored form of a decoder.
 type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send + Sync;
@@ -132,9 +132,8 @@ pub struct RunOutput<Output> {
 pub struct Agent<Deps, Output> {
     model: Arc<dyn Model>,
     decoder: Arc<Decoder<Output>>,
-    /// The fixed tools, indexed once.
-    fixed: Offered<Deps>,
-    toolsets: Vec<Arc<dyn Toolset<Deps>>>,
+    /// The fixed tools and the toolsets.
+    tools: Sources<Deps>,
     instructions: Option<String>,
     tool_retries: u32,
     tool_timeout: Option<Duration>,
@@ -146,8 +145,8 @@ impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Agent")
             .field("model", &self.model.name())
-            .field("tools", &self.fixed.tools)
-            .field("toolsets", &toolset_names(&self.toolsets))
+            .field("tools", &self.tools.fixed())
+            .field("toolsets", &toolset_names(self.tools.toolsets()))
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)
@@ -176,18 +175,11 @@ impl<Deps, Output> Agent<Deps, Output> {
                 default: DEFAULT_MAX_TURNS,
             });
         }
-        let mut fixed = Offered::default();
-        for tool in config.tools {
-            let name = tool.name().to_owned();
-            if fixed.add(tool, FIXED).is_err() {
-                return Err(ConfigError::DuplicateTool { name });
-            }
-        }
+        let tools = Sources::new(config.tools, config.toolsets)?;
         Ok(Self {
             model,
             decoder: Arc::new(decoder),
-            fixed,
-            toolsets: config.toolsets,
+            tools,
             instructions: config.instructions,
             tool_retries: config.tool_retries,
             tool_timeout: config.tool_timeout,
@@ -199,77 +191,7 @@ impl<Deps, Output> Agent<Deps, Output> {
     /// The agent's fixed tools, in the order they are offered to the model
     /// (its toolsets' tools are asked for before each model request).
     pub fn tools(&self) -> &[Tool<Deps>] {
-        &self.fixed.tools
-    }
-
-    /// The tools for the next model request: the fixed ones, then each
-    /// toolset's. Borrowed when there are no toolsets.
-    fn offered(&self) -> Result<std::borrow::Cow<'_, Offered<Deps>>, RunError> {
-        if self.toolsets.is_empty() {
-            return Ok(std::borrow::Cow::Borrowed(&self.fixed));
-        }
-        let mut offered = self.fixed.clone();
-        for toolset in &self.toolsets {
-            for tool in toolset.tools() {
-                offered.add(tool, toolset.name())?;
-            }
-        }
-        Ok(std::borrow::Cow::Owned(offered))
-    }
-}
-
-/// Where the agent's fixed tools come from, in messages.
-const FIXED: &str = "the agent's tools";
-
-/// The tools offered for one model request, indexed by name.
-struct Offered<Deps> {
-    tools: Vec<Tool<Deps>>,
-    by_name: HashMap<String, usize>,
-    /// Where each tool came from (a toolset's name, or [`FIXED`]).
-    sources: Vec<String>,
-    specs: Vec<ToolSpec>,
-}
-
-impl<Deps> Default for Offered<Deps> {
-    fn default() -> Self {
-        Offered {
-            tools: Vec::new(),
-            by_name: HashMap::new(),
-            sources: Vec::new(),
-            specs: Vec::new(),
-        }
-    }
-}
-
-// Manual: a derive would demand `Deps: Clone`.
-impl<Deps> Clone for Offered<Deps> {
-    fn clone(&self) -> Self {
-        Offered {
-            tools: self.tools.clone(),
-            by_name: self.by_name.clone(),
-            sources: self.sources.clone(),
-            specs: self.specs.clone(),
-        }
-    }
-}
-
-impl<Deps> Offered<Deps> {
-    /// Adds a tool from `source`; a name offered already is refused, naming
-    /// both sources.
-    fn add(&mut self, tool: Tool<Deps>, source: &str) -> Result<(), RunError> {
-        if let Some(&index) = self.by_name.get(tool.name()) {
-            return Err(RunError::DuplicateTool {
-                name: tool.name().to_owned(),
-                first: self.sources[index].clone(),
-                second: source.to_owned(),
-            });
-        }
-        self.by_name
-            .insert(tool.name().to_owned(), self.tools.len());
-        self.specs.push(tool.spec());
-        self.sources.push(source.to_owned());
-        self.tools.push(tool);
-        Ok(())
+        self.tools.fixed()
     }
 }
 
@@ -430,7 +352,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         let mut output_rejections = 0u32;
 
         for turn in 1..=self.max_turns {
-            let offered = self.offered()?;
+            let offered = self.tools.offered()?;
             request.tools.clone_from(&offered.specs);
             let span = telemetry::model_span(turn, &request);
             let started = Instant::now();
@@ -756,27 +678,4 @@ fn output_rejection(retry: &ModelRetry) -> String {
         "Your answer was rejected: {}\nAnswer again, correcting it.",
         retry.reason()
     )
-}
-
-/// The index of the tool each call names; an unknown name fails the whole
-/// turn before anything runs.
-fn resolve<Deps>(offered: &Offered<Deps>, calls: &[ToolCall]) -> Result<Vec<usize>, RunError> {
-    calls
-        .iter()
-        .map(|call| {
-            offered
-                .by_name
-                .get(&call.name)
-                .copied()
-                .ok_or_else(|| RunError::UnknownTool {
-                    tool: call.name.clone(),
-                    call_id: call.id.clone(),
-                    available: offered
-                        .tools
-                        .iter()
-                        .map(|tool| tool.name().to_owned())
-                        .collect(),
-                })
-        })
-        .collect()
 }
