@@ -20,12 +20,14 @@ use crate::telemetry;
 mod config;
 mod events;
 mod gather;
+mod observe;
 
 use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS};
 use events::emit;
 pub use events::{RunEvent, RunSink, ToolOutcome};
 use gather::{Offered, Sources, resolve};
+use observe::{CallObserver, CallOutcome, Ended, Watched};
 
 /// The stored form of a decoder.
 type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send + Sync;
@@ -420,13 +422,13 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
             } = response;
             let plan = resolve(&offered, &tool_calls)?;
             let turn_calls = TurnCalls {
-                turn,
                 offered: &offered,
                 calls: &tool_calls,
                 plan: &plan,
             };
+            let mut observer = CallObserver::new(turn, &mut sink);
             let results = self
-                .run_calls(&turn_calls, &deps, &mut tool_rejections, &mut sink)
+                .run_calls(&turn_calls, &deps, &mut tool_rejections, &mut observer)
                 .await?;
             let tool_messages: Vec<Message> = tool_calls
                 .iter()
@@ -454,7 +456,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         turn: &TurnCalls<'_, Deps>,
         deps: &Arc<Deps>,
         rejections: &mut HashMap<String, u32>,
-        sink: &mut Option<RunSink<'_>>,
+        observer: &mut CallObserver<'_, '_>,
     ) -> Result<Vec<String>, RunError> {
         let tools = &turn.offered.tools;
         let (calls, plan) = (turn.calls, turn.plan);
@@ -468,7 +470,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                     .find(|&index| tools[plan[index]].is_sequential())
                     .unwrap_or(calls.len())
             };
-            self.run_group(turn, deps, start..end, rejections, &mut results, sink)
+            self.run_group(turn, deps, start..end, rejections, &mut results, observer)
                 .await?;
             start = end;
         }
@@ -476,8 +478,9 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     }
 
     /// Runs the calls `group` concurrently on this task and settles each as
-    /// it finishes. The first failure returns at once, dropping (cancelling)
-    /// the calls still running.
+    /// it finishes; `observer` hears of each call's start, and of its end
+    /// exactly once. The first failure returns at once, dropping
+    /// (cancelling) the calls still running.
     async fn run_group(
         &self,
         turn: &TurnCalls<'_, Deps>,
@@ -485,7 +488,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         group: std::ops::Range<usize>,
         rejections: &mut HashMap<String, u32>,
         results: &mut [String],
-        sink: &mut Option<RunSink<'_>>,
+        observer: &mut CallObserver<'_, '_>,
     ) -> Result<(), RunError> {
         let tools = &turn.offered.tools;
         let (calls, plan) = (turn.calls, turn.plan);
@@ -495,34 +498,36 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
                 let call = &calls[index];
                 let rejected = rejections.get(tool.name()).copied().unwrap_or(0);
                 let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejected);
-                emit(sink, || RunEvent::ToolStarted {
-                    turn: turn.turn,
-                    call: call.clone(),
-                    source: turn.offered.sources[plan[index]].clone(),
-                });
-                let span = telemetry::tool_span(turn.turn, tool.name(), call);
+                let watched =
+                    observer.started(call, tool.name(), &turn.offered.sources[plan[index]]);
                 let future = tool.call(ctx, call.arguments.clone());
                 let timeout = tool.timeout().or(self.tool_timeout);
                 let future: Pin<Box<CallFuture>> =
-                    Box::pin(with_timeout(future, timeout).instrument(span.clone()));
-                Some((index, Instant::now(), future, span))
+                    Box::pin(with_timeout(future, timeout).instrument(watched.span().clone()));
+                Some((index, Instant::now(), future, watched))
             })
             .collect();
 
         let outcome = poll_fn(|cx| {
             let mut still_running = false;
             for slot in running.iter_mut() {
-                let Some((index, started, future, span)) = slot else {
+                // A call leaves its slot when it finishes, so that it is
+                // reported once.
+                let Some((index, started, mut future, watched)) = slot.take() else {
                     continue;
                 };
                 match future.as_mut().poll(cx) {
-                    Poll::Pending => still_running = true,
+                    Poll::Pending => {
+                        *slot = Some((index, started, future, watched));
+                        still_running = true;
+                    }
                     Poll::Ready(outcome) => {
-                        let (index, took) = (*index, started.elapsed());
-                        let (label, result_bytes) = outcome.summary();
-                        telemetry::tool_finished(span, label, result_bytes, took);
-                        *slot = None;
-                        emit(sink, || turn.finished(index, took, reported(&outcome)));
+                        let took = started.elapsed();
+                        // The finished future goes first, so that the span
+                        // closes before the host hears of the end; a
+                        // cancelled call's goes after its report (below).
+                        drop(future);
+                        observer.finished(watched, took, Ended::Ran(&outcome));
                         match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
                             Ok(content) => results[index] = content,
                             Err(error) => return Poll::Ready(Err(error)),
@@ -539,10 +544,8 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         .await;
         // The calls a failure leaves running are dropped here; a host that
         // showed them starting hears that they ended.
-        for (index, started, _, span) in running.into_iter().flatten() {
-            let took = started.elapsed();
-            telemetry::tool_finished(&span, "cancelled", None, took);
-            emit(sink, || turn.finished(index, took, ToolOutcome::Cancelled));
+        for (_, started, _, watched) in running.into_iter().flatten() {
+            observer.finished(watched, started.elapsed(), Ended::Cancelled);
         }
         outcome
     }
@@ -590,64 +593,17 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
 
 /// The calls of one turn, with the tools they resolved to.
 struct TurnCalls<'a, Deps> {
-    turn: u32,
     offered: &'a Offered<Deps>,
     calls: &'a [ToolCall],
     /// For each call, the index of its tool in `offered`.
     plan: &'a [usize],
 }
 
-impl<Deps> TurnCalls<'_, Deps> {
-    /// The event for the end of call `index`.
-    fn finished(&self, index: usize, duration: Duration, outcome: ToolOutcome) -> RunEvent {
-        let tool = self.plan[index];
-        RunEvent::ToolFinished {
-            turn: self.turn,
-            call_id: self.calls[index].id.clone(),
-            tool: self.offered.tools[tool].name().to_owned(),
-            source: self.offered.sources[tool].clone(),
-            duration,
-            outcome,
-        }
-    }
-}
-
-/// How a finished call is reported to a host.
-fn reported(outcome: &CallOutcome) -> ToolOutcome {
-    match outcome {
-        CallOutcome::Done(Ok(content)) => ToolOutcome::Ok(content.clone()),
-        CallOutcome::Done(Err(ToolError::Retry(retry))) => {
-            ToolOutcome::Rejected(retry.reason().to_owned())
-        }
-        CallOutcome::Done(Err(ToolError::Fatal(source))) => ToolOutcome::Failed(source.to_string()),
-        CallOutcome::TimedOut(timeout) => ToolOutcome::TimedOut(*timeout),
-    }
-}
-
-/// How one tool call ended.
-enum CallOutcome {
-    Done(Result<String, ToolError>),
-    TimedOut(Duration),
-}
-
-impl CallOutcome {
-    /// What the call's span records: the outcome's label and, for a result,
-    /// its size (without copying it, as [`reported`] would).
-    fn summary(&self) -> (&'static str, Option<usize>) {
-        match self {
-            CallOutcome::Done(Ok(content)) => ("ok", Some(content.len())),
-            CallOutcome::Done(Err(ToolError::Retry(_))) => ("rejected", None),
-            CallOutcome::Done(Err(ToolError::Fatal(_))) => ("failed", None),
-            CallOutcome::TimedOut(_) => ("timed out", None),
-        }
-    }
-}
-
 type CallFuture = dyn Future<Output = CallOutcome> + Send;
 
 /// A call in flight: its index in the turn, when it started, its future,
-/// its span.
-type Running = (usize, Instant, Pin<Box<CallFuture>>, tracing::Span);
+/// what the observer reports its end with (its span among it).
+type Running<'c> = (usize, Instant, Pin<Box<CallFuture>>, Watched<'c>);
 
 /// Runs a call, dropping it if it outlives `timeout`.
 async fn with_timeout(
