@@ -1,52 +1,35 @@
-//! The agent and its run loop.
+//! The agent and its run loop. [`Agent`] (this file) is the public handle:
+//! built from an [`AgentConfig`] (`config.rs`), checked once, it starts runs
+//! (`run`, `run_stream` and their `_with_history` forms) and hands each to
+//! the turn loop (`turn.rs`), which gathers the tools before every model
+//! request (`gather.rs`) and has each turn's calls run (`calls.rs`), each
+//! call reported once by the observer (`observe.rs`) to its span and to the
+//! run's [`RunEvent`]s (`events.rs`). This file holds no loop logic: it
+//! knows the configuration and the public API, not how a turn runs.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::future::{Future, poll_fn};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
-use std::time::{Duration, Instant};
 
-use golem_model::{BoxFuture, Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
-use golem_tool::{Tool, ToolContext, ToolError};
-
-use tracing::Instrument;
+use golem_model::{Message, Model, Response};
+use golem_tool::Tool;
 
 use crate::decode::DecodeError;
 use crate::error::{ConfigError, RunError};
-use crate::telemetry;
 
+mod calls;
 mod config;
 mod events;
 mod gather;
 mod observe;
+mod turn;
 
+use calls::CallRules;
 use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS};
-use events::emit;
 pub use events::{RunEvent, RunSink, ToolOutcome};
-use gather::{Offered, Sources, resolve};
-use observe::{CallObserver, CallOutcome, Ended, Watched};
-
-/// The stored form of a decoder.
-type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send + Sync;
-
-/// What a successful run produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunOutput<Output> {
-    /// The decoded final answer.
-    pub output: Output,
-    /// The whole conversation, oldest first: the user's prompt, every
-    /// assistant message (with its tool calls), one tool message per call,
-    /// any correction prompts, and the final answer. The instructions are
-    /// not in it (they travel in [`Request::instructions`]).
-    pub messages: Vec<Message>,
-    /// The usage of every model request of the run, summed: tokens as the
-    /// model reported them; `requests` counted by the agent (one per model
-    /// call, whatever the model reports).
-    pub usage: Usage,
-}
+use gather::Sources;
+use turn::RunLoop;
+pub use turn::RunOutput;
 
 /// An agent: a [`Model`], the [`Tool`]s it may call, and a decoder that
 /// turns its final response into an `Output`.
@@ -62,11 +45,12 @@ pub struct RunOutput<Output> {
 /// - one tool message per call goes back to the model, with the call's id
 ///   and the tool's name, **in the order of the calls** (not of their
 ///   completion);
-/// - a tool's [`ModelRetry`] goes back as that call's message, asking for
-///   corrected arguments, while the tool's correction budget lasts (its own
-///   [`Tool::max_retries`], else [`AgentConfig::tool_retries`], counted per
-///   tool over the run); the turn's other calls still run. Past the budget
-///   the run fails with [`RunError::ToolRetriesExhausted`];
+/// - a tool's [`ModelRetry`](golem_model::ModelRetry) goes back as that
+///   call's message, asking for corrected arguments, while the tool's
+///   correction budget lasts (its own [`Tool::max_retries`], else
+///   [`AgentConfig::tool_retries`], counted per tool over the run); the
+///   turn's other calls still run. Past the budget the run fails with
+///   [`RunError::ToolRetriesExhausted`];
 /// - any other tool error fails the run ([`RunError::Tool`], the cause
 ///   intact), as does a call that outlives its timeout
 ///   ([`RunError::ToolTimeout`]: its future is dropped, which cancels it);
@@ -132,28 +116,22 @@ pub struct RunOutput<Output> {
 /// # }
 /// ```
 pub struct Agent<Deps, Output> {
-    model: Arc<dyn Model>,
-    decoder: Arc<Decoder<Output>>,
-    /// The fixed tools and the toolsets.
-    tools: Sources<Deps>,
-    instructions: Option<String>,
-    tool_retries: u32,
-    tool_timeout: Option<Duration>,
-    max_turns: u32,
-    output_retries: u32,
+    /// What every run runs with.
+    run_loop: RunLoop<Deps, Output>,
 }
 
 impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let run = &self.run_loop;
         f.debug_struct("Agent")
-            .field("model", &self.model.name())
-            .field("tools", &self.tools.fixed())
-            .field("toolsets", &toolset_names(self.tools.toolsets()))
-            .field("instructions", &self.instructions)
-            .field("tool_retries", &self.tool_retries)
-            .field("tool_timeout", &self.tool_timeout)
-            .field("max_turns", &self.max_turns)
-            .field("output_retries", &self.output_retries)
+            .field("model", &run.model.name())
+            .field("tools", &run.tools.fixed())
+            .field("toolsets", &toolset_names(run.tools.toolsets()))
+            .field("instructions", &run.instructions)
+            .field("tool_retries", &run.calls.tool_retries)
+            .field("tool_timeout", &run.calls.tool_timeout)
+            .field("max_turns", &run.max_turns)
+            .field("output_retries", &run.output_retries)
             .finish_non_exhaustive()
     }
 }
@@ -178,22 +156,25 @@ impl<Deps, Output> Agent<Deps, Output> {
             });
         }
         let tools = Sources::new(config.tools, config.toolsets)?;
-        Ok(Self {
+        let run_loop = RunLoop {
             model,
             decoder: Arc::new(decoder),
             tools,
             instructions: config.instructions,
-            tool_retries: config.tool_retries,
-            tool_timeout: config.tool_timeout,
+            calls: CallRules {
+                tool_retries: config.tool_retries,
+                tool_timeout: config.tool_timeout,
+            },
             max_turns: config.max_turns,
             output_retries: config.output_retries,
-        })
+        };
+        Ok(Self { run_loop })
     }
 
     /// The agent's fixed tools, in the order they are offered to the model
     /// (its toolsets' tools are asked for before each model request).
     pub fn tools(&self) -> &[Tool<Deps>] {
-        self.tools.fixed()
+        self.run_loop.tools.fixed()
     }
 }
 
@@ -223,7 +204,8 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         deps: impl Into<Arc<Deps>>,
         prompt: impl Into<String>,
     ) -> Result<RunOutput<Output>, RunError> {
-        self.run_loop(deps.into(), vec![Message::user(prompt)], None)
+        self.run_loop
+            .run(deps.into(), vec![Message::user(prompt)], None)
             .await
     }
 
@@ -239,7 +221,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         message: Message,
     ) -> Result<RunOutput<Output>, RunError> {
         history.push(message);
-        self.run_loop(deps.into(), history, None).await
+        self.run_loop.run(deps.into(), history, None).await
     }
 
     /// [`run`](Self::run), streaming: the model is asked with
@@ -297,7 +279,8 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         prompt: impl Into<String>,
         sink: RunSink<'_>,
     ) -> Result<RunOutput<Output>, RunError> {
-        self.run_loop(deps.into(), vec![Message::user(prompt)], Some(sink))
+        self.run_loop
+            .run(deps.into(), vec![Message::user(prompt)], Some(sink))
             .await
     }
 
@@ -311,327 +294,6 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         sink: RunSink<'_>,
     ) -> Result<RunOutput<Output>, RunError> {
         history.push(message);
-        self.run_loop(deps.into(), history, Some(sink)).await
+        self.run_loop.run(deps.into(), history, Some(sink)).await
     }
-
-    /// The run loop in its `tracing` span; `sink` selects streaming.
-    async fn run_loop(
-        &self,
-        deps: Arc<Deps>,
-        messages: Vec<Message>,
-        sink: Option<RunSink<'_>>,
-    ) -> Result<RunOutput<Output>, RunError> {
-        let span = telemetry::run_span(sink.is_some(), self.max_turns);
-        let started = Instant::now();
-        let result = self
-            .turns(deps, messages, sink)
-            .instrument(span.clone())
-            .await;
-        let (usage, error) = match &result {
-            Ok(run) => (Some(&run.usage), None),
-            Err(error) => (None, Some(error)),
-        };
-        telemetry::run_finished(&span, usage, error, started.elapsed());
-        result
-    }
-
-    /// The turns of a run: model requests and the tool calls they ask for.
-    async fn turns(
-        &self,
-        deps: Arc<Deps>,
-        messages: Vec<Message>,
-        mut sink: Option<RunSink<'_>>,
-    ) -> Result<RunOutput<Output>, RunError> {
-        let mut request = Request {
-            instructions: self.instructions.clone(),
-            messages,
-            ..Request::default()
-        };
-        let mut usage = Usage::default();
-        // Rejections so far in this run, per tool name (toolsets' tools may
-        // come and go between turns).
-        let mut tool_rejections: HashMap<String, u32> = HashMap::new();
-        let mut output_rejections = 0u32;
-
-        for turn in 1..=self.max_turns {
-            let offered = self.tools.offered()?;
-            request.tools.clone_from(&offered.specs);
-            let span = telemetry::model_span(turn, &request);
-            let started = Instant::now();
-            let response = match sink.as_deref_mut() {
-                None => self.model.request(&request).instrument(span.clone()).await,
-                Some(sink) => {
-                    let mut forward = |event| sink(RunEvent::Model { turn, event });
-                    self.model
-                        .request_stream(&request, &mut forward)
-                        .instrument(span.clone())
-                        .await
-                }
-            };
-            telemetry::model_finished(&span, &response, started.elapsed());
-            let response = response.map_err(|source| RunError::Model { turn, source })?;
-            // Tokens as the model reports them; requests as counted here, so
-            // the figure is right whatever the model fills in.
-            let turn_usage = Usage {
-                requests: 1,
-                ..response.usage
-            };
-            usage += turn_usage;
-            emit(&mut sink, || RunEvent::ModelResponse {
-                turn,
-                usage: turn_usage,
-                finish_reason: response.finish_reason.clone(),
-            });
-
-            if response.tool_calls.is_empty() {
-                let decoded = (self.decoder)(&response);
-                request.messages.push(Message::assistant(response.text));
-                match decoded {
-                    Ok(output) => {
-                        return Ok(RunOutput {
-                            output,
-                            messages: request.messages,
-                            usage,
-                        });
-                    }
-                    Err(DecodeError::Retry(retry)) => {
-                        output_rejections += 1;
-                        if output_rejections > self.output_retries {
-                            return Err(RunError::OutputRetriesExhausted {
-                                attempts: output_rejections,
-                                budget: self.output_retries,
-                                source: retry,
-                            });
-                        }
-                        request
-                            .messages
-                            .push(Message::user(output_rejection(&retry)));
-                        continue;
-                    }
-                    Err(DecodeError::Fatal(source)) => return Err(RunError::Output { source }),
-                }
-            }
-
-            if turn == self.max_turns {
-                return Err(RunError::TurnLimit {
-                    max_turns: self.max_turns,
-                });
-            }
-            let Response {
-                text, tool_calls, ..
-            } = response;
-            let plan = resolve(&offered, &tool_calls)?;
-            let turn_calls = TurnCalls {
-                offered: &offered,
-                calls: &tool_calls,
-                plan: &plan,
-            };
-            let mut observer = CallObserver::new(turn, &mut sink);
-            let results = self
-                .run_calls(&turn_calls, &deps, &mut tool_rejections, &mut observer)
-                .await?;
-            let tool_messages: Vec<Message> = tool_calls
-                .iter()
-                .zip(&plan)
-                .zip(results)
-                .map(|((call, &tool), content)| {
-                    Message::tool_result(&call.id, offered.tools[tool].name(), content)
-                })
-                .collect();
-            request
-                .messages
-                .push(Message::assistant_with_tool_calls(text, tool_calls));
-            request.messages.extend(tool_messages);
-        }
-        Err(RunError::TurnLimit {
-            max_turns: self.max_turns,
-        })
-    }
-
-    /// Runs one turn's calls, in groups: a run of non-sequential calls
-    /// together, each sequential call alone. Returns each call's message
-    /// content, in call order.
-    async fn run_calls(
-        &self,
-        turn: &TurnCalls<'_, Deps>,
-        deps: &Arc<Deps>,
-        rejections: &mut HashMap<String, u32>,
-        observer: &mut CallObserver<'_, '_>,
-    ) -> Result<Vec<String>, RunError> {
-        let tools = &turn.offered.tools;
-        let (calls, plan) = (turn.calls, turn.plan);
-        let mut results: Vec<String> = vec![String::new(); calls.len()];
-        let mut start = 0;
-        while start < calls.len() {
-            let end = if tools[plan[start]].is_sequential() {
-                start + 1
-            } else {
-                (start..calls.len())
-                    .find(|&index| tools[plan[index]].is_sequential())
-                    .unwrap_or(calls.len())
-            };
-            self.run_group(turn, deps, start..end, rejections, &mut results, observer)
-                .await?;
-            start = end;
-        }
-        Ok(results)
-    }
-
-    /// Runs the calls `group` concurrently on this task and settles each as
-    /// it finishes; `observer` hears of each call's start, and of its end
-    /// exactly once. The first failure returns at once, dropping
-    /// (cancelling) the calls still running.
-    async fn run_group(
-        &self,
-        turn: &TurnCalls<'_, Deps>,
-        deps: &Arc<Deps>,
-        group: std::ops::Range<usize>,
-        rejections: &mut HashMap<String, u32>,
-        results: &mut [String],
-        observer: &mut CallObserver<'_, '_>,
-    ) -> Result<(), RunError> {
-        let tools = &turn.offered.tools;
-        let (calls, plan) = (turn.calls, turn.plan);
-        let mut running: Vec<Option<Running>> = group
-            .map(|index| {
-                let tool = &tools[plan[index]];
-                let call = &calls[index];
-                let rejected = rejections.get(tool.name()).copied().unwrap_or(0);
-                let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejected);
-                let watched =
-                    observer.started(call, tool.name(), &turn.offered.sources[plan[index]]);
-                let future = tool.call(ctx, call.arguments.clone());
-                let timeout = tool.timeout().or(self.tool_timeout);
-                let future: Pin<Box<CallFuture>> =
-                    Box::pin(with_timeout(future, timeout).instrument(watched.span().clone()));
-                Some((index, Instant::now(), future, watched))
-            })
-            .collect();
-
-        let outcome = poll_fn(|cx| {
-            let mut still_running = false;
-            for slot in running.iter_mut() {
-                // A call leaves its slot when it finishes, so that it is
-                // reported once.
-                let Some((index, started, mut future, watched)) = slot.take() else {
-                    continue;
-                };
-                match future.as_mut().poll(cx) {
-                    Poll::Pending => {
-                        *slot = Some((index, started, future, watched));
-                        still_running = true;
-                    }
-                    Poll::Ready(outcome) => {
-                        let took = started.elapsed();
-                        // The finished future goes first, so that the span
-                        // closes before the host hears of the end; a
-                        // cancelled call's goes after its report (below).
-                        drop(future);
-                        observer.finished(watched, took, Ended::Ran(&outcome));
-                        match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
-                            Ok(content) => results[index] = content,
-                            Err(error) => return Poll::Ready(Err(error)),
-                        }
-                    }
-                }
-            }
-            if still_running {
-                Poll::Pending
-            } else {
-                Poll::Ready(Ok(()))
-            }
-        })
-        .await;
-        // The calls a failure leaves running are dropped here; a host that
-        // showed them starting hears that they ended.
-        for (_, started, _, watched) in running.into_iter().flatten() {
-            observer.finished(watched, started.elapsed(), Ended::Cancelled);
-        }
-        outcome
-    }
-
-    /// Turns one finished call into its message content, or the run's
-    /// error.
-    fn settle(
-        &self,
-        tool: &Tool<Deps>,
-        call: &ToolCall,
-        outcome: CallOutcome,
-        rejections: &mut HashMap<String, u32>,
-    ) -> Result<String, RunError> {
-        match outcome {
-            CallOutcome::Done(Ok(content)) => Ok(content),
-            CallOutcome::Done(Err(ToolError::Retry(retry))) => {
-                let rejected = rejections.entry(tool.name().to_owned()).or_insert(0);
-                let attempts = rejected.saturating_add(1);
-                *rejected = attempts;
-                let budget = tool.max_retries().unwrap_or(self.tool_retries);
-                if attempts > budget {
-                    return Err(RunError::ToolRetriesExhausted {
-                        tool: tool.name().to_owned(),
-                        call_id: call.id.clone(),
-                        attempts,
-                        budget,
-                        source: retry,
-                    });
-                }
-                Ok(tool_rejection(tool.name(), &retry))
-            }
-            CallOutcome::Done(Err(ToolError::Fatal(source))) => Err(RunError::Tool {
-                tool: tool.name().to_owned(),
-                call_id: call.id.clone(),
-                source,
-            }),
-            CallOutcome::TimedOut(timeout) => Err(RunError::ToolTimeout {
-                tool: tool.name().to_owned(),
-                call_id: call.id.clone(),
-                timeout,
-            }),
-        }
-    }
-}
-
-/// The calls of one turn, with the tools they resolved to.
-struct TurnCalls<'a, Deps> {
-    offered: &'a Offered<Deps>,
-    calls: &'a [ToolCall],
-    /// For each call, the index of its tool in `offered`.
-    plan: &'a [usize],
-}
-
-type CallFuture = dyn Future<Output = CallOutcome> + Send;
-
-/// A call in flight: its index in the turn, when it started, its future,
-/// what the observer reports its end with (its span among it).
-type Running<'c> = (usize, Instant, Pin<Box<CallFuture>>, Watched<'c>);
-
-/// Runs a call, dropping it if it outlives `timeout`.
-async fn with_timeout(
-    call: BoxFuture<'static, Result<String, ToolError>>,
-    timeout: Option<Duration>,
-) -> CallOutcome {
-    match timeout {
-        None => CallOutcome::Done(call.await),
-        Some(limit) => match tokio::time::timeout(limit, call).await {
-            Ok(result) => CallOutcome::Done(result),
-            Err(_elapsed) => CallOutcome::TimedOut(limit),
-        },
-    }
-}
-
-/// The tool message for a call whose arguments the tool rejected.
-fn tool_rejection(tool: &str, retry: &ModelRetry) -> String {
-    format!(
-        "Tool {tool:?} rejected the arguments of this call: {}\nCall it again with corrected \
-         arguments.",
-        retry.reason()
-    )
-}
-
-/// The user message after a final answer the decoder rejected.
-fn output_rejection(retry: &ModelRetry) -> String {
-    format!(
-        "Your answer was rejected: {}\nAnswer again, correcting it.",
-        retry.reason()
-    )
 }
