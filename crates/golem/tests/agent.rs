@@ -12,12 +12,8 @@ use golem::{Agent, AgentConfig, ConfigError, DecodeError, RunError};
 use serde_json::value::RawValue;
 use tokio::sync::{Barrier, Notify};
 
-/// A guard for waits that must end: far longer than any of them needs.
-const GUARD: Duration = Duration::from_secs(10);
-
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall::new(id, name, arguments).expect("test arguments are JSON")
-}
+mod support;
+use support::{bounded, call, constant};
 
 fn agent<Deps, Output>(
     model: impl golem::model::Model + 'static,
@@ -36,17 +32,6 @@ fn text_agent(model: ScriptedModel, tools: Vec<Tool<()>>) -> Agent<(), String> {
             ..AgentConfig::default()
         },
     )
-}
-
-/// A tool answering a fixed text.
-fn constant(name: &str, answer: &'static str) -> Tool<()> {
-    Tool::new(
-        name,
-        "answers a constant",
-        r#"{"type":"object"}"#,
-        move |_, _| async move { Ok(answer.to_owned()) },
-    )
-    .expect("valid tool")
 }
 
 /// The tool messages of a history, as (call id, tool name, content).
@@ -193,9 +178,8 @@ async fn tool_messages_follow_the_order_of_the_calls_not_of_their_completion() {
     ]);
     let agent = text_agent(model, vec![slow, fast]);
 
-    let run = tokio::time::timeout(GUARD, agent.run((), "go"))
+    let run = bounded("the run (no deadlock)", agent.run((), "go"))
         .await
-        .expect("no deadlock")
         .expect("run succeeds");
 
     assert_eq!(log.events(), ["fast done", "slow done"]);
@@ -257,10 +241,12 @@ async fn calls_of_one_turn_run_concurrently() {
     ]);
     let agent = text_agent(model, vec![tool]);
 
-    let run = tokio::time::timeout(GUARD, agent.run((), "go"))
-        .await
-        .expect("the calls met: they ran concurrently")
-        .expect("run succeeds");
+    let run = bounded(
+        "the calls meeting (they run concurrently)",
+        agent.run((), "go"),
+    )
+    .await
+    .expect("run succeeds");
 
     let events = log.events();
     assert_eq!(
@@ -297,10 +283,12 @@ async fn a_sequential_call_is_a_barrier() {
     ]);
     let agent = text_agent(model, vec![before, alone, after]);
 
-    let run = tokio::time::timeout(GUARD, agent.run((), "go"))
-        .await
-        .expect("the concurrent groups met: they ran concurrently")
-        .expect("run succeeds");
+    let run = bounded(
+        "the concurrent groups meeting (they run concurrently)",
+        agent.run((), "go"),
+    )
+    .await
+    .expect("run succeeds");
 
     let at = |event: &str| log.position(event);
     // Earlier calls finish before the sequential one starts.

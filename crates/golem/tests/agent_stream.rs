@@ -2,27 +2,16 @@
 //! each answer, tool calls starting and finishing with their outcome), that
 //! it ends as `run` would, and conversations continued from a history.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use golem::model::{FinishReason, Message, Role, StreamEvent, ToolCall, Usage};
+use golem::model::{FinishReason, Message, Role, StreamEvent, Usage};
 use golem::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
 use golem::tool::{Tool, ToolError, Toolset};
 use golem::{Agent, AgentConfig, RunError, RunEvent, ToolOutcome};
 
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall::new(id, name, arguments).expect("test arguments are JSON")
-}
-
-fn constant(name: &str, answer: &'static str) -> Tool<()> {
-    Tool::new(
-        name,
-        "answers a constant",
-        r#"{"type":"object"}"#,
-        move |_, _| async move { Ok(answer.to_owned()) },
-    )
-    .expect("valid tool")
-}
+mod support;
+use support::{bounded, call, constant};
 
 fn agent(model: impl golem::model::Model + 'static, config: AgentConfig<()>) -> Agent<(), String> {
     Agent::new(Arc::new(model), golem::decode::text, config).expect("a valid configuration")
@@ -188,12 +177,21 @@ async fn each_answer_reports_its_usage_and_the_run_sums_them() {
 #[tokio::test]
 async fn concurrent_calls_all_start_before_any_finishes_and_report_durations() {
     let (release, released) = tokio::sync::watch::channel(false);
-    let waiting = move |name: &str| {
-        let released = released.clone();
-        Tool::<()>::new(name, "waits", r#"{"type":"object"}"#, move |_, _| {
-            let mut released = released.clone();
+    // Each call says when it is waiting for the release, and how long it ran
+    // by its own clock.
+    let (waiting_tx, mut waiting_rx) = tokio::sync::mpsc::unbounded_channel();
+    let ran: Arc<Mutex<Vec<(String, Duration)>>> = Arc::default();
+    let waiting = |name: &str| {
+        let (released, waiting_tx, ran) = (released.clone(), waiting_tx.clone(), Arc::clone(&ran));
+        Tool::<()>::new(name, "waits", r#"{"type":"object"}"#, move |ctx, _| {
+            let (mut released, waiting_tx) = (released.clone(), waiting_tx.clone());
+            let ran = Arc::clone(&ran);
             async move {
+                let began = Instant::now();
+                let _ = waiting_tx.send(());
                 let _ = released.wait_for(|go| *go).await;
+                let own = began.elapsed();
+                ran.lock().expect("lock").push((ctx.tool_call_id, own));
                 Ok("done".to_owned())
             }
         })
@@ -211,16 +209,23 @@ async fn concurrent_calls_all_start_before_any_finishes_and_report_durations() {
         },
     );
     let mut events = Vec::new();
+    let began = Instant::now();
     let run = {
         let mut record = |event| events.push(event);
         let run = agent.run_stream((), "go", &mut record);
-        let release_later = async {
-            tokio::time::sleep(Duration::from_millis(30)).await;
+        let release_when_both_wait = async {
+            bounded("both calls waiting", async {
+                for _ in 0..2 {
+                    waiting_rx.recv().await.expect("the tools hold a sender");
+                }
+            })
+            .await;
             let _ = release.send(true);
         };
-        let (result, ()) = tokio::join!(run, release_later);
+        let (result, ()) = tokio::join!(bounded("the run", run), release_when_both_wait);
         result.expect("the run succeeds")
     };
+    let whole_run = began.elapsed();
     assert_eq!(run.output, "both done");
     let lines = outline(&events);
     let position = |line: &str| {
@@ -233,10 +238,24 @@ async fn concurrent_calls_all_start_before_any_finishes_and_report_durations() {
         position("1 finish a first Ok(\"done\")").min(position("1 finish b second Ok(\"done\")"));
     assert!(position("1 start a first from the agent's tools") < first_finish);
     assert!(position("1 start b second from the agent's tools") < first_finish);
-    for event in &events {
-        if let RunEvent::ToolFinished { duration, .. } = event {
-            assert!(*duration >= Duration::from_millis(20), "{duration:?}");
-        }
+    let ran = ran.lock().expect("lock").clone();
+    assert_eq!(ran.len(), 2, "{ran:?}");
+    for (id, own) in ran {
+        let duration = events
+            .iter()
+            .find_map(|event| match event {
+                RunEvent::ToolFinished {
+                    call_id, duration, ..
+                } if *call_id == id => Some(*duration),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no end of call {id} in {lines:?}"));
+        // The reported duration covers the whole call, wait included, and
+        // no more than the run.
+        assert!(
+            own <= duration && duration <= whole_run,
+            "call {id}: {own:?} <= {duration:?} <= {whole_run:?}"
+        );
     }
 }
 

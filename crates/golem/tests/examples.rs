@@ -10,7 +10,8 @@ use std::process::Stdio;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const PATIENCE: Duration = Duration::from_secs(60);
+mod support;
+use support::patiently;
 
 /// How long building the examples may take: linking two binaries whose
 /// dependencies the test build has already compiled takes seconds, but a
@@ -130,14 +131,13 @@ fn build_examples() -> Result<HashMap<String, PathBuf>, String> {
 
 /// Runs an example and returns its standard output, checking it succeeded.
 async fn run(name: &str) -> String {
-    let output = tokio::time::timeout(
-        PATIENCE,
+    let output = patiently(
+        "the example",
         tokio::process::Command::new(example(name))
             .kill_on_drop(true)
             .output(),
     )
     .await
-    .expect("the example finished in time")
     .expect("the example started");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(

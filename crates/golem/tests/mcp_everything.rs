@@ -13,9 +13,8 @@ use golem::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_r
 use golem::tool::Tool;
 use golem::{Agent, AgentConfig, RunError};
 
-/// A bound on every run and connection: generous, since `npx`-installed
-/// Node servers start slowly on a busy machine.
-const PATIENCE: Duration = Duration::from_secs(60);
+mod support;
+use support::{call, patiently};
 
 fn server_everything() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -36,18 +35,13 @@ async fn connect() -> (Client, Vec<Tool<()>>) {
     })
     .expect("spawns server-everything");
     let client = Client::new(transport);
-    tokio::time::timeout(PATIENCE, client.initialize())
+    patiently("initialize", client.initialize())
         .await
-        .expect("initializes in time")
         .expect("initializes");
     let tools = golem::mcp::as_tools::<()>(&client)
         .await
         .expect("bridges the tools");
     (client, tools)
-}
-
-fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-    ToolCall::new(id, name, arguments).expect("test arguments are JSON")
 }
 
 fn agent(
@@ -81,9 +75,8 @@ async fn the_model_calls_echo_and_the_output_contains_the_echo() {
     let model = answer_from_tool(call("call_1", "echo", r#"{"message":"hello, agent"}"#));
     let agent = agent(model.clone(), tools, AgentConfig::default());
 
-    let run = tokio::time::timeout(PATIENCE, agent.run((), "Echo something."))
+    let run = patiently("the run", agent.run((), "Echo something."))
         .await
-        .expect("in time")
         .expect("run succeeds");
 
     assert_eq!(run.output, "The tool said: Echo: hello, agent");
@@ -133,9 +126,8 @@ async fn by_default_a_rejected_call_is_corrected() {
     let model = sum_script();
     let agent = agent(model.clone(), tools, AgentConfig::default());
 
-    let run = tokio::time::timeout(PATIENCE, agent.run((), "Add one and two."))
+    let run = patiently("the run", agent.run((), "Add one and two."))
         .await
-        .expect("in time")
         .expect("run succeeds");
 
     assert_eq!(run.output, "3");
@@ -172,9 +164,8 @@ async fn with_no_budget_a_rejected_call_fails_the_run_with_the_model_retry() {
     };
     let agent = agent(model.clone(), tools, config);
 
-    let error = tokio::time::timeout(PATIENCE, agent.run((), "Add one and two."))
+    let error = patiently("the run", agent.run((), "Add one and two."))
         .await
-        .expect("in time")
         .expect_err("correction is off");
 
     assert!(
@@ -212,18 +203,19 @@ async fn a_timeout_cancels_the_call_and_the_next_run_on_the_same_client_succeeds
         },
     );
 
-    let error = tokio::time::timeout(PATIENCE, agent.run((), "Take your time."))
-        .await
-        .expect("the timeout ended the run")
-        .expect_err("timed out");
+    let error = patiently(
+        "the run (the tool timeout ends it)",
+        agent.run((), "Take your time."),
+    )
+    .await
+    .expect_err("timed out");
     assert!(
         matches!(&error, RunError::ToolTimeout { tool, .. } if tool == "trigger-long-running-operation"),
         "{error:?}"
     );
 
-    let run = tokio::time::timeout(PATIENCE, agent.run((), "Echo."))
+    let run = patiently("the run", agent.run((), "Echo."))
         .await
-        .expect("in time")
         .expect("the client is still usable");
     assert_eq!(run.messages[2].content, "Echo: still here");
     client.close().await.expect("closes");
@@ -244,9 +236,8 @@ async fn eight_calls_of_one_turn_through_one_client_get_their_own_results() {
     let model = ScriptedModel::new([tool_calls_response(calls), text_response("done")]);
     let agent = agent(model, tools, AgentConfig::default());
 
-    let run = tokio::time::timeout(PATIENCE, agent.run((), "Echo eight times."))
+    let run = patiently("the run", agent.run((), "Echo eight times."))
         .await
-        .expect("in time")
         .expect("run succeeds");
 
     let results: Vec<(Option<&str>, &str)> = run
@@ -297,9 +288,8 @@ async fn eight_slow_calls_of_one_turn_run_concurrently_on_the_real_server() {
     // The model is scripted and answers at once: the run's time is the tool
     // stage's, plus microseconds.
     let started = Instant::now();
-    let run = tokio::time::timeout(PATIENCE, agent.run((), "Run eight operations."))
+    let run = patiently("the run", agent.run((), "Run eight operations."))
         .await
-        .expect("in time")
         .expect("run succeeds");
     let took = started.elapsed();
     eprintln!("{CONCURRENT_CALLS} calls of {CALL_DURATION:?} each took {took:?} in all");
@@ -357,18 +347,16 @@ async fn a_servers_sampling_request_is_answered_by_a_model() {
     })
     .expect("spawns server-everything");
     let client = Client::with_config(transport, config);
-    tokio::time::timeout(PATIENCE, client.initialize())
+    patiently("initialize", client.initialize())
         .await
-        .expect("initializes in time")
         .expect("initializes");
     let arguments = serde_json::value::RawValue::from_string(r#"{"prompt":"what is MCP?"}"#.into())
         .expect("JSON");
-    let result = tokio::time::timeout(
-        PATIENCE,
+    let result = patiently(
+        "the sampling call",
         client.call_tool("trigger-sampling-request", &arguments),
     )
     .await
-    .expect("in time")
     .expect("called");
     let text = result.text();
     assert!(text.contains("the model's own words"), "{text}");

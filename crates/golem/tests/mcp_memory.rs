@@ -3,7 +3,6 @@
 //! demand (a JSON-RPC error for a call, a schema with odd spacing).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use golem::mcp::memory::{MemoryPeer, memory_pair};
 use golem::mcp::{Client, LATEST_PROTOCOL_VERSION, ProtocolError};
@@ -12,7 +11,8 @@ use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
 use golem::{Agent, AgentConfig, RunError};
 use serde_json::{Value, json};
 
-const GUARD: Duration = Duration::from_secs(10);
+mod support;
+use support::bounded;
 
 /// The one tool the server lists, as raw text: spacing and key order that
 /// any re-serialisation would change.
@@ -52,9 +52,8 @@ async fn connected() -> Client {
     let (transport, peer) = memory_pair();
     tokio::spawn(serve(peer));
     let client = Client::new(transport);
-    tokio::time::timeout(GUARD, client.initialize())
+    bounded("initialize", client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     client
 }
@@ -82,9 +81,8 @@ async fn a_json_rpc_error_fails_the_run_with_the_protocol_error_recoverable() {
     )
     .expect("valid agent");
 
-    let error = tokio::time::timeout(GUARD, agent.run((), "Look it up."))
+    let error = bounded("the run", agent.run((), "Look it up."))
         .await
-        .expect("in time")
         .expect_err("the server failed the call");
 
     assert!(

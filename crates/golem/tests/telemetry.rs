@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use golem::model::ToolCall;
 use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
-use golem::tool::{Tool, ToolContext};
+use golem::tool::{Tool, ToolContext, ToolError};
 use golem::{Agent, AgentConfig};
 use serde_json::value::RawValue;
 use tracing::field::{Field, Visit};
@@ -57,6 +57,17 @@ const SECRET: &str = "hunter2-secret-argument";
 /// The spans of one successful run of an agent with `tool` on a model
 /// that answers `responses` in turn.
 async fn spans_of_run(tool: Tool<()>, responses: Vec<golem::model::Response>) -> Vec<Seen> {
+    let (result, spans) = spans_of(vec![tool], responses).await;
+    result.expect("the run succeeds");
+    spans
+}
+
+/// The result and the spans of one run of an agent with `tools` on a model
+/// that answers `responses` in turn.
+async fn spans_of(
+    tools: Vec<Tool<()>>,
+    responses: Vec<golem::model::Response>,
+) -> (Result<golem::RunOutput<String>, golem::RunError>, Vec<Seen>) {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
@@ -64,13 +75,23 @@ async fn spans_of_run(tool: Tool<()>, responses: Vec<golem::model::Response>) ->
         Arc::new(ScriptedModel::new(responses)),
         golem::decode::text,
         AgentConfig {
-            tools: vec![tool],
+            tools,
             ..AgentConfig::default()
         },
     )
     .expect("valid agent");
-    agent.run((), "go").await.expect("the run succeeds");
-    spans.0.lock().expect("lock").clone()
+    let result = agent.run((), "go").await;
+    let spans = spans.0.lock().expect("lock").clone();
+    (result, spans)
+}
+
+/// The fields of the `golem.tool.call` spans, in the order the calls started.
+fn call_spans(spans: &[Seen]) -> Vec<&BTreeMap<String, String>> {
+    spans
+        .iter()
+        .filter(|(name, _)| name == "golem.tool.call")
+        .map(|(_, fields)| fields)
+        .collect()
 }
 
 #[tokio::test]
@@ -131,7 +152,7 @@ async fn a_rejected_call_records_its_outcome_and_no_result_size() {
         r#"{"type":"object"}"#,
         |ctx: ToolContext<()>, _args: Box<RawValue>| async move {
             match ctx.retry {
-                0 => Err(golem::tool::ToolError::retry("try again")),
+                0 => Err(ToolError::retry("try again")),
                 _ => Ok("fine".to_owned()),
             }
         },
@@ -146,14 +167,65 @@ async fn a_rejected_call_records_its_outcome_and_no_result_size() {
         ],
     )
     .await;
-    let calls: Vec<&BTreeMap<String, String>> = spans
-        .iter()
-        .filter(|(name, _)| name == "golem.tool.call")
-        .map(|(_, fields)| fields)
-        .collect();
+    let calls = call_spans(&spans);
     assert_eq!(calls.len(), 2, "{spans:?}");
     assert_eq!(calls[0]["outcome"], "\"rejected\"");
     assert!(!calls[0].contains_key("result_bytes"), "{:?}", calls[0]);
     assert_eq!(calls[1]["outcome"], "\"ok\"");
     assert_eq!(calls[1]["result_bytes"], "4");
+}
+
+/// A tool whose calls never finish.
+fn hanging(name: &str) -> Tool<()> {
+    Tool::new(name, "Hangs.", r#"{"type":"object"}"#, |_, _| async {
+        std::future::pending::<Result<String, ToolError>>().await
+    })
+    .expect("valid tool")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_call_and_the_call_it_drops_record_their_outcomes() {
+    let broken = Tool::<()>::new("broken", "Fails.", r#"{"type":"object"}"#, |_, _| async {
+        Err(ToolError::fatal("disk on fire"))
+    })
+    .expect("valid tool");
+    let (result, spans) = spans_of(
+        vec![hanging("slow"), broken],
+        vec![tool_calls_response([
+            ToolCall::new("s", "slow", "{}").expect("JSON"),
+            ToolCall::new("b", "broken", "{}").expect("JSON"),
+        ])],
+    )
+    .await;
+    assert_eq!(result.expect_err("the run fails").tool(), Some("broken"));
+    let calls = call_spans(&spans);
+    assert_eq!(calls.len(), 2, "{spans:?}");
+    assert_eq!(calls[0]["tool"], "\"slow\"");
+    assert_eq!(calls[0]["outcome"], "\"cancelled\"");
+    assert_eq!(calls[1]["tool"], "\"broken\"");
+    assert_eq!(calls[1]["outcome"], "\"failed\"");
+    for call in calls {
+        assert!(!call.contains_key("result_bytes"), "{call:?}");
+        assert!(call.contains_key("duration_ms"), "{call:?}");
+    }
+    assert_eq!(spans[0].1["outcome"], "\"error\"");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_call_records_its_outcome() {
+    let (result, spans) = spans_of(
+        vec![hanging("slow").with_timeout(std::time::Duration::from_secs(2))],
+        vec![tool_calls_response([
+            ToolCall::new("s", "slow", "{}").expect("JSON")
+        ])],
+    )
+    .await;
+    assert!(
+        matches!(result, Err(golem::RunError::ToolTimeout { .. })),
+        "{result:?}"
+    );
+    let calls = call_spans(&spans);
+    assert_eq!(calls.len(), 1, "{spans:?}");
+    assert_eq!(calls[0]["outcome"], "\"timed out\"");
+    assert!(!calls[0].contains_key("result_bytes"), "{:?}", calls[0]);
 }

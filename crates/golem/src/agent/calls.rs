@@ -1,0 +1,216 @@
+//! Running one turn's tool calls. [`CallRules::run_calls`] splits the
+//! calls into groups at sequential tools and runs each group's calls
+//! concurrently on the run's own task (`run_group`, the poller), each
+//! wrapped in its timeout; as each call finishes it is reported once to the
+//! [`CallObserver`] and settled: its text, or a correction within the
+//! tool's budget, becomes its message content, and anything else fails the
+//! run at once, dropping the calls still running. It does not know the
+//! model, the messages of the conversation, the turn limit, or where a
+//! report goes (spans, a sink): the observer does.
+
+use std::collections::HashMap;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use golem_model::{BoxFuture, ModelRetry, ToolCall};
+use golem_tool::{Tool, ToolContext, ToolError};
+use tracing::Instrument;
+
+use super::gather::Offered;
+use super::observe::{CallObserver, CallOutcome, Ended, Watched};
+use crate::error::RunError;
+
+/// The agent's rules for its tools' calls: the defaults that a tool's own
+/// settings replace.
+pub(super) struct CallRules {
+    /// How many times each tool may reject its arguments in one run
+    /// ([`AgentConfig::tool_retries`](crate::AgentConfig::tool_retries)).
+    pub(super) tool_retries: u32,
+    /// How long one call may take
+    /// ([`AgentConfig::tool_timeout`](crate::AgentConfig::tool_timeout)).
+    pub(super) tool_timeout: Option<Duration>,
+}
+
+/// The calls of one turn, with the tools they resolved to.
+pub(super) struct TurnCalls<'a, Deps> {
+    pub(super) offered: &'a Offered<Deps>,
+    pub(super) calls: &'a [ToolCall],
+    /// For each call, the index of its tool in `offered`.
+    pub(super) plan: &'a [usize],
+}
+
+impl CallRules {
+    /// Runs one turn's calls, in groups: a run of non-sequential calls
+    /// together, each sequential call alone. Returns each call's message
+    /// content, in call order.
+    pub(super) async fn run_calls<Deps: Send + Sync + 'static>(
+        &self,
+        turn: &TurnCalls<'_, Deps>,
+        deps: &Arc<Deps>,
+        rejections: &mut HashMap<String, u32>,
+        observer: &mut CallObserver<'_, '_>,
+    ) -> Result<Vec<String>, RunError> {
+        let tools = &turn.offered.tools;
+        let (calls, plan) = (turn.calls, turn.plan);
+        let mut results: Vec<String> = vec![String::new(); calls.len()];
+        let mut start = 0;
+        while start < calls.len() {
+            let end = if tools[plan[start]].is_sequential() {
+                start + 1
+            } else {
+                (start..calls.len())
+                    .find(|&index| tools[plan[index]].is_sequential())
+                    .unwrap_or(calls.len())
+            };
+            self.run_group(turn, deps, start..end, rejections, &mut results, observer)
+                .await?;
+            start = end;
+        }
+        Ok(results)
+    }
+
+    /// Runs the calls `group` concurrently on this task and settles each as
+    /// it finishes; `observer` hears of each call's start, and of its end
+    /// exactly once. The first failure returns at once, dropping
+    /// (cancelling) the calls still running.
+    async fn run_group<Deps: Send + Sync + 'static>(
+        &self,
+        turn: &TurnCalls<'_, Deps>,
+        deps: &Arc<Deps>,
+        group: std::ops::Range<usize>,
+        rejections: &mut HashMap<String, u32>,
+        results: &mut [String],
+        observer: &mut CallObserver<'_, '_>,
+    ) -> Result<(), RunError> {
+        let tools = &turn.offered.tools;
+        let (calls, plan) = (turn.calls, turn.plan);
+        let mut running: Vec<Option<Running>> = group
+            .map(|index| {
+                let tool = &tools[plan[index]];
+                let call = &calls[index];
+                let rejected = rejections.get(tool.name()).copied().unwrap_or(0);
+                let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejected);
+                let watched =
+                    observer.started(call, tool.name(), &turn.offered.sources[plan[index]]);
+                let future = tool.call(ctx, call.arguments.clone());
+                let timeout = tool.timeout().or(self.tool_timeout);
+                let future: Pin<Box<CallFuture>> =
+                    Box::pin(with_timeout(future, timeout).instrument(watched.span().clone()));
+                Some((index, Instant::now(), future, watched))
+            })
+            .collect();
+
+        let outcome = poll_fn(|cx| {
+            let mut still_running = false;
+            for slot in running.iter_mut() {
+                // A call leaves its slot when it finishes, so that it is
+                // reported once.
+                let Some((index, started, mut future, watched)) = slot.take() else {
+                    continue;
+                };
+                match future.as_mut().poll(cx) {
+                    Poll::Pending => {
+                        *slot = Some((index, started, future, watched));
+                        still_running = true;
+                    }
+                    Poll::Ready(outcome) => {
+                        let took = started.elapsed();
+                        // The finished future goes first, so that the span
+                        // closes before the host hears of the end; a
+                        // cancelled call's goes after its report (below).
+                        drop(future);
+                        observer.finished(watched, took, Ended::Ran(&outcome));
+                        match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
+                            Ok(content) => results[index] = content,
+                            Err(error) => return Poll::Ready(Err(error)),
+                        }
+                    }
+                }
+            }
+            if still_running {
+                Poll::Pending
+            } else {
+                Poll::Ready(Ok(()))
+            }
+        })
+        .await;
+        // The calls a failure leaves running are dropped here; a host that
+        // showed them starting hears that they ended.
+        for (_, started, _, watched) in running.into_iter().flatten() {
+            observer.finished(watched, started.elapsed(), Ended::Cancelled);
+        }
+        outcome
+    }
+
+    /// Turns one finished call into its message content, or the run's
+    /// error.
+    fn settle<Deps>(
+        &self,
+        tool: &Tool<Deps>,
+        call: &ToolCall,
+        outcome: CallOutcome,
+        rejections: &mut HashMap<String, u32>,
+    ) -> Result<String, RunError> {
+        match outcome {
+            CallOutcome::Done(Ok(content)) => Ok(content),
+            CallOutcome::Done(Err(ToolError::Retry(retry))) => {
+                let rejected = rejections.entry(tool.name().to_owned()).or_insert(0);
+                let attempts = rejected.saturating_add(1);
+                *rejected = attempts;
+                let budget = tool.max_retries().unwrap_or(self.tool_retries);
+                if attempts > budget {
+                    return Err(RunError::ToolRetriesExhausted {
+                        tool: tool.name().to_owned(),
+                        call_id: call.id.clone(),
+                        attempts,
+                        budget,
+                        source: retry,
+                    });
+                }
+                Ok(tool_rejection(tool.name(), &retry))
+            }
+            CallOutcome::Done(Err(ToolError::Fatal(source))) => Err(RunError::Tool {
+                tool: tool.name().to_owned(),
+                call_id: call.id.clone(),
+                source,
+            }),
+            CallOutcome::TimedOut(timeout) => Err(RunError::ToolTimeout {
+                tool: tool.name().to_owned(),
+                call_id: call.id.clone(),
+                timeout,
+            }),
+        }
+    }
+}
+
+type CallFuture = dyn Future<Output = CallOutcome> + Send;
+
+/// A call in flight: its index in the turn, when it started, its future,
+/// what the observer reports its end with (its span among it).
+type Running<'c> = (usize, Instant, Pin<Box<CallFuture>>, Watched<'c>);
+
+/// Runs a call, dropping it if it outlives `timeout`.
+async fn with_timeout(
+    call: BoxFuture<'static, Result<String, ToolError>>,
+    timeout: Option<Duration>,
+) -> CallOutcome {
+    match timeout {
+        None => CallOutcome::Done(call.await),
+        Some(limit) => match tokio::time::timeout(limit, call).await {
+            Ok(result) => CallOutcome::Done(result),
+            Err(_elapsed) => CallOutcome::TimedOut(limit),
+        },
+    }
+}
+
+/// The tool message for a call whose arguments the tool rejected.
+fn tool_rejection(tool: &str, retry: &ModelRetry) -> String {
+    format!(
+        "Tool {tool:?} rejected the arguments of this call: {}\nCall it again with corrected \
+         arguments.",
+        retry.reason()
+    )
+}

@@ -1,0 +1,107 @@
+//! The agent's configuration: [`AgentConfig`], what an application sets
+//! once (the tools and toolsets offered, the instructions, the correction
+//! budgets, the tool timeout, the turn limit), with its defaults. It is data
+//! only: it knows nothing of how a run uses it, and checks nothing (the
+//! agent refuses a bad configuration when it is built).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use golem_tool::{Tool, Toolset};
+
+/// The turn limit of an [`AgentConfig::default`]: model requests per run.
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+/// How an [`Agent`](crate::Agent) is set up. Every field has a default
+/// ([`AgentConfig::default`]); set the ones you need:
+///
+/// ```
+/// use std::time::Duration;
+/// use golem::AgentConfig;
+///
+/// let config = AgentConfig::<()> {
+///     instructions: Some("Answer in one sentence.".into()),
+///     tool_timeout: Some(Duration::from_secs(30)),
+///     ..AgentConfig::default()
+/// };
+/// assert_eq!(config.tool_retries, 1);
+/// ```
+pub struct AgentConfig<Deps> {
+    /// The tools offered to the model, in this order. Names must be unique.
+    pub tools: Vec<Tool<Deps>>,
+    /// Sources of tools that may change between model requests (an MCP
+    /// server's, re-listed when it announces a change): asked before every
+    /// model request, their tools offered after [`tools`](Self::tools). A
+    /// name offered twice fails the run with [`RunError::DuplicateTool`](crate::RunError::DuplicateTool).
+    pub toolsets: Vec<Arc<dyn Toolset<Deps>>>,
+    /// The system prompt, sent with every request as
+    /// [`Request::instructions`](golem_model::Request::instructions). Default: none.
+    pub instructions: Option<String>,
+    /// How many times, in one run, each tool may reject its arguments with a
+    /// [`ModelRetry`](golem_model::ModelRetry) and have the model try again; a tool's own
+    /// [`Tool::max_retries`] replaces it for that tool. Default 1: a tool
+    /// that rejects its arguments (a bridged MCP tool answering `isError`,
+    /// such as a server's input-validation error) gives the model one
+    /// chance to correct them before the run fails; 0 turns correction
+    /// off, so the first `ModelRetry` fails the run.
+    pub tool_retries: u32,
+    /// How long one tool call may take when the tool sets no
+    /// [`Tool::timeout`] of its own. Default: no limit.
+    pub tool_timeout: Option<Duration>,
+    /// The most model requests one run makes. Default
+    /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
+    pub max_turns: u32,
+    /// How many times, in one run, the decoder may reject the model's final
+    /// answer with [`DecodeError::Retry`](crate::DecodeError::Retry) and have the model answer again.
+    /// Default 0.
+    pub output_retries: u32,
+}
+
+impl<Deps> Default for AgentConfig<Deps> {
+    fn default() -> Self {
+        Self {
+            tools: Vec::new(),
+            toolsets: Vec::new(),
+            instructions: None,
+            tool_retries: 1,
+            tool_timeout: None,
+            max_turns: DEFAULT_MAX_TURNS,
+            output_retries: 0,
+        }
+    }
+}
+
+// Manual: derives would demand `Deps: Clone` / `Deps: Debug`.
+impl<Deps> Clone for AgentConfig<Deps> {
+    fn clone(&self) -> Self {
+        Self {
+            tools: self.tools.clone(),
+            toolsets: self.toolsets.clone(),
+            instructions: self.instructions.clone(),
+            tool_retries: self.tool_retries,
+            tool_timeout: self.tool_timeout,
+            max_turns: self.max_turns,
+            output_retries: self.output_retries,
+        }
+    }
+}
+
+impl<Deps> fmt::Debug for AgentConfig<Deps> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentConfig")
+            .field("tools", &self.tools)
+            .field("toolsets", &toolset_names(&self.toolsets))
+            .field("instructions", &self.instructions)
+            .field("tool_retries", &self.tool_retries)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("max_turns", &self.max_turns)
+            .field("output_retries", &self.output_retries)
+            .finish()
+    }
+}
+
+/// The toolsets' names, for `Debug`.
+pub(super) fn toolset_names<Deps>(toolsets: &[Arc<dyn Toolset<Deps>>]) -> Vec<&str> {
+    toolsets.iter().map(|set| set.name()).collect()
+}
