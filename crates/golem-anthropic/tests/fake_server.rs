@@ -1,119 +1,28 @@
 //! `Anthropic` against an in-process fake that answers in the documented Messages wire
 //! format: scripted answers served in order, every request recorded.
 
-use std::collections::VecDeque;
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::Response as HttpResponse;
-use axum::routing::post;
 use golem_anthropic::{Anthropic, AnthropicConfig, DEFAULT_MAX_TOKENS};
+use golem_fake_provider::{
+    FakeProvider, Raw, anthropic, provider_error, quick_retries, refused_address, streamed_text,
+};
 use golem_model::{
-    ApiKey, FinishReason, Message, Model, ModelError, ProviderError, ProviderErrorKind, Request,
-    RetryPolicy, StreamEvent, ToolCall, ToolSpec, Usage,
+    ApiKey, FinishReason, Message, Model, ProviderErrorKind, Request, RetryPolicy, StreamEvent,
+    ToolCall, ToolSpec, Usage,
 };
 use serde_json::Value;
 
 const KEY: &str = "sk-ant-test-secret";
 
-/// One scripted answer: status, headers, the body in the chunks it is sent in, and how
-/// long to wait before answering.
-struct Canned {
-    status: u16,
-    headers: Vec<(&'static str, String)>,
-    chunks: Vec<Vec<u8>>,
-    delay: Duration,
-}
-
-fn json(status: u16, body: &str) -> Canned {
-    Canned {
-        status,
-        headers: vec![("content-type", "application/json".into())],
-        chunks: vec![body.as_bytes().to_vec()],
-        delay: Duration::ZERO,
-    }
-}
-
-fn sse(chunks: Vec<Vec<u8>>) -> Canned {
-    Canned {
-        status: 200,
-        headers: vec![("content-type", "text/event-stream; charset=utf-8".into())],
-        chunks,
-        delay: Duration::ZERO,
-    }
-}
-
-/// One request as the fake saw it.
-struct Seen {
-    headers: HeaderMap,
-    raw: Bytes,
-    body: Value,
-}
-
-#[derive(Default)]
-struct Fake {
-    script: Mutex<VecDeque<Canned>>,
-    seen: Mutex<Vec<Seen>>,
-}
-
-impl Fake {
-    fn count(&self) -> usize {
-        self.seen.lock().expect("lock").len()
-    }
-}
-
-async fn messages(State(fake): State<Arc<Fake>>, headers: HeaderMap, raw: Bytes) -> HttpResponse {
-    let body = serde_json::from_slice(&raw).unwrap_or(Value::Null);
-    fake.seen
-        .lock()
-        .expect("lock")
-        .push(Seen { headers, raw, body });
-    let canned = fake.script.lock().expect("lock").pop_front();
-    let canned = canned.unwrap_or_else(|| {
-        json(
-            500,
-            r#"{"type":"error","error":{"type":"api_error","message":"script exhausted"}}"#,
-        )
-    });
-    tokio::time::sleep(canned.delay).await;
-    let mut response = HttpResponse::builder()
-        .status(canned.status)
-        .header("request-id", "req_test");
-    for (name, value) in canned.headers {
-        response = response.header(name, value);
-    }
-    let chunks = canned.chunks.into_iter().map(Ok::<_, Infallible>);
-    response
-        .body(Body::from_stream(futures_util::stream::iter(chunks)))
-        .expect("a valid response")
-}
-
-async fn serve(script: Vec<Canned>) -> (Arc<Fake>, AnthropicConfig) {
-    let fake = Arc::new(Fake {
-        script: Mutex::new(script.into()),
-        ..Fake::default()
-    });
-    let app = Router::new()
-        .route("/v1/messages", post(messages))
-        .with_state(fake.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
-    tokio::spawn(async move { axum::serve(listener, app).await });
+/// A fake serving `script` in order, and a config that reaches it with a key
+/// and quick retries.
+fn serve(script: Vec<Raw>) -> (FakeProvider, AnthropicConfig) {
+    let fake = FakeProvider::start(script);
     let config = AnthropicConfig {
-        base_url: format!("http://{address}"),
+        base_url: fake.anthropic_base_url().to_owned(),
         api_key: Some(ApiKey::new(KEY)),
-        retry: RetryPolicy {
-            initial_backoff: Duration::from_millis(10),
-            max_backoff: Duration::from_millis(40),
-            ..RetryPolicy::default()
-        },
+        retry: quick_retries(),
         ..AnthropicConfig::new("claude-test")
     };
     (fake, config)
@@ -144,18 +53,12 @@ fn request() -> Request {
     }
 }
 
-fn provider_error(error: &ModelError) -> &ProviderError {
-    std::error::Error::source(error)
-        .and_then(|source| source.downcast_ref::<ProviderError>())
-        .expect("a ProviderError source")
-}
-
 /// A message with text and two tool calls, the first's input spaced oddly.
 const MESSAGE: &str = r#"{"id":"msg_01","type":"message","role":"assistant","model":"claude-test","content":[{"type":"text","text":"Reading b."},{"type":"tool_use","id":"toolu_a","name":"read","input":{"path":  "b", "n": 2.50}},{"type":"tool_use","id":"toolu_b","name":"list","input":{}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":30,"cache_creation_input_tokens":12,"cache_read_input_tokens":10,"output_tokens":9}}"#;
 
 #[tokio::test]
 async fn sends_the_documented_request_and_maps_the_answer() {
-    let (fake, config) = serve(vec![json(200, MESSAGE)]).await;
+    let (fake, config) = serve(vec![Raw::json(200, MESSAGE)]);
     let response = model(config).request(&request()).await.expect("answer");
 
     assert_eq!(response.text, "Reading b.");
@@ -179,9 +82,9 @@ async fn sends_the_documented_request_and_maps_the_answer() {
         }
     );
 
-    let seen = fake.seen.lock().expect("lock");
-    let Seen { headers, raw, body } = &seen[0];
-    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    let seen = fake.requests();
+    let (raw, body) = (&seen[0].raw, &seen[0].body);
+    let header = |name| seen[0].header(name);
     assert_eq!(header("x-api-key"), Some(KEY));
     assert_eq!(header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(header("content-type"), Some("application/json"));
@@ -207,7 +110,7 @@ async fn sends_the_documented_request_and_maps_the_answer() {
 
 #[tokio::test]
 async fn max_tokens_and_version_are_configurable() {
-    let (fake, config) = serve(vec![json(200, MESSAGE)]).await;
+    let (fake, config) = serve(vec![Raw::json(200, MESSAGE)]);
     let config = AnthropicConfig {
         max_tokens: 100,
         version: "2099-01-01".into(),
@@ -215,30 +118,18 @@ async fn max_tokens_and_version_are_configurable() {
         ..config
     };
     model(config).request(&request()).await.expect("answer");
-    let seen = fake.seen.lock().expect("lock");
+    let seen = fake.requests();
     assert_eq!(seen[0].body["max_tokens"], 100);
     assert_eq!(seen[0].body["temperature"], 0.5);
     assert_eq!(seen[0].headers["anthropic-version"], "2099-01-01");
     assert_eq!(AnthropicConfig::new("m").max_tokens, DEFAULT_MAX_TOKENS);
 }
 
-/// `event: TYPE` / `data: JSON` / blank line, for each data (the type read from it).
-fn events(datas: &[&str]) -> String {
-    datas
-        .iter()
-        .map(|data| {
-            let value: Value = serde_json::from_str(data).expect("json");
-            let kind = value["type"].as_str().expect("type").to_owned();
-            format!("event: {kind}\ndata: {data}\n\n")
-        })
-        .collect()
-}
-
 const START: &str = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":8,"output_tokens":1}}}"#;
 
 /// A streamed answer with text and two tool calls.
 fn transcript() -> String {
-    events(&[
+    anthropic::sse(&[
         START,
         r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
         r#"{"type": "ping"}"#,
@@ -261,7 +152,7 @@ fn transcript() -> String {
 async fn streams_split_at_every_byte_over_http() {
     let bytes = transcript().into_bytes();
     let chunks = bytes.chunks(1).map(<[u8]>::to_vec).collect();
-    let (fake, config) = serve(vec![sse(chunks)]).await;
+    let (fake, config) = serve(vec![Raw::sse(chunks)]);
     let mut events = Vec::new();
     let response = model(config)
         .request_stream(&request(), &mut |event| events.push(event))
@@ -282,20 +173,13 @@ async fn streams_split_at_every_byte_over_http() {
             cache_write_tokens: 0,
         }
     );
-    let text: String = events
-        .iter()
-        .filter_map(|event| match event {
-            StreamEvent::Text(text) => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(text, "Hi there");
+    assert_eq!(streamed_text(&events), "Hi there");
     assert!(events.contains(&StreamEvent::ToolCallStarted {
         index: 1,
         id: "toolu_b".into(),
         name: "list".into()
     }));
-    let seen = fake.seen.lock().expect("lock");
+    let seen = fake.requests();
     assert_eq!(seen[0].body["stream"], true);
     assert_eq!(seen[0].headers["accept"], "text/event-stream");
 }
@@ -315,7 +199,7 @@ async fn input_json_deltas_split_at_every_point_over_http() {
         .iter()
         .map(|&cut| {
             let (head, tail) = (delta(&input[..cut]), delta(&input[cut..]));
-            let body = events(&[
+            let body = anthropic::sse(&[
                 START,
                 r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_a","name":"read","input":{}}}"#,
                 &head,
@@ -326,13 +210,13 @@ async fn input_json_deltas_split_at_every_point_over_http() {
             ]);
             // The network splits it too: between the two deltas' events.
             let middle = body.find(&tail).expect("second delta");
-            sse(vec![
+            Raw::sse(vec![
                 body.as_bytes()[..middle].to_vec(),
                 body.as_bytes()[middle..].to_vec(),
             ])
         })
         .collect();
-    let (fake, config) = serve(script).await;
+    let (fake, config) = serve(script);
     let model = model(config);
     for cut in cuts {
         let mut fragments = String::new();
@@ -351,11 +235,7 @@ async fn input_json_deltas_split_at_every_point_over_http() {
         );
         assert_eq!(fragments, input, "cut at {cut}");
     }
-    assert_eq!(fake.count(), input.chars().count() + 1);
-}
-
-fn error_body(kind: &str, message: &str) -> String {
-    format!(r#"{{"type":"error","error":{{"type":"{kind}","message":"{message}"}}}}"#)
+    assert_eq!(fake.request_count(), input.chars().count() + 1);
 }
 
 #[tokio::test]
@@ -373,8 +253,8 @@ async fn error_bodies_of_each_kind_are_typed_and_the_key_never_shows() {
         (529, "overloaded_error", true),
     ];
     for (status, kind, retryable) in cases {
-        let body = error_body(kind, "it went wrong");
-        let (fake, config) = serve(vec![json(status, &body)]).await;
+        let body = anthropic::error_body(kind, "it went wrong");
+        let (fake, config) = serve(vec![Raw::json(status, &body)]);
         let config = AnthropicConfig {
             retry: RetryPolicy::none(),
             ..config
@@ -391,10 +271,10 @@ async fn error_bodies_of_each_kind_are_typed_and_the_key_never_shows() {
             format!("anthropic: HTTP {status}: {kind}: it went wrong")
         );
         assert!(!format!("{error:?} {error}").contains(KEY));
-        assert_eq!(fake.count(), 1);
+        assert_eq!(fake.request_count(), 1);
     }
 
-    let (_, config) = serve(vec![json(502, "<html>Bad Gateway</html>")]).await;
+    let (_fake, config) = serve(vec![Raw::json(502, "<html>Bad Gateway</html>")]);
     let config = AnthropicConfig {
         retry: RetryPolicy::none(),
         ..config
@@ -414,9 +294,9 @@ async fn error_bodies_of_each_kind_are_typed_and_the_key_never_shows() {
 
 #[tokio::test]
 async fn retries_429_after_its_retry_after_then_succeeds() {
-    let mut limited = json(429, &error_body("rate_limit_error", "slow down"));
-    limited.headers.push(("retry-after", "1".into()));
-    let (fake, config) = serve(vec![limited, json(200, MESSAGE)]).await;
+    let mut limited = Raw::json(429, &anthropic::error_body("rate_limit_error", "slow down"));
+    limited.headers.push(("retry-after".into(), "1".into()));
+    let (fake, config) = serve(vec![limited, Raw::json(200, MESSAGE)]);
     let started = Instant::now();
     let response = model(config).request(&request()).await.expect("answer");
     assert!(
@@ -424,20 +304,25 @@ async fn retries_429_after_its_retry_after_then_succeeds() {
         "waited for retry-after"
     );
     assert_eq!(response.tool_calls.len(), 2);
-    assert_eq!(fake.count(), 2);
+    assert_eq!(fake.request_count(), 2);
 }
 
 #[tokio::test]
 async fn retries_529_twice_then_succeeds_and_gives_up_after_max_attempts() {
-    let overloaded = || json(529, &error_body("overloaded_error", "Overloaded"));
-    let (fake, config) = serve(vec![overloaded(), overloaded(), json(200, MESSAGE)]).await;
+    let overloaded = || {
+        Raw::json(
+            529,
+            &anthropic::error_body("overloaded_error", "Overloaded"),
+        )
+    };
+    let (fake, config) = serve(vec![overloaded(), overloaded(), Raw::json(200, MESSAGE)]);
     model(config)
         .request(&request())
         .await
         .expect("third time lucky");
-    assert_eq!(fake.count(), 3);
+    assert_eq!(fake.request_count(), 3);
 
-    let (fake, config) = serve((0..5).map(|_| overloaded()).collect()).await;
+    let (fake, config) = serve((0..5).map(|_| overloaded()).collect());
     let failure = model(config)
         .request(&request())
         .await
@@ -445,27 +330,26 @@ async fn retries_529_twice_then_succeeds_and_gives_up_after_max_attempts() {
     let provider = provider_error(&failure);
     assert_eq!(provider.status, Some(529));
     assert_eq!(provider.error_type.as_deref(), Some("overloaded_error"));
-    assert_eq!(fake.count(), 4, "max_attempts");
+    assert_eq!(fake.request_count(), 4, "max_attempts");
 }
 
 #[tokio::test]
 async fn an_overloaded_error_event_before_any_content_is_retried() {
-    let failed = events(&[
+    let failed = anthropic::sse(&[
         START,
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     ]);
     let (fake, config) = serve(vec![
-        sse(vec![failed.into_bytes()]),
-        sse(vec![transcript().into_bytes()]),
-    ])
-    .await;
+        Raw::sse(vec![failed.into_bytes()]),
+        Raw::sse(vec![transcript().into_bytes()]),
+    ]);
     let mut events = Vec::new();
     let response = model(config)
         .request_stream(&request(), &mut |event| events.push(event))
         .await
         .expect("answer on the second attempt");
     assert_eq!(response.text, "Hi there");
-    assert_eq!(fake.count(), 2);
+    assert_eq!(fake.request_count(), 2);
     assert_eq!(events[0], StreamEvent::Text("Hi ".into()), "nothing twice");
 }
 
@@ -474,10 +358,13 @@ async fn an_error_event_after_content_is_reported_and_not_retried() {
     let full = transcript();
     let cut = full.find("event: content_block_stop").expect("after text");
     let mut body = full[..cut].to_owned();
-    body.push_str(&events(&[
+    body.push_str(&anthropic::sse(&[
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
     ]));
-    let (fake, config) = serve(vec![sse(vec![body.into_bytes()]), json(200, MESSAGE)]).await;
+    let (fake, config) = serve(vec![
+        Raw::sse(vec![body.into_bytes()]),
+        Raw::json(200, MESSAGE),
+    ]);
     let mut events = Vec::new();
     let error = model(config)
         .request_stream(&request(), &mut |event| events.push(event))
@@ -487,7 +374,7 @@ async fn an_error_event_after_content_is_reported_and_not_retried() {
     assert_eq!(provider.error_type.as_deref(), Some("overloaded_error"));
     assert_eq!(provider.message, "Overloaded");
     assert!(!events.is_empty());
-    assert_eq!(fake.count(), 1, "not retried after delivery");
+    assert_eq!(fake.request_count(), 1, "not retried after delivery");
 }
 
 #[tokio::test]
@@ -495,10 +382,9 @@ async fn a_stream_cut_mid_message_is_an_error_and_is_not_retried() {
     let full = transcript();
     let cut = full.find("th\\\"").expect("mid-input");
     let (fake, config) = serve(vec![
-        sse(vec![full.as_bytes()[..cut].to_vec()]),
-        json(200, MESSAGE),
-    ])
-    .await;
+        Raw::sse(vec![full.as_bytes()[..cut].to_vec()]),
+        Raw::json(200, MESSAGE),
+    ]);
     let mut events = Vec::new();
     let error = model(config)
         .request_stream(&request(), &mut |event| events.push(event))
@@ -506,14 +392,14 @@ async fn a_stream_cut_mid_message_is_an_error_and_is_not_retried() {
         .expect_err("cut");
     assert_eq!(provider_error(&error).kind, ProviderErrorKind::StreamCut);
     assert!(!events.is_empty(), "the start was delivered");
-    assert_eq!(fake.count(), 1, "not retried after delivery");
+    assert_eq!(fake.request_count(), 1, "not retried after delivery");
 }
 
 #[tokio::test]
 async fn a_slow_answer_times_out() {
-    let mut slow = json(200, MESSAGE);
+    let mut slow = Raw::json(200, MESSAGE);
     slow.delay = Duration::from_secs(5);
-    let (_, config) = serve(vec![slow]).await;
+    let (_fake, config) = serve(vec![slow]);
     let config = AnthropicConfig {
         request_timeout: Duration::from_millis(200),
         retry: RetryPolicy::none(),
@@ -532,11 +418,10 @@ async fn a_slow_answer_times_out() {
 
 #[tokio::test]
 async fn answers_larger_than_the_bound_are_refused() {
-    let (_, config) = serve(vec![
-        json(200, MESSAGE),
-        sse(vec![transcript().into_bytes()]),
-    ])
-    .await;
+    let (_fake, config) = serve(vec![
+        Raw::json(200, MESSAGE),
+        Raw::sse(vec![transcript().into_bytes()]),
+    ]);
     let model = model(AnthropicConfig {
         max_response_bytes: 64,
         retry: RetryPolicy::none(),
@@ -553,11 +438,8 @@ async fn answers_larger_than_the_bound_are_refused() {
 
 #[tokio::test]
 async fn connection_failures_are_retried_then_reported_without_the_key() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let address = listener.local_addr().expect("address");
-    drop(listener);
     let config = AnthropicConfig {
-        base_url: format!("http://{address}"),
+        base_url: format!("http://{}", refused_address()),
         api_key: Some(ApiKey::new(KEY)),
         retry: RetryPolicy {
             max_attempts: 2,
@@ -602,7 +484,7 @@ const TEXT_MESSAGE: &str = r#"{"id":"msg_02","type":"message","role":"assistant"
 
 #[tokio::test]
 async fn user_images_are_sent_as_image_blocks() {
-    let (fake, config) = serve(vec![json(200, TEXT_MESSAGE)]).await;
+    let (fake, config) = serve(vec![Raw::json(200, TEXT_MESSAGE)]);
     let request = Request {
         messages: vec![Message::user_with_images(
             "What is this?",
@@ -616,7 +498,7 @@ async fn user_images_are_sent_as_image_blocks() {
     let response = model(config).request(&request).await.expect("answer");
     assert_eq!(response.text, "A cat.");
 
-    let seen = fake.seen.lock().expect("lock");
+    let seen = fake.requests();
     let want: Value = serde_json::from_str(
         r#"[{"role":"user","content":[
             {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
@@ -629,7 +511,7 @@ async fn user_images_are_sent_as_image_blocks() {
 
 #[tokio::test]
 async fn images_outside_user_messages_are_refused_before_sending() {
-    let (fake, config) = serve(vec![json(200, TEXT_MESSAGE)]).await;
+    let (fake, config) = serve(vec![Raw::json(200, TEXT_MESSAGE)]);
     let mut assistant = Message::assistant("here");
     assistant
         .images
@@ -643,8 +525,5 @@ async fn images_outside_user_messages_are_refused_before_sending() {
         error.to_string().contains("messages[1] has images"),
         "{error}"
     );
-    assert!(
-        fake.seen.lock().expect("lock").is_empty(),
-        "nothing was sent"
-    );
+    assert_eq!(fake.request_count(), 0, "nothing was sent");
 }

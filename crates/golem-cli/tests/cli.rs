@@ -1,12 +1,11 @@
-//! The `golem` binary end to end, against a fake OpenAI-compatible provider
-//! (in this process, speaking the documented wire format, streaming) and
+//! The `golem` binary end to end, against `golem-fake-provider` (a fake
+//! model provider in this process, speaking the documented wire formats,
+//! streaming) and
 //! the real `@modelcontextprotocol/server-filesystem` from `peers/`
 //! (installed by `scripts/install-peers.sh`; a missing peer fails the
 //! test): the model asks for a tool, the tool runs, the answer carries its
 //! result. Also: chat commands on stdin, usage errors, provider errors,
 //! server failures, and Ctrl-C leaving no server behind.
-
-mod support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -15,9 +14,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use golem_fake_provider::{
+    FakeProvider, Reply, last_tool_result, messages, refused_address, tool_names,
+};
 use predicates::prelude::*;
 use serde_json::{Value, json};
-use support::{FakeProvider, Reply, last_tool_result, messages, tool_names};
 
 /// How long any one command may take before the test fails.
 const PATIENCE: Duration = Duration::from_secs(90);
@@ -102,7 +103,7 @@ fn run_on(provider: &FakeProvider) -> Command {
         "--model",
         "openai:gpt-fake",
         "--base-url",
-        &provider.base_url,
+        provider.openai_base_url(),
     ]);
     command
 }
@@ -137,7 +138,7 @@ fn reader(file: PathBuf, tool_suffix: &'static str) -> impl Fn(&Value) -> Reply 
                 .find(|name| name.ends_with(tool_suffix))
                 .unwrap_or_else(|| "no such tool offered".into());
             Reply::ToolCall {
-                tool,
+                name: tool,
                 arguments: json!({"path": file}).to_string(),
             }
         }
@@ -149,7 +150,7 @@ fn run_calls_a_filesystem_tool_and_streams_an_answer_with_its_result() {
     let dir = TempDir::new();
     let notes = dir.file("notes.txt", "the owl flies at midnight");
     let config = dir.config(&["fs"]);
-    let provider = FakeProvider::start(reader(notes.clone(), "read_text_file"));
+    let provider = FakeProvider::start_with(reader(notes.clone(), "read_text_file"));
 
     let output = golem()
         .args([
@@ -157,7 +158,7 @@ fn run_calls_a_filesystem_tool_and_streams_an_answer_with_its_result() {
             "--model",
             "openai:gpt-fake",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
             // With --base-url, a key is sent only when its variable is named.
             "--api-key-env",
             "OPENAI_API_KEY",
@@ -186,11 +187,11 @@ fn run_calls_a_filesystem_tool_and_streams_an_answer_with_its_result() {
     );
     assert!(!stdout.contains(KEY) && !stderr.contains(KEY));
 
-    let seen = provider.seen();
+    let seen = provider.requests();
     assert_eq!(seen.len(), 2);
     for request in &seen {
         assert_eq!(
-            request.authorization.as_deref(),
+            request.header("authorization"),
             Some(&*format!("Bearer {KEY}"))
         );
         assert_eq!(request.body["stream"], true);
@@ -227,8 +228,7 @@ fn anthropic_models_take_their_key_and_the_host_as_base_url() {
     let dir = TempDir::new();
     let notes = dir.file("notes.txt", "anthropic read this");
     let config = dir.config(&["fs"]);
-    let provider = FakeProvider::start(reader(notes, "read_text_file"));
-    let host = provider.base_url.trim_end_matches("/v1").to_owned();
+    let provider = FakeProvider::start_with(reader(notes, "read_text_file"));
 
     let output = golem()
         .env_remove("OPENAI_API_KEY")
@@ -238,7 +238,7 @@ fn anthropic_models_take_their_key_and_the_host_as_base_url() {
             "--model",
             "anthropic:claude-fake",
             "--base-url",
-            &host,
+            provider.anthropic_base_url(),
             "--api-key-env",
             "ANTHROPIC_API_KEY",
         ])
@@ -258,12 +258,12 @@ fn anthropic_models_take_their_key_and_the_host_as_base_url() {
         stderr.ends_with("golem: usage: 2 requests, 30 input tokens, 10 output tokens\n"),
         "{stderr}"
     );
-    let seen = provider.seen();
+    let seen = provider.requests();
     assert_eq!(seen.len(), 2);
     for request in &seen {
         assert_eq!(request.path, "/v1/messages");
-        assert_eq!(request.api_key.as_deref(), Some(KEY));
-        assert_eq!(request.authorization, None);
+        assert_eq!(request.header("x-api-key"), Some(KEY));
+        assert_eq!(request.header("authorization"), None);
         assert_eq!(request.body["system"], "Be brief.");
         assert_eq!(request.body["stream"], true);
     }
@@ -278,8 +278,8 @@ fn a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
         &json!({"mcpServers": {"everything": {"command": everything_server(), "args": ["stdio"]}}})
             .to_string(),
     );
-    let provider = FakeProvider::start(|_| Reply::ToolCall {
-        tool: "trigger-long-running-operation".into(),
+    let provider = FakeProvider::start_with(|_| Reply::ToolCall {
+        name: "trigger-long-running-operation".into(),
         arguments: r#"{"duration": 60, "steps": 2}"#.into(),
     });
     let start = Instant::now();
@@ -313,7 +313,7 @@ fn a_tool_error_goes_back_to_the_model_and_is_shown() {
     let dir = TempDir::new();
     let missing = dir.path().join("missing.txt");
     let config = dir.config(&["fs"]);
-    let provider = FakeProvider::start(reader(missing, "read_text_file"));
+    let provider = FakeProvider::start_with(reader(missing, "read_text_file"));
 
     let output = run_on(&provider)
         .arg("--config")
@@ -342,7 +342,7 @@ fn clashing_tool_names_are_prefixed_per_server_and_server_picks_some() {
     let dir = TempDir::new();
     let notes = dir.file("notes.txt", "prefixed contents");
     let config = dir.config(&["left", "right"]);
-    let provider = FakeProvider::start(reader(notes.clone(), "right_read_text_file"));
+    let provider = FakeProvider::start_with(reader(notes.clone(), "right_read_text_file"));
 
     let output = run_on(&provider)
         .arg("--config")
@@ -357,7 +357,7 @@ fn clashing_tool_names_are_prefixed_per_server_and_server_picks_some() {
         stderr.contains("golem: [right] read_text_file {"),
         "{stderr}"
     );
-    let offered = tool_names(&provider.seen()[0].body);
+    let offered = tool_names(&provider.requests()[0].body);
     assert!(
         offered.contains(&"left_read_text_file".to_owned()),
         "{offered:?}"
@@ -372,7 +372,7 @@ fn clashing_tool_names_are_prefixed_per_server_and_server_picks_some() {
     );
 
     // One server named: its tools as they are.
-    let provider = FakeProvider::start(reader(notes, "read_text_file"));
+    let provider = FakeProvider::start_with(reader(notes, "read_text_file"));
     let output = run_on(&provider)
         .arg("--config")
         .arg(&config)
@@ -380,7 +380,7 @@ fn clashing_tool_names_are_prefixed_per_server_and_server_picks_some() {
         .output()
         .expect("golem runs");
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let offered = tool_names(&provider.seen()[0].body);
+    let offered = tool_names(&provider.requests()[0].body);
     assert!(
         offered.contains(&"read_text_file".to_owned()),
         "{offered:?}"
@@ -405,7 +405,7 @@ fn parrot(body: &Value) -> Reply {
 fn chat_keeps_a_history_and_answers_its_commands() {
     let dir = TempDir::new();
     let config = dir.config(&["fs"]);
-    let provider = FakeProvider::start(parrot);
+    let provider = FakeProvider::start_with(parrot);
 
     let output = golem()
         .args([
@@ -413,7 +413,7 @@ fn chat_keeps_a_history_and_answers_its_commands() {
             "--model",
             "openai:gpt-fake",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
         ])
         .arg("--config")
         .arg(&config)
@@ -441,16 +441,16 @@ fn chat_keeps_a_history_and_answers_its_commands() {
         stderr.ends_with("golem: usage: 3 requests, 36 input tokens, 21 output tokens\n"),
         "{stderr}"
     );
-    assert_eq!(provider.seen().len(), 3, "/exit ends the conversation");
+    assert_eq!(provider.request_count(), 3, "/exit ends the conversation");
 }
 
 #[test]
 fn chat_ends_at_the_end_of_input_with_the_last_exchanges_status() {
-    let provider = FakeProvider::start(|body| {
+    let provider = FakeProvider::start_with(|body| {
         if messages(body).len() > 1 {
             Reply::Error {
                 status: 400,
-                kind: "invalid_request_error",
+                kind: "invalid_request_error".into(),
                 message: "too long".into(),
             }
         } else {
@@ -463,7 +463,7 @@ fn chat_ends_at_the_end_of_input_with_the_last_exchanges_status() {
             "--model",
             "openai:gpt-fake",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
         ])
         .write_stdin("one\ntwo\n")
         .output()
@@ -571,14 +571,14 @@ fn a_server_that_cannot_start_is_a_transport_failure_naming_it() {
         "mcp.json",
         r#"{"mcpServers": {"ghost": {"command": "/no/such/mcp-server"}}}"#,
     );
-    let provider = FakeProvider::start(parrot);
+    let provider = FakeProvider::start_with(parrot);
     golem()
         .args([
             "run",
             "--model",
             "openai:m",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
             "hi",
             "--config",
         ])
@@ -587,16 +587,16 @@ fn a_server_that_cannot_start_is_a_transport_failure_naming_it() {
         .code(4)
         .stderr(predicate::str::contains("MCP server \"ghost\""));
     assert!(
-        provider.seen().is_empty(),
+        provider.requests().is_empty(),
         "no model request without the tools"
     );
 }
 
 #[test]
 fn a_provider_error_exits_3_without_showing_the_key() {
-    let provider = FakeProvider::start(|_| Reply::Error {
+    let provider = FakeProvider::start_with(|_| Reply::Error {
         status: 401,
-        kind: "invalid_api_key",
+        kind: "invalid_api_key".into(),
         message: "Incorrect API key provided.".into(),
     });
     let output = golem()
@@ -605,7 +605,7 @@ fn a_provider_error_exits_3_without_showing_the_key() {
             "--model",
             "openai:gpt-fake",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
             "hi",
         ])
         .output()
@@ -616,7 +616,7 @@ fn a_provider_error_exits_3_without_showing_the_key() {
     assert!(stderr.contains("Incorrect API key provided."), "{stderr}");
     assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
     assert!(!stderr.contains(KEY), "{stderr}");
-    assert_eq!(provider.seen().len(), 1, "a 401 is not retried");
+    assert_eq!(provider.request_count(), 1, "a 401 is not retried");
 }
 
 #[test]
@@ -625,8 +625,8 @@ fn the_turn_limit_exits_1_naming_the_option() {
     let notes = dir.file("notes.txt", "again and again");
     let config = dir.config(&["fs"]);
     // A model that never stops calling the tool.
-    let provider = FakeProvider::start(move |_| Reply::ToolCall {
-        tool: "read_text_file".into(),
+    let provider = FakeProvider::start_with(move |_| Reply::ToolCall {
+        name: "read_text_file".into(),
         arguments: json!({"path": notes}).to_string(),
     });
     let output = run_on(&provider)
@@ -641,19 +641,16 @@ fn the_turn_limit_exits_1_naming_the_option() {
         "{stderr}"
     );
     assert!(stderr.contains("golem: usage: 2 requests"), "{stderr}");
-    assert_eq!(provider.seen().len(), 2);
+    assert_eq!(provider.request_count(), 2);
 }
 
 #[test]
 fn an_unreachable_provider_exits_4() {
     // A port that was free a moment ago: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
+    let address = refused_address();
     let output = golem()
         .args(["run", "--model", "openai:gpt-fake", "--base-url"])
-        .arg(format!("http://127.0.0.1:{port}/v1"))
+        .arg(format!("http://{address}/v1"))
         .arg("hi")
         .output()
         .expect("golem runs");
@@ -668,7 +665,7 @@ fn images_go_with_the_prompt() {
     let dir = TempDir::new();
     let png = dir.path().join("dot.png");
     std::fs::write(&png, [0x89, b'P', b'N', b'G']).expect("written");
-    let provider = FakeProvider::start(|_| Reply::Text("a dot".into()));
+    let provider = FakeProvider::start_with(|_| Reply::Text("a dot".into()));
     run_on(&provider)
         .arg("--image")
         .arg(&png)
@@ -676,7 +673,7 @@ fn images_go_with_the_prompt() {
         .assert()
         .code(0)
         .stdout("a dot\n");
-    let content = &messages(&provider.seen()[0].body)[0]["content"];
+    let content = &messages(&provider.requests()[0].body)[0]["content"];
     assert_eq!(
         content,
         &json!([
@@ -694,14 +691,14 @@ fn images_go_with_the_prompt() {
 
 #[test]
 fn the_prompt_can_come_from_stdin() {
-    let provider = FakeProvider::start(parrot);
+    let provider = FakeProvider::start_with(parrot);
     golem()
         .args([
             "run",
             "--model",
             "openai:gpt-fake",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
             "-",
         ])
         .write_stdin("from a pipe\n")
@@ -778,14 +775,14 @@ fn ctrl_c_ends_the_command_and_its_servers() {
     let config = dir.config(&["fs"]);
     // The model never answers: the command is waiting for it when Ctrl-C
     // comes.
-    let provider = FakeProvider::start(|_| Reply::Hang);
+    let provider = FakeProvider::start_with(|_| Reply::Hang);
     let mut child = Process::new(env!("CARGO_BIN_EXE_golem"))
         .args([
             "run",
             "--model",
             "openai:gpt-fake",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
         ])
         .arg("--config")
         .arg(&config)
@@ -797,7 +794,9 @@ fn ctrl_c_ends_the_command_and_its_servers() {
         .spawn()
         .expect("golem starts");
     let golem = child.id();
-    wait_until("the model was asked", || !provider.seen().is_empty());
+    provider
+        .wait_for_requests(1, PATIENCE)
+        .expect("the model was asked");
     let servers = children(golem);
     assert_eq!(servers.len(), 1, "one filesystem server: {servers:?}");
 
@@ -827,14 +826,14 @@ fn ctrl_c_ends_the_command_and_its_servers() {
 fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
     let dir = TempDir::new();
     let config = dir.config(&["fs"]);
-    let provider = FakeProvider::start(parrot);
+    let provider = FakeProvider::start_with(parrot);
     let mut child = Process::new(env!("CARGO_BIN_EXE_golem"))
         .args([
             "chat",
             "--model",
             "openai:gpt-fake",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
         ])
         .arg("--config")
         .arg(&config)
@@ -990,7 +989,7 @@ fn a_server_that_never_answers_fails_at_the_start_timeout_with_its_stderr() {
             "off": {"command": "/no/such/mcp-server", "disabled": true}
         }}"#,
     );
-    let provider = FakeProvider::start(parrot);
+    let provider = FakeProvider::start_with(parrot);
     let started = std::time::Instant::now();
     golem()
         .args([
@@ -998,7 +997,7 @@ fn a_server_that_never_answers_fails_at_the_start_timeout_with_its_stderr() {
             "--model",
             "openai:m",
             "--base-url",
-            &provider.base_url,
+            provider.openai_base_url(),
         ])
         .args(["--start-timeout", "2", "hi", "--config"])
         .arg(&config)
@@ -1033,7 +1032,7 @@ fn servers_start_together_not_one_after_another() {
         }})
         .to_string(),
     );
-    let provider = FakeProvider::start(parrot);
+    let provider = FakeProvider::start_with(parrot);
     let output = run_on(&provider)
         .args(["--start-timeout", "30", "--config"])
         .arg(&config)
