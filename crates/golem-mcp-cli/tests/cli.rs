@@ -752,6 +752,8 @@ fn a_log_line_names_level_and_logger_and_log_level_needs_the_capability() {
 #[test]
 fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
     use std::process::Stdio;
+    let timeout = Duration::from_secs(4);
+    let started = Instant::now();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
         .args([
             "call",
@@ -759,22 +761,33 @@ fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
             "--on-elicitation",
             "ask",
         ])
-        .args(["--timeout", "4"])
+        .args(["--timeout", &timeout.as_secs().to_string()])
         .args(everything_stdio())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("runs");
-    // The user takes longer than --timeout to say no (the server needs
-    // well under 4 s to start and ask).
-    std::thread::sleep(Duration::from_secs(6));
+    let mut stderr = Lines::of(child.stderr.take().expect("a pipe"));
+    // The server has started and asked once the prompt is on stderr.
+    stderr.wait_for(|line| line.starts_with("The server asks: "), PATIENCE);
+    // The user takes longer than --timeout to say no: until then, and a
+    // while past the moment the command would have timed out, it is still
+    // waiting for the answer.
+    let answered_at = started + timeout + Duration::from_secs(2);
+    while Instant::now() < answered_at {
+        if let Some(status) = child.try_wait().expect("a status") {
+            panic!("the command ended ({status}) while the user was answering");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     use std::io::Write as _;
     let mut stdin = child.stdin.take().expect("a pipe");
     stdin.write_all(b"n\n").expect("written");
     drop(stdin);
     let output = child.wait_with_output().expect("exits");
-    assert!(output.status.success(), "{output:?}");
+    let stderr = stderr.rest(PATIENCE);
+    assert!(output.status.success(), "{output:?} {stderr}");
     assert!(
         String::from_utf8_lossy(&output.stdout).contains("\"action\": \"decline\""),
         "{output:?}"
