@@ -1,21 +1,19 @@
 //! The subcommands beyond tools: `resources`, `read`, `prompts`, `prompt`,
 //! `complete` and `ping`: their command line, their checks (done before
-//! any server is started), how they ask the server and what they print.
-//! Also how `call` shows an embedded text resource.
+//! any server is started) and how they ask the server; what they print is
+//! rendered in `render/`.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io::{Read, Write as _};
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
-use golem_mcp::{CallResult, Client, CompletionRef, Content, ReadResourceResult, Role};
-use serde::Serialize;
-use serde_json::{Value, json};
+use golem_mcp::{Client, CompletionRef, ReadResourceResult};
+use serde_json::Value;
 
 use crate::failure::{Exit, Failure};
 use crate::feedback::Feedback;
-use crate::render;
+use crate::render::{prompts, resources, server};
 use crate::run::emit;
 
 /// The subcommands of this module, flattened into the command line's.
@@ -307,8 +305,8 @@ pub async fn run(
             let resources = client.list_resources().await.map_err(mcp)?;
             feedback.finish();
             emit(&match json {
-                true => pretty(&json!({ "resources": resources })),
-                false => lines(resources.iter().map(|r| (r.uri.as_str(), r.name.as_str()))),
+                true => resources::resources_json(&resources),
+                false => resources::resources_text(&resources),
             })?;
         }
         FeatureAction::Resources { templates: true } => {
@@ -316,12 +314,8 @@ pub async fn run(
             let templates = client.list_resource_templates().await.map_err(mcp)?;
             feedback.finish();
             emit(&match json {
-                true => pretty(&json!({ "resourceTemplates": templates })),
-                false => lines(
-                    templates
-                        .iter()
-                        .map(|t| (t.uri_template.as_str(), t.name.as_str())),
-                ),
+                true => resources::templates_json(&templates),
+                false => resources::templates_text(&templates),
             })?;
         }
         FeatureAction::Read { uri, sink } => {
@@ -329,67 +323,29 @@ pub async fn run(
             let read = client.read_resource(uri).await.map_err(mcp)?;
             feedback.finish();
             match sink {
-                Sink::Text if json => emit(&pretty(&read))?,
-                Sink::Text => emit(&read_text(&read))?,
+                Sink::Text if json => emit(&resources::read_json(&read))?,
+                Sink::Text => emit(&resources::read_text(&read))?,
                 Sink::Raw => write_stdout(&bytes(&read)?)?,
                 Sink::File(path) => write_file(path, &bytes(&read)?)?,
             }
         }
         FeatureAction::Prompts => {
             feedback.stage("listing prompts");
-            let prompts = client.list_prompts().await.map_err(mcp)?;
+            let listed = client.list_prompts().await.map_err(mcp)?;
             feedback.finish();
             emit(&match json {
-                true => pretty(&json!({ "prompts": prompts })),
-                false => prompts
-                    .iter()
-                    .map(|prompt| {
-                        let arguments: Vec<String> = prompt
-                            .arguments
-                            .iter()
-                            .map(|a| match a.required {
-                                true => a.name.clone(),
-                                false => format!("[{}]", a.name),
-                            })
-                            .collect();
-                        let mut line = prompt.name.clone();
-                        if !arguments.is_empty() {
-                            let _ = write!(line, " {}", arguments.join(" "));
-                        }
-                        if let Some(about) = prompt.title.as_ref().or(prompt.description.as_ref()) {
-                            let _ = write!(line, "  ({about})");
-                        }
-                        line.push('\n');
-                        line
-                    })
-                    .collect(),
+                true => prompts::prompts_json(&listed),
+                false => prompts::prompts_text(&listed),
             })?;
         }
         FeatureAction::Prompt { name, arguments } => {
             feedback.stage(format!("getting prompt {name}"));
             let prompt = client.get_prompt(name, arguments).await.map_err(mcp)?;
             feedback.finish();
-            if json {
-                let messages: Vec<Value> = prompt
-                    .messages
-                    .iter()
-                    .map(|m| json!({"role": role(m.role), "content": content_json(&m.content)}))
-                    .collect();
-                let mut result = json!({ "messages": messages });
-                if let Some(description) = &prompt.description {
-                    result["description"] = json!(description);
-                }
-                emit(&pretty(&result))?;
-            } else {
-                let mut out = String::new();
-                for message in &prompt.messages {
-                    let _ = writeln!(out, "[{}]", role(message.role));
-                    out.push_str(&render::line(&content_text(std::slice::from_ref(
-                        &message.content,
-                    ))));
-                }
-                emit(&out)?;
-            }
+            emit(&match json {
+                true => prompts::prompt_json(&prompt),
+                false => prompts::prompt_text(&prompt),
+            })?;
         }
         FeatureAction::Complete {
             target,
@@ -408,25 +364,11 @@ pub async fn run(
                 .map_err(mcp)?;
             feedback.finish();
             if json {
-                emit(&pretty(&json!({
-                    "values": completion.values,
-                    "total": completion.total,
-                    "hasMore": completion.has_more,
-                })))?;
+                emit(&prompts::completion_json(&completion))?;
             } else {
-                let mut out = String::new();
-                for value in &completion.values {
-                    out.push_str(&render::line(value));
-                }
-                emit(&out)?;
-                if completion.has_more {
-                    match completion.total {
-                        Some(total) => eprintln!(
-                            "golem-mcp: {} of {total} values shown",
-                            completion.values.len()
-                        ),
-                        None => eprintln!("golem-mcp: the server has more values"),
-                    }
+                emit(&prompts::completion_text(&completion))?;
+                if let Some(note) = prompts::completion_note(&completion) {
+                    eprintln!("{note}");
                 }
             }
         }
@@ -437,60 +379,12 @@ pub async fn run(
             let millis = started.elapsed().as_secs_f64() * 1000.0;
             feedback.finish();
             emit(&match json {
-                true => pretty(&json!({ "ok": true, "milliseconds": millis })),
-                false => format!("pong in {millis:.1} ms\n"),
+                true => server::ping_json(millis),
+                false => server::ping_text(millis),
             })?;
         }
     }
     Ok(Exit::Success)
-}
-
-fn pretty(value: &impl Serialize) -> String {
-    // Serializing our own types and JSON values cannot fail.
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    text.push('\n');
-    text
-}
-
-/// `FIRST  SECOND` lines.
-fn lines<'a>(rows: impl Iterator<Item = (&'a str, &'a str)>) -> String {
-    let mut out = String::new();
-    for (first, second) in rows {
-        let _ = writeln!(out, "{first}  {second}");
-    }
-    out
-}
-
-fn role(role: Role) -> &'static str {
-    match role {
-        Role::User => "user",
-        Role::Assistant => "assistant",
-    }
-}
-
-/// `read` as text: every text item, and a placeholder line for each binary
-/// one.
-fn read_text(read: &ReadResourceResult) -> String {
-    let mut out = String::new();
-    for item in &read.contents {
-        match item.text() {
-            Some(text) => out.push_str(&render::line(text)),
-            None => {
-                let size = item.decode().map(|bytes| bytes.len());
-                let _ = writeln!(
-                    out,
-                    "[binary contents: {} ({}), {} not shown; --output FILE or --raw writes them]",
-                    item.uri(),
-                    item.mime_type().unwrap_or("unknown type"),
-                    match size {
-                        Ok(size) => format!("{size} bytes"),
-                        Err(_) => "invalid base64".to_owned(),
-                    }
-                );
-            }
-        }
-    }
-    out
 }
 
 /// Every item's bytes, blobs decoded.
@@ -521,90 +415,6 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
             path.display()
         ))
     })
-}
-
-/// Content items as `call` and `prompt` print them: text as is, an
-/// embedded text resource under a one-line header naming its URI, anything
-/// else as the placeholder line a model sees.
-pub fn content_text(content: &[Content]) -> String {
-    let mut out = String::new();
-    for (index, item) in content.iter().enumerate() {
-        if index > 0 {
-            out.push('\n');
-        }
-        match item {
-            Content::Resource {
-                uri,
-                mime_type,
-                text: Some(text),
-                ..
-            } => {
-                let _ = write!(
-                    out,
-                    "[embedded resource: {uri} ({})]\n{text}",
-                    mime_type.as_deref().unwrap_or("unknown type")
-                );
-            }
-            other => out.push_str(&CallResult::new(vec![other.clone()]).text()),
-        }
-    }
-    out
-}
-
-/// `call`'s text output.
-pub fn call_text(result: &CallResult) -> String {
-    content_text(&result.content)
-}
-
-/// A content item as the protocol writes it.
-fn content_json(content: &Content) -> Value {
-    match content {
-        Content::Text { text } => json!({"type": "text", "text": text}),
-        Content::Image { data, mime_type } => {
-            json!({"type": "image", "data": data, "mimeType": mime_type})
-        }
-        Content::Audio { data, mime_type } => {
-            json!({"type": "audio", "data": data, "mimeType": mime_type})
-        }
-        Content::ResourceLink {
-            uri,
-            name,
-            mime_type,
-            size,
-        } => {
-            let mut link = json!({"type": "resource_link", "uri": uri});
-            if let Some(name) = name {
-                link["name"] = json!(name);
-            }
-            if let Some(mime_type) = mime_type {
-                link["mimeType"] = json!(mime_type);
-            }
-            if let Some(size) = size {
-                link["size"] = json!(size);
-            }
-            link
-        }
-        Content::Resource {
-            uri,
-            mime_type,
-            text,
-            blob,
-        } => {
-            let mut resource = json!({"uri": uri});
-            if let Some(mime_type) = mime_type {
-                resource["mimeType"] = json!(mime_type);
-            }
-            if let Some(text) = text {
-                resource["text"] = json!(text);
-            }
-            if let Some(blob) = blob {
-                resource["blob"] = json!(blob);
-            }
-            json!({"type": "resource", "resource": resource})
-        }
-        Content::Other { kind } => json!({"type": kind}),
-        _ => json!({"type": "unknown"}),
-    }
 }
 
 #[cfg(test)]
@@ -681,31 +491,5 @@ mod tests {
             assert_eq!(failure.exit, Exit::Usage);
             assert!(failure.message.contains(says), "{}", failure.message);
         }
-    }
-
-    #[test]
-    fn an_embedded_text_resource_is_shown_under_its_uri() {
-        let shown = content_text(&[
-            Content::Text {
-                text: "before".into(),
-            },
-            Content::Resource {
-                uri: "demo://a".into(),
-                mime_type: Some("text/plain".into()),
-                text: Some("the text\nof a".into()),
-                blob: None,
-            },
-            Content::Resource {
-                uri: "demo://b".into(),
-                mime_type: None,
-                text: None,
-                blob: Some("AAEC".into()),
-            },
-        ]);
-        assert_eq!(
-            shown,
-            "before\n[embedded resource: demo://a (text/plain)]\nthe text\nof a\n\
-             [embedded resource: demo://b (unknown type), 3 bytes not shown]"
-        );
     }
 }

@@ -87,7 +87,7 @@ impl Feedback {
     /// Shows a task's status: on the spinner's line on a terminal,
     /// otherwise as a line on stderr (unless `quiet`).
     pub fn task_status(&mut self, task: &Task, console: &Console, quiet: bool) {
-        let status = crate::render::task_status(task);
+        let status = crate::render::status::task_status(task);
         match &self.bar {
             Some(bar) => bar.set_message(format!("{}: {status}", self.stage)),
             None if !quiet => console.line(format!("golem-mcp: {status}")),

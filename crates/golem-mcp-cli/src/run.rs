@@ -18,7 +18,11 @@ use crate::elicit::Elicitor;
 use crate::failure::{Exit, Failure, describe};
 use crate::features;
 use crate::feedback::{Console, Feedback};
-use crate::render;
+use crate::render::content::call_text;
+use crate::render::server::{info_json, info_text};
+use crate::render::status::log_line;
+use crate::render::text::line;
+use crate::render::tools::{list_json, list_text, some_names};
 use crate::trace::traced;
 
 /// How long ending the session may take after the command's work is done,
@@ -194,7 +198,7 @@ fn show(notification: &ServerNotification, console: &Console, quiet: bool) {
     if let ServerNotification::Log(message) = notification
         && !quiet
     {
-        console.line(render::log_line(message));
+        console.line(log_line(message));
     }
 }
 
@@ -278,9 +282,9 @@ async fn work(
         Action::Login | Action::Logout => Ok(Exit::Success),
         Action::Info => {
             let text = if json {
-                render::info_json(server)
+                info_json(server)
             } else {
-                render::info_text(server)
+                info_text(server)
             };
             feedback.finish();
             emit(&text)?;
@@ -290,9 +294,9 @@ async fn work(
             feedback.stage("listing tools");
             let tools = client.list_tools().await.map_err(mcp)?;
             let text = if json {
-                render::list_json(&tools)
+                list_json(&tools)
             } else {
-                render::list_text(&tools, *long)
+                list_text(&tools, *long)
             };
             feedback.finish();
             emit(&text)?;
@@ -334,7 +338,7 @@ async fn work(
             let Some(listed) = tools.iter().find(|listed| &listed.name == tool) else {
                 return Err(Failure::usage(format!(
                     "the server has no tool named {tool:?}; it offers: {}",
-                    render::some_names(&tools, NAMES_SHOWN)
+                    some_names(&tools, NAMES_SHOWN)
                 )));
             };
             feedback.stage(format!("calling {tool} as a task"));
@@ -377,9 +381,9 @@ async fn finish_call(
     }
     feedback.finish();
     if json {
-        emit(&render::line(raw.get()))?;
+        emit(&line(raw.get()))?;
     } else {
-        emit(&render::line(&features::call_text(&result)))?;
+        emit(&line(&call_text(&result)))?;
     }
     if result.is_error {
         eprintln!("golem-mcp: the tool {tool:?} answered with an error (isError)");
@@ -475,7 +479,7 @@ async fn check_tool_exists(client: &Client, tool: &str, answer: &str) -> Result<
     let offers = if tools.is_empty() {
         "it lists no tools".to_owned()
     } else {
-        format!("it offers: {}", render::some_names(&tools, NAMES_SHOWN))
+        format!("it offers: {}", some_names(&tools, NAMES_SHOWN))
     };
     Err(Failure::usage(format!(
         "the server has no tool named {tool:?} (it answered: {answer:?}); {offers}; \
