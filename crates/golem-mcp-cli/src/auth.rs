@@ -1,11 +1,11 @@
-//! Authorization for HTTP servers: the OAuth options, the token cache
-//! file, and the `login` and `logout` subcommands. The flow itself is the
-//! library's (`golem_mcp::auth`).
+//! Authorization for HTTP servers: the provider the OAuth options
+//! (`args/auth.rs`) build, the token cache file, and the `login` and
+//! `logout` subcommands. The flow itself is the library's
+//! (`golem_mcp::auth`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use clap::Args;
 use golem_mcp::HttpConfig;
 use golem_mcp::auth::{
     AuthFuture, ClientAuth, FileTokenStore, LoopbackConfig, LoopbackRedirect, MemoryTokenStore,
@@ -14,71 +14,20 @@ use golem_mcp::auth::{
 };
 use golem_mcp::config::OAuthSettings;
 
+use crate::args::auth::AuthOptions;
 use crate::cli::{Action, Plan, Target};
 use crate::failure::{Exit, Failure};
 use crate::feedback::Console;
 
-/// How `golem-mcp` authorizes with servers that require OAuth.
-#[derive(Debug, Default, Args)]
-pub struct AuthOptions {
-    /// A pre-registered OAuth client id (without one, golem-mcp uses
-    /// --client-metadata-url where supported, else registers itself).
-    #[arg(long, global = true, value_name = "ID", help_heading = "Authorization")]
-    pub client_id: Option<String>,
-    /// The environment variable that holds the client secret (a secret is
-    /// never given on the command line).
-    #[arg(
-        long,
-        global = true,
-        value_name = "VAR",
-        help_heading = "Authorization"
-    )]
-    pub client_secret_env: Option<String>,
-    /// The HTTPS URL of a Client ID Metadata Document to use as client id.
-    #[arg(
-        long,
-        global = true,
-        value_name = "URL",
-        help_heading = "Authorization"
-    )]
-    pub client_metadata_url: Option<String>,
-    /// The scopes to ask for, space-separated (default: what the server
-    /// asks for).
-    #[arg(
-        long,
-        global = true,
-        value_name = "SCOPE",
-        help_heading = "Authorization"
-    )]
-    pub scope: Option<String>,
-    /// Authorize as the client itself, without a user (client credentials;
-    /// needs --client-id and --client-secret-env or --private-key).
-    #[arg(long, global = true, help_heading = "Authorization")]
-    pub client_credentials: bool,
-    /// A PEM private key (EC P-256 or RSA) for private_key_jwt client
-    /// authentication.
-    #[arg(
-        long,
-        global = true,
-        value_name = "FILE",
-        help_heading = "Authorization"
-    )]
-    pub private_key: Option<PathBuf>,
-    /// Print the authorization URL instead of opening a browser.
-    #[arg(long, global = true, help_heading = "Authorization")]
-    pub no_browser: bool,
-}
-
-impl AuthOptions {
-    fn any(&self) -> bool {
-        self.client_id.is_some()
-            || self.client_secret_env.is_some()
-            || self.client_metadata_url.is_some()
-            || self.scope.is_some()
-            || self.client_credentials
-            || self.private_key.is_some()
-            || self.no_browser
-    }
+/// Whether any authorization option is given.
+fn any_given(options: &AuthOptions) -> bool {
+    options.client_id.is_some()
+        || options.client_secret_env.is_some()
+        || options.client_metadata_url.is_some()
+        || options.scope.is_some()
+        || options.client_credentials
+        || options.private_key.is_some()
+        || options.no_browser
 }
 
 /// Gives an HTTP target an OAuth provider (unless it sends its own
@@ -97,7 +46,7 @@ pub fn attach(
 ) -> Result<Option<Arc<OAuthProvider>>, Failure> {
     let http = match target {
         Target::Http(http) => http,
-        Target::Stdio(_) if options.any() => {
+        Target::Stdio(_) if any_given(options) => {
             return Err(Failure::usage(
                 "the authorization options apply to HTTP servers (--url), not to a server \
                  started over stdio",
@@ -106,7 +55,7 @@ pub fn attach(
         Target::Stdio(_) => return Ok(None),
     };
     if has_authorization_header(http) {
-        if options.any() || settings.is_some() {
+        if any_given(options) || settings.is_some() {
             return Err(Failure::usage(
                 "an Authorization header is given (-H or the config file); drop it to use \
                  OAuth, or drop the authorization options (and the entry's \"oauth\")",

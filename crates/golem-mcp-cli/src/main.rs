@@ -24,6 +24,7 @@
 //! that require OAuth are authorized when they ask (`auth.rs`).
 //! `golem-mcp --help` says the rest.
 
+mod args;
 mod auth;
 mod cli;
 mod elicit;
@@ -39,7 +40,8 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Plan};
+use crate::args::Cli;
+use crate::cli::Plan;
 use crate::failure::{Exit, Failure};
 
 fn main() -> ExitCode {
