@@ -106,6 +106,16 @@ pub fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     message
 }
 
+/// The message of `result`, which must be a usage error (exit 2); for the
+/// tests of the usage checks.
+#[cfg(test)]
+#[track_caller]
+pub fn usage_message<T: std::fmt::Debug>(result: Result<T, Failure>) -> String {
+    let failure = result.expect_err("a usage error");
+    assert_eq!(failure.exit, Exit::Usage, "{failure:?}");
+    failure.message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,11 +26,11 @@
 
 mod args;
 mod auth;
-mod cli;
 mod elicit;
 mod failure;
 mod features;
 mod feedback;
+mod plan;
 mod render;
 mod run;
 mod trace;
@@ -41,8 +41,8 @@ use std::time::Duration;
 use clap::Parser;
 
 use crate::args::Cli;
-use crate::cli::Plan;
 use crate::failure::{Exit, Failure};
+use crate::plan::Plan;
 
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0.
@@ -50,7 +50,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            if let Some(tip) = cli::missing_separator_tip(&error, std::env::args()) {
+            if let Some(tip) = plan::arguments::missing_separator_tip(&error, std::env::args()) {
                 eprintln!("\n{tip}");
             }
             return ExitCode::from(error.exit_code().clamp(0, 255) as u8);

@@ -13,11 +13,12 @@ use golem_mcp::{
 };
 use serde_json::value::RawValue;
 
-use crate::cli::{Action, Plan, Target};
 use crate::elicit::Elicitor;
 use crate::failure::{Exit, Failure, describe};
 use crate::features;
 use crate::feedback::{Console, Feedback};
+use crate::plan::target::Target;
+use crate::plan::{Action, Plan};
 use crate::render::content::call_text;
 use crate::render::server::{info_json, info_text};
 use crate::render::status::log_line;
