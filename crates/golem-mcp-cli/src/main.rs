@@ -25,10 +25,8 @@
 //! `golem-mcp --help` says the rest.
 
 mod args;
-mod auth;
 mod elicit;
 mod failure;
-mod features;
 mod feedback;
 mod plan;
 mod render;

@@ -6,7 +6,7 @@ use crate::plan::target::Target;
 use crate::plan::{Action, Plan};
 
 /// Runs `login` or `logout`; `None` for the other subcommands.
-pub async fn account(plan: &Plan) -> Option<Exit> {
+pub async fn login_or_logout(plan: &Plan) -> Option<Exit> {
     let (Action::Login | Action::Logout) = plan.action else {
         return None;
     };
