@@ -1,4 +1,6 @@
-//! Exit statuses, and how a failure becomes one clear line on stderr.
+//! Exit statuses, and how a failure becomes one clear line on stderr. It
+//! knows nothing of the stage that failed: planning and running alike
+//! return a `Failure`, library errors mapped by kind.
 
 use std::process::ExitCode;
 

@@ -2,7 +2,8 @@
 //! elapsed time, and the server's own progress reports as a bar. Nothing at
 //! all when stderr is not a terminal. [`Console`] writes other lines on
 //! stderr (the server's log messages, notes) above the spinner, and hides it
-//! while the user answers a prompt.
+//! while the user answers a prompt. It knows nothing of the server or the
+//! subcommand: it is told the stage and given the reports.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -21,8 +21,18 @@
 //! (ADR 0005). It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
 //! messages on stderr, and declares no sampling capability. HTTP servers
-//! that require OAuth are authorized when they ask (`auth.rs`).
+//! that require OAuth are authorized when they ask (`plan/oauth.rs`).
 //! `golem-mcp --help` says the rest.
+//!
+//! The crate is a pipeline of stages, a folder each, every one knowing only
+//! those before it: `args/` (what clap parses, types only), `plan/`
+//! (`Plan::from_cli` and every usage check, before anything starts),
+//! `run/` (a plan carried out against the server) and `render/` (pure
+//! functions from answers to the text printed, which `run/` calls). Beside
+//! them, files that import no stage (`feedback.rs` borrows only
+//! `render/status.rs`'s task line): `failure.rs` (exit statuses),
+//! `feedback.rs` (spinner and console), `elicit/` (the elicitation handler)
+//! and `trace.rs` (`-v`). This file only ties the stages together.
 
 mod args;
 mod elicit;

@@ -1,5 +1,7 @@
 //! The `login` and `logout` subcommands, run before connecting, with the
-//! OAuth provider the plan gave the HTTP target.
+//! OAuth provider the plan gave the HTTP target. It knows nothing of the
+//! session (none is opened) or of how the provider was built
+//! (`plan/oauth.rs`); the flow itself is the library's.
 
 use crate::failure::{Exit, Failure};
 use crate::plan::target::Target;
