@@ -14,7 +14,7 @@ use crate::elicit::fields::{describe_field, read_value};
 
 /// Prompts for each field of `form`: its title, description, type, choices
 /// and default; Enter takes the default (or leaves an optional field out).
-/// Each answer is checked with [`Field::check`] and asked again if it does
+/// Each answer is checked with [`Field::check`](golem_mcp::Field::check) and asked again if it does
 /// not fit. "n" at the first question declines; end of input cancels.
 pub fn ask_form(
     message: &str,
