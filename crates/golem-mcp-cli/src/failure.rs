@@ -1,4 +1,6 @@
-//! Exit statuses, and how a failure becomes one clear line on stderr.
+//! Exit statuses, and how a failure becomes one clear line on stderr. It
+//! knows nothing of the stage that failed: planning and running alike
+//! return a `Failure`, library errors mapped by kind.
 
 use std::process::ExitCode;
 
@@ -104,6 +106,16 @@ pub fn describe(error: &(dyn std::error::Error + 'static)) -> String {
         }
     }
     message
+}
+
+/// The message of `result`, which must be a usage error (exit 2); for the
+/// tests of the usage checks.
+#[cfg(test)]
+#[track_caller]
+pub fn usage_message<T: std::fmt::Debug>(result: Result<T, Failure>) -> String {
+    let failure = result.expect_err("a usage error");
+    assert_eq!(failure.exit, Exit::Usage, "{failure:?}");
+    failure.message
 }
 
 #[cfg(test)]

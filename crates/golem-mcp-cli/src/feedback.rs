@@ -2,7 +2,8 @@
 //! elapsed time, and the server's own progress reports as a bar. Nothing at
 //! all when stderr is not a terminal. [`Console`] writes other lines on
 //! stderr (the server's log messages, notes) above the spinner, and hides it
-//! while the user answers a prompt.
+//! while the user answers a prompt. It knows nothing of the server or the
+//! subcommand: it is told the stage and given the reports.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -87,7 +88,7 @@ impl Feedback {
     /// Shows a task's status: on the spinner's line on a terminal,
     /// otherwise as a line on stderr (unless `quiet`).
     pub fn task_status(&mut self, task: &Task, console: &Console, quiet: bool) {
-        let status = crate::render::task_status(task);
+        let status = crate::render::status::task_status(task);
         match &self.bar {
             Some(bar) => bar.set_message(format!("{}: {status}", self.stage)),
             None if !quiet => console.line(format!("golem-mcp: {status}")),

@@ -21,15 +21,24 @@
 //! (ADR 0005). It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
 //! messages on stderr, and declares no sampling capability. HTTP servers
-//! that require OAuth are authorized when they ask (`auth.rs`).
+//! that require OAuth are authorized when they ask (`plan/oauth.rs`).
 //! `golem-mcp --help` says the rest.
+//!
+//! The crate is a pipeline of stages, a folder each, every one knowing only
+//! those before it: `args/` (what clap parses, types only), `plan/`
+//! (`Plan::from_cli` and every usage check, before anything starts),
+//! `run/` (a plan carried out against the server) and `render/` (pure
+//! functions from answers to the text printed, which `run/` calls). Beside
+//! them, files that import no stage (`feedback.rs` borrows only
+//! `render/status.rs`'s task line): `failure.rs` (exit statuses),
+//! `feedback.rs` (spinner and console), `elicit/` (the elicitation handler)
+//! and `trace.rs` (`-v`). This file only ties the stages together.
 
-mod auth;
-mod cli;
+mod args;
 mod elicit;
 mod failure;
-mod features;
 mod feedback;
+mod plan;
 mod render;
 mod run;
 mod trace;
@@ -39,8 +48,9 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Plan};
+use crate::args::Cli;
 use crate::failure::{Exit, Failure};
+use crate::plan::Plan;
 
 fn main() -> ExitCode {
     // Usage errors exit with 2, --help and --version with 0.
@@ -48,7 +58,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             let _ = error.print();
-            if let Some(tip) = cli::missing_separator_tip(&error, std::env::args()) {
+            if let Some(tip) = plan::arguments::missing_separator_tip(&error, std::env::args()) {
                 eprintln!("\n{tip}");
             }
             return ExitCode::from(error.exit_code().clamp(0, 255) as u8);

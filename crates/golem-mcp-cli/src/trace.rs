@@ -1,5 +1,6 @@
 //! `-v`'s protocol trace: every message, as sent and as received, on stderr;
-//! and the library's log lines in the same style.
+//! and the library's log lines in the same style. It knows nothing of the
+//! session: it wraps any transport.
 
 use std::io::Write;
 

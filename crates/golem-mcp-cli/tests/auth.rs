@@ -2,19 +2,17 @@
 //! of `list`/`call` and `login` runs against the official conformance
 //! suite's authorization servers in `scripts/conformance.sh`.
 
-use std::path::PathBuf;
-use std::time::Duration;
+mod support;
 
-use assert_cmd::Command;
 use predicates::prelude::PredicateBooleanExt;
 use serde_json::{Value, json};
+use support::{TempDir, golem_mcp};
 
 /// A fresh `XDG_CONFIG_HOME` with a token cache holding tokens for two
 /// servers.
-fn cache_with_two_servers(name: &str) -> PathBuf {
-    let home =
-        std::env::temp_dir().join(format!("golem-mcp-cli-auth-{}-{name}", std::process::id()));
-    let dir = home.join("golem-mcp");
+fn cache_with_two_servers() -> TempDir {
+    let home = TempDir::new();
+    let dir = home.0.join("golem-mcp");
     std::fs::create_dir_all(&dir).expect("created");
     let file = dir.join("tokens.json");
     let record = json!({"access_token": "kept-token", "client_id": "c"});
@@ -30,17 +28,16 @@ fn cache_with_two_servers(name: &str) -> PathBuf {
 
 #[test]
 fn logout_forgets_the_tokens_of_that_server_only() {
-    let home = cache_with_two_servers("logout");
-    Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
-        .timeout(Duration::from_secs(20))
-        .env("XDG_CONFIG_HOME", &home)
+    let home = cache_with_two_servers();
+    golem_mcp()
+        .env("XDG_CONFIG_HOME", &home.0)
         .args(["logout", "--url", "http://127.0.0.1:9/mcp"])
         .assert()
         .success()
         .stderr(predicates::str::contains(
             "forgot the tokens for http://127.0.0.1:9/mcp",
         ));
-    let file = home.join("golem-mcp/tokens.json");
+    let file = home.0.join("golem-mcp/tokens.json");
     let cache: Value = serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("JSON");
     assert!(cache.get("http://127.0.0.1:9/mcp").is_none(), "{cache}");
     assert!(cache.get("http://127.0.0.1:9/other").is_some(), "{cache}");
@@ -49,31 +46,24 @@ fn logout_forgets_the_tokens_of_that_server_only() {
         std::fs::metadata(&file).expect("exists").mode() & 0o777,
         0o600
     );
-    let _ = std::fs::remove_dir_all(&home);
 }
 
 #[test]
 fn a_token_cache_others_can_read_is_refused() {
-    let home = cache_with_two_servers("readable");
-    let file = home.join("golem-mcp/tokens.json");
+    let home = cache_with_two_servers();
+    let file = home.0.join("golem-mcp/tokens.json");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
-        .timeout(Duration::from_secs(20))
-        .env("XDG_CONFIG_HOME", &home)
+    golem_mcp()
+        .env("XDG_CONFIG_HOME", &home.0)
         .args(["logout", "--url", "http://127.0.0.1:9/mcp"])
         .assert()
         .code(4)
         .stderr(predicates::str::contains("chmod 600"))
         .stderr(predicates::str::contains("kept-token").not());
-    let _ = std::fs::remove_dir_all(&home);
 }
 
 #[test]
 fn login_needs_an_http_server() {
-    Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
-        .timeout(Duration::from_secs(20))
-        .args(["login", "--", "true"])
-        .assert()
-        .code(2);
+    golem_mcp().args(["login", "--", "true"]).assert().code(2);
 }

@@ -6,160 +6,18 @@
 //! (npm) and a server on the official Python SDK
 //! (`peers/python/mcp_py_server.py`). A missing peer fails the test.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+mod support;
+
+use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::Value;
-
-/// How long any one command may take before the test fails.
-const PATIENCE: Duration = Duration::from_secs(90);
-
-fn peers() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers")
-}
-
-fn installed(path: PathBuf) -> String {
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-fn everything() -> String {
-    installed(peers().join("node_modules/.bin/mcp-server-everything"))
-}
-
-fn python() -> String {
-    installed(peers().join(".venv/bin/python"))
-}
-
-fn python_server_script() -> String {
-    installed(peers().join("python/mcp_py_server.py"))
-}
-
-/// `-- python tests/fixtures/py_story_server.py`: a Python SDK server whose
-/// `story` tool elicits a form of defaulted fields and whose `query` tool
-/// logs a warning as logger "db".
-fn story_stdio() -> [String; 3] {
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_story_server.py");
-    ["--".into(), python(), installed(script)]
-}
-
-/// `golem-mcp` with a bound on how long it may run.
-fn golem_mcp() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
-    command.timeout(PATIENCE);
-    command
-}
-
-/// `-- mcp-server-everything stdio`, to append to a command line.
-fn everything_stdio() -> [String; 3] {
-    ["--".into(), everything(), "stdio".into()]
-}
-
-/// `-- python mcp_py_server.py`, to append to a command line.
-fn python_stdio() -> [String; 3] {
-    ["--".into(), python(), python_server_script()]
-}
-
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "golem-mcp-cli-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).expect("written");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// An HTTP server process, killed and reaped when dropped.
-struct HttpPeer {
-    child: Child,
-    url: String,
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    let mut given = GIVEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    loop {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("address").port();
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
-        }
-    }
-}
-
-/// The Python SDK server over streamable HTTP (event-stream answers), once
-/// it accepts connections.
-fn python_http() -> HttpPeer {
-    let port = free_port();
-    let child = std::process::Command::new(python())
-        .arg(python_server_script())
-        .args(["--http", "--port", &port.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the Python server starts");
-    let mut peer = HttpPeer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    let address = SocketAddr::from(([127, 0, 0, 1], port));
-    let deadline = Instant::now() + PATIENCE;
-    while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
-        if let Ok(Some(status)) = peer.child.try_wait() {
-            panic!("the Python server exited before listening: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the server did not listen in time"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    peer
-}
-
-fn stdout_json(output: &std::process::Output) -> Value {
-    serde_json::from_slice(&output.stdout).expect("stdout is JSON")
-}
+use support::process::{Lines, interrupt, wait_until_gone};
+use support::{
+    PATIENCE, TempDir, everything, everything_stdio, free_port, golem_mcp, peers, python_http,
+    python_stdio, stdout_json, story_stdio,
+};
 
 // ---- each way to name a server, and exit 0 ----------------------------------------------
 
@@ -674,23 +532,6 @@ fn cwd_sets_the_servers_working_directory() {
 
 // ---- exit 5: timeout ----------------------------------------------------------------------
 
-/// Whether process `pid` is gone (a zombie waiting for init counts as gone).
-/// Reads /proc, so first checks there is one: without it every process would
-/// look gone and the check would pass vacuously.
-fn is_gone(pid: &str) -> bool {
-    assert!(
-        std::path::Path::new("/proc/self/stat").exists(),
-        "/proc/self/stat is missing: this check reads /proc (Linux)"
-    );
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
 #[test]
 fn a_timeout_exits_5_and_leaves_no_server_behind() {
     let dir = TempDir::new();
@@ -719,11 +560,7 @@ fn a_timeout_exits_5_and_leaves_no_server_behind() {
     let pid = std::fs::read_to_string(&pid_file).expect("the server wrote its pid");
     let pid = pid.trim();
     // The kernel delivers the SIGKILL sent at exit asynchronously.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !is_gone(pid) {
-        assert!(Instant::now() < deadline, "server {pid} still runs");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_gone(pid, Duration::from_secs(5));
 }
 
 #[test]
@@ -914,6 +751,9 @@ fn a_log_line_names_level_and_logger_and_log_level_needs_the_capability() {
 
 #[test]
 fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
+    use std::process::Stdio;
+    let timeout = Duration::from_secs(4);
+    let started = Instant::now();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
         .args([
             "call",
@@ -921,22 +761,33 @@ fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
             "--on-elicitation",
             "ask",
         ])
-        .args(["--timeout", "4"])
+        .args(["--timeout", &timeout.as_secs().to_string()])
         .args(everything_stdio())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("runs");
-    // The user takes longer than --timeout to say no (the server needs
-    // well under 4 s to start and ask).
-    std::thread::sleep(Duration::from_secs(6));
+    let mut stderr = Lines::of(child.stderr.take().expect("a pipe"));
+    // The server has started and asked once the prompt is on stderr.
+    stderr.wait_for(|line| line.starts_with("The server asks: "), PATIENCE);
+    // The user takes longer than --timeout to say no: until then, and a
+    // while past the moment the command would have timed out, it is still
+    // waiting for the answer.
+    let answered_at = started + timeout + Duration::from_secs(2);
+    while Instant::now() < answered_at {
+        if let Some(status) = child.try_wait().expect("a status") {
+            panic!("the command ended ({status}) while the user was answering");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     use std::io::Write as _;
     let mut stdin = child.stdin.take().expect("a pipe");
     stdin.write_all(b"n\n").expect("written");
     drop(stdin);
     let output = child.wait_with_output().expect("exits");
-    assert!(output.status.success(), "{output:?}");
+    let stderr = stderr.rest(PATIENCE);
+    assert!(output.status.success(), "{output:?} {stderr}");
     assert!(
         String::from_utf8_lossy(&output.stdout).contains("\"action\": \"decline\""),
         "{output:?}"
@@ -1009,7 +860,6 @@ fn verbose_library_lines_share_the_traces_style() {
 
 #[test]
 fn ctrl_c_stops_the_server_says_what_was_interrupted_and_exits_130() {
-    use std::io::{BufRead, BufReader};
     let dir = TempDir::new();
     let pid_file = dir.0.join("server.pid");
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
@@ -1025,27 +875,14 @@ fn ctrl_c_stops_the_server_says_what_was_interrupted_and_exits_130() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let mut child = command.spawn().expect("starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut stderr = Lines::of(child.stderr.take().expect("piped"));
     // The call is on the wire once the trace shows it.
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).expect("reads") > 0,
-            "ended early: {seen}"
-        );
-        seen.push_str(&line);
-        if line.starts_with("golem-mcp: → ") && line.contains("\"tools/call\"") {
-            break;
-        }
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("reads");
+    stderr.wait_for(
+        |line| line.starts_with("golem-mcp: → ") && line.contains("\"tools/call\""),
+        PATIENCE,
+    );
+    interrupt(&child);
+    let rest = stderr.rest(PATIENCE);
     let exit = child.wait().expect("exits");
     assert_eq!(exit.code(), Some(130), "{rest}");
     assert!(
@@ -1053,10 +890,5 @@ fn ctrl_c_stops_the_server_says_what_was_interrupted_and_exits_130() {
         "{rest}"
     );
     let pid = std::fs::read_to_string(&pid_file).expect("the server wrote its pid");
-    let pid = pid.trim();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !is_gone(pid) {
-        assert!(Instant::now() < deadline, "server {pid} still runs");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_gone(pid.trim(), Duration::from_secs(5));
 }

@@ -5,58 +5,17 @@
 //! (npm) and the official Python SDK's server
 //! (`peers/python/mcp_py_server.py`). A missing peer fails the test.
 
-use std::path::PathBuf;
-use std::time::Duration;
+mod support;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::{Value, json};
-
-const PATIENCE: Duration = Duration::from_secs(90);
-
-fn installed(relative: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers")
-        .join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-fn golem_mcp() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
-    command.timeout(PATIENCE);
-    command
-}
-
-fn everything() -> [String; 3] {
-    [
-        "--".into(),
-        installed("node_modules/.bin/mcp-server-everything"),
-        "stdio".into(),
-    ]
-}
-
-fn python() -> [String; 3] {
-    [
-        "--".into(),
-        installed(".venv/bin/python"),
-        installed("python/mcp_py_server.py"),
-    ]
-}
-
-fn stdout_json(output: &std::process::Output) -> Value {
-    serde_json::from_slice(&output.stdout).expect("stdout is JSON")
-}
+use serde_json::json;
+use support::{TempDir, everything_stdio, golem_mcp, python_stdio, stdout_json};
 
 #[test]
 fn resources_lists_uris_and_names_and_templates_with_their_flag() {
     golem_mcp()
         .arg("resources")
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout(predicate::function(|out: &str| {
@@ -67,7 +26,7 @@ fn resources_lists_uris_and_names_and_templates_with_their_flag() {
         }));
     golem_mcp()
         .args(["resources", "--templates"])
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout(
@@ -76,7 +35,7 @@ fn resources_lists_uris_and_names_and_templates_with_their_flag() {
         );
     let output = golem_mcp()
         .args(["resources", "--json"])
-        .args(python())
+        .args(python_stdio())
         .output()
         .expect("runs");
     assert!(output.status.success(), "{output:?}");
@@ -91,13 +50,13 @@ fn resources_lists_uris_and_names_and_templates_with_their_flag() {
 fn read_prints_text_and_keeps_binary_off_stdout_unless_asked() {
     golem_mcp()
         .args(["read", "note://readme"])
-        .args(python())
+        .args(python_stdio())
         .assert()
         .success()
         .stdout("Hello from the Python peer.\n");
     golem_mcp()
         .args(["read", "note://logo"])
-        .args(python())
+        .args(python_stdio())
         .assert()
         .success()
         .stdout(
@@ -106,24 +65,23 @@ fn read_prints_text_and_keeps_binary_off_stdout_unless_asked() {
         );
     golem_mcp()
         .args(["read", "note://logo", "--raw"])
-        .args(python())
+        .args(python_stdio())
         .assert()
         .success()
         .stdout(predicate::eq(&[0u8, 1, 2, 255][..]));
-    let file = std::env::temp_dir().join(format!("golem-mcp-read-{}.bin", std::process::id()));
+    let dir = TempDir::new();
+    let file = dir.0.join("logo.bin");
     golem_mcp()
         .args(["read", "note://logo", "--output"])
         .arg(&file)
-        .args(python())
+        .args(python_stdio())
         .assert()
         .success()
         .stdout("");
-    let written = std::fs::read(&file).expect("written");
-    let _ = std::fs::remove_file(&file);
-    assert_eq!(written, [0, 1, 2, 255]);
+    assert_eq!(std::fs::read(&file).expect("written"), [0, 1, 2, 255]);
     let output = golem_mcp()
         .args(["read", "note://logo", "--json"])
-        .args(python())
+        .args(python_stdio())
         .output()
         .expect("runs");
     assert_eq!(
@@ -136,7 +94,7 @@ fn read_prints_text_and_keeps_binary_off_stdout_unless_asked() {
 fn read_of_an_unknown_resource_is_a_json_rpc_error() {
     golem_mcp()
         .args(["read", "note://nothing"])
-        .args(python())
+        .args(python_stdio())
         .assert()
         .code(3)
         .stdout("")
@@ -149,7 +107,7 @@ fn read_of_an_unknown_resource_is_a_json_rpc_error() {
 fn prompts_and_prompt_with_arguments_checked_before_sending() {
     golem_mcp()
         .arg("prompts")
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout(predicate::str::contains(
@@ -157,13 +115,13 @@ fn prompts_and_prompt_with_arguments_checked_before_sending() {
         ));
     golem_mcp()
         .args(["prompt", "args-prompt", r#"{"city":"Paris","state":"TX"}"#])
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout("[user]\nWhat's weather in Paris, TX?\n");
     golem_mcp()
         .args(["prompt", "args-prompt", "-"])
-        .args(everything())
+        .args(everything_stdio())
         .write_stdin(r#"{"state": "TX"}"#)
         .assert()
         .code(2)
@@ -173,13 +131,13 @@ fn prompts_and_prompt_with_arguments_checked_before_sending() {
         ));
     golem_mcp()
         .args(["prompt", "paint", r#"{"colour":"red","size":"L"}"#])
-        .args(python())
+        .args(python_stdio())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown argument \"size\""));
     golem_mcp()
         .args(["prompt", "args-prompt", r#"{"city": 3}"#])
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("prompt arguments are strings"));
@@ -189,7 +147,7 @@ fn prompts_and_prompt_with_arguments_checked_before_sending() {
 fn prompt_shows_an_embedded_resource_and_json_keeps_it_whole() {
     golem_mcp()
         .args(["prompt", "resource-prompt", r#"{"resourceType":"Text","resourceId":"4"}"#])
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout(predicate::str::contains(
@@ -202,7 +160,7 @@ fn prompt_shows_an_embedded_resource_and_json_keeps_it_whole() {
             r#"{"resourceType":"Blob","resourceId":"4"}"#,
             "--json",
         ])
-        .args(everything())
+        .args(everything_stdio())
         .output()
         .expect("runs");
     assert!(output.status.success(), "{output:?}");
@@ -228,13 +186,13 @@ fn complete_uses_the_context_for_prompts_and_templates() {
             "--context",
         ])
         .arg(r#"{"department":"Engineering"}"#)
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout("Alice\nBob\nCharlie\n");
     golem_mcp()
         .args(["complete", "--template", "colour://{name}", "name", "b"])
-        .args(python())
+        .args(python_stdio())
         .assert()
         .success()
         .stdout("blue\n");
@@ -249,7 +207,7 @@ fn complete_uses_the_context_for_prompts_and_templates() {
             "--context",
         ])
         .arg(r#"{"colour":"green"}"#)
-        .args(python())
+        .args(python_stdio())
         .output()
         .expect("runs");
     assert_eq!(
@@ -258,7 +216,7 @@ fn complete_uses_the_context_for_prompts_and_templates() {
     );
     golem_mcp()
         .args(["complete", "name", "x"])
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--prompt"));
@@ -268,7 +226,7 @@ fn complete_uses_the_context_for_prompts_and_templates() {
 fn prompts_and_ping_in_json() {
     let output = golem_mcp()
         .args(["prompts", "--json"])
-        .args(python())
+        .args(python_stdio())
         .output()
         .expect("runs");
     assert!(output.status.success(), "{output:?}");
@@ -280,7 +238,7 @@ fn prompts_and_ping_in_json() {
     );
     let output = golem_mcp()
         .args(["ping", "--json"])
-        .args(python())
+        .args(python_stdio())
         .output()
         .expect("runs");
     assert!(output.status.success(), "{output:?}");
@@ -296,7 +254,7 @@ fn prompts_and_ping_in_json() {
 fn ping_answers_with_the_round_trip_time() {
     golem_mcp()
         .arg("ping")
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout(predicate::function(|out: &str| {
@@ -310,7 +268,7 @@ fn ping_answers_with_the_round_trip_time() {
 fn call_prints_an_embedded_text_resource_under_its_uri() {
     golem_mcp()
         .args(["call", "get-resource-reference", r#"{"resourceType":"Text","resourceId":5}"#])
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout(predicate::str::contains(
@@ -323,7 +281,7 @@ fn call_prints_an_embedded_text_resource_under_its_uri() {
             "get-resource-reference",
             r#"{"resourceType":"Blob","resourceId":5}"#,
         ])
-        .args(everything())
+        .args(everything_stdio())
         .assert()
         .success()
         .stdout(predicate::function(|out: &str| {

@@ -4,36 +4,12 @@
 //! `simulate-research-query` must run as a task and whose
 //! `get-structured-content` declares an output schema and annotations.
 
-use std::path::PathBuf;
-use std::time::Duration;
+mod support;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-
-/// How long any one command may take before the test fails.
-const PATIENCE: Duration = Duration::from_secs(90);
-
-fn everything_stdio() -> [String; 3] {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/.bin/mcp-server-everything");
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    [
-        "--".into(),
-        path.to_string_lossy().into_owned(),
-        "stdio".into(),
-    ]
-}
-
-fn golem_mcp() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
-    command.timeout(PATIENCE);
-    command
-}
+use support::process::{Lines, interrupt};
+use support::{PATIENCE, everything_stdio, golem_mcp};
 
 /// A stderr with the line `golem-mcp: task ID: STATUS`.
 fn status_line(status: &'static str) -> impl Predicate<str> {
@@ -164,7 +140,6 @@ fn list_long_shows_title_hints_task_support_and_output_schema() {
 
 #[test]
 fn ctrl_c_cancels_the_task_on_the_server_and_exits_130() {
-    use std::io::{BufRead, BufReader, Read};
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"))
         .args([
             "-v",
@@ -178,27 +153,14 @@ fn ctrl_c_cancels_the_task_on_the_server_and_exits_130() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
+    let mut stderr = Lines::of(child.stderr.take().expect("piped"));
     // The task exists once the server has answered a poll about it.
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).expect("reads") > 0,
-            "ended early: {seen}"
-        );
-        seen.push_str(&line);
-        if line.starts_with("golem-mcp: → ") && line.contains(r#""method":"tasks/get""#) {
-            break;
-        }
-    }
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let mut rest = String::new();
-    stderr.read_to_string(&mut rest).expect("reads");
+    stderr.wait_for(
+        |line| line.starts_with("golem-mcp: → ") && line.contains(r#""method":"tasks/get""#),
+        PATIENCE,
+    );
+    interrupt(&child);
+    let rest = stderr.rest(PATIENCE);
     let exit = child.wait().expect("exits");
     assert_eq!(exit.code(), Some(130), "{rest}");
     assert!(rest.contains("golem-mcp: interrupted while "), "{rest}");

@@ -1,80 +1,15 @@
-//! What `info`, `list` and `call` print on stdout, for people and (with
-//! `--json`) for programs, and how a server's log message reads on stderr.
+//! What `list` prints: one name per line, or with `--long` each tool's
+//! details; with `--json`, the tools as the server described them. And the
+//! names an "unknown tool" message lists. It knows nothing of the client:
+//! it is given the listed tools.
 
 use std::fmt::Write as _;
 
-use golem_mcp::{Icon, LogMessage, ServerInfo, Task, TaskSupport, ToolAnnotations, ToolInfo};
+use golem_mcp::{Icon, TaskSupport, ToolAnnotations, ToolInfo};
 use serde::Serialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// `info` for people: identity, protocol, capabilities, instructions.
-pub fn info_text(server: &ServerInfo) -> String {
-    let mut out = String::new();
-    // Writing to a String cannot fail.
-    let _ = writeln!(out, "server:       {} {}", server.name, server.version);
-    if let Some(title) = server.title.as_deref().filter(|title| !title.is_empty()) {
-        let _ = writeln!(out, "title:        {title}");
-    }
-    let _ = writeln!(out, "protocol:     {}", server.protocol_version);
-    let _ = writeln!(
-        out,
-        "capabilities: {}",
-        capabilities_summary(&server.capabilities)
-    );
-    match server.instructions.as_deref().map(str::trim_end) {
-        Some(instructions) if !instructions.is_empty() => {
-            out.push_str("instructions:\n");
-            out.push_str(&indented(instructions));
-        }
-        _ => out.push_str("instructions: none\n"),
-    }
-    out
-}
-
-/// `info --json`: the `initialize` answer's fields, in its own shape.
-pub fn info_json(server: &ServerInfo) -> String {
-    let value = serde_json::json!({
-        "serverInfo": {
-            "name": server.name,
-            "version": server.version,
-            "title": server.title,
-        },
-        "protocolVersion": server.protocol_version,
-        "capabilities": server.capabilities,
-        "instructions": server.instructions,
-    });
-    pretty(&value)
-}
-
-/// `tools (listChanged), resources (subscribe)`: each capability with the
-/// sub-capabilities it turns on.
-pub fn capabilities_summary(capabilities: &Value) -> String {
-    let Some(map) = capabilities.as_object().filter(|map| !map.is_empty()) else {
-        return "none".to_owned();
-    };
-    let parts: Vec<String> = map
-        .iter()
-        .map(|(name, value)| {
-            let enabled: Vec<&str> = value
-                .as_object()
-                .map(|details| {
-                    details
-                        .iter()
-                        .filter(|(_, on)| on.as_bool() == Some(true) || on.is_object())
-                        .map(|(detail, _)| detail.as_str())
-                        .collect()
-                })
-                .unwrap_or_default();
-            if enabled.is_empty() {
-                name.clone()
-            } else {
-                format!("{name} ({})", enabled.join(", "))
-            }
-        })
-        .collect();
-    parts.join(", ")
-}
+use crate::render::text::{indented, pretty};
 
 /// `list`: one name per line; `--long` adds title, description, the
 /// behaviour hints, task support, and the input and output schemas (the
@@ -219,121 +154,14 @@ pub fn some_names(tools: &[ToolInfo], limit: usize) -> String {
     names.join(", ")
 }
 
-/// Text ending in exactly one newline (none added to an empty text).
-pub fn line(text: &str) -> String {
-    if text.is_empty() || text.ends_with('\n') {
-        text.to_owned()
-    } else {
-        format!("{text}\n")
-    }
-}
-
-/// A server's log message as one line of stderr, e.g. `golem-mcp: server
-/// log [warning] db: slow query`. Control characters (newlines, terminal
-/// escapes) are shown escaped: the text is the server's, the terminal ours.
-pub fn log_line(message: &LogMessage) -> String {
-    let mut line = format!("golem-mcp: server log [{}] ", message.level);
-    if let Some(logger) = message
-        .logger
-        .as_deref()
-        .filter(|logger| !logger.is_empty())
-    {
-        push_escaped(&mut line, logger);
-        line.push_str(": ");
-    }
-    push_escaped(&mut line, &message.text());
-    line
-}
-
-/// A task's status as one line, e.g. `task 7f3a: working (Analyzing
-/// content...)`; the server's text with control characters escaped.
-pub fn task_status(task: &Task) -> String {
-    let mut line = String::from("task ");
-    push_escaped(&mut line, &task.task_id);
-    line.push_str(&format!(": {}", task.status));
-    if let Some(message) = task
-        .status_message
-        .as_deref()
-        .filter(|message| !message.is_empty())
-    {
-        line.push_str(" (");
-        push_escaped(&mut line, message);
-        line.push(')');
-    }
-    line
-}
-
-fn push_escaped(out: &mut String, text: &str) {
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-}
-
-fn indented(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    for line in text.lines() {
-        if line.is_empty() {
-            out.push('\n');
-        } else {
-            let _ = writeln!(out, "  {line}");
-        }
-    }
-    out
-}
-
-fn pretty(value: &impl Serialize) -> String {
-    // Serializing values built from parsed JSON cannot fail; should it, the
-    // compact form is just as valid.
-    serde_json::to_string_pretty(value)
-        .or_else(|_| serde_json::to_string(value))
-        .map(|text| text + "\n")
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn server(capabilities: Value, instructions: Option<&str>) -> ServerInfo {
-        let mut server = ServerInfo::new("demo", "1.2");
-        server.title = Some("Demo Server".into());
-        server.protocol_version = "2025-11-25".into();
-        server.capabilities = capabilities;
-        server.instructions = instructions.map(str::to_owned);
-        server
-    }
+    use crate::render::text::line;
+    use serde_json::Value;
 
     fn tool(json: &str) -> ToolInfo {
         serde_json::from_str(json).expect("a tool")
-    }
-
-    #[test]
-    fn info_shows_identity_protocol_capabilities_and_instructions() {
-        let text = info_text(&server(
-            serde_json::json!({"tools": {"listChanged": true}, "logging": {}, "resources": {"subscribe": false, "listChanged": true}}),
-            Some("Use echo.\n\nBe kind.\n"),
-        ));
-        assert_eq!(
-            text,
-            "server:       demo 1.2\n\
-             title:        Demo Server\n\
-             protocol:     2025-11-25\n\
-             capabilities: logging, resources (listChanged), tools (listChanged)\n\
-             instructions:\n  Use echo.\n\n  Be kind.\n"
-        );
-        let bare = info_text(&server(serde_json::json!({}), None));
-        assert!(bare.contains("capabilities: none\n"), "{bare}");
-        assert!(bare.ends_with("instructions: none\n"), "{bare}");
-        let json: Value =
-            serde_json::from_str(&info_json(&server(serde_json::json!({"tools": {}}), None)))
-                .expect("JSON");
-        assert_eq!(json["serverInfo"]["name"], "demo");
-        assert_eq!(json["protocolVersion"], "2025-11-25");
-        assert_eq!(json["capabilities"], serde_json::json!({"tools": {}}));
     }
 
     #[test]
@@ -385,45 +213,6 @@ mod tests {
             list_text(&destructive, true).contains("hints: destructive, open world\n"),
             "{}",
             list_text(&destructive, true)
-        );
-    }
-
-    #[test]
-    fn a_task_status_is_one_line_with_its_message_escaped() {
-        let task: Task = serde_json::from_value(serde_json::json!({
-            "taskId": "t-1", "status": "input_required", "statusMessage": "Which one?\n\u{1b}[2J"
-        }))
-        .expect("a task");
-        assert_eq!(
-            task_status(&task),
-            "task t-1: input_required (Which one?\\n\\u{1b}[2J)"
-        );
-        let bare: Task =
-            serde_json::from_value(serde_json::json!({"taskId": "t-2", "status": "working"}))
-                .expect("a task");
-        assert_eq!(task_status(&bare), "task t-2: working");
-    }
-
-    #[test]
-    fn a_log_message_is_one_line_with_level_and_logger() {
-        use serde_json::json;
-        let message =
-            |value: Value| -> LogMessage { serde_json::from_value(value).expect("a log message") };
-        assert_eq!(
-            log_line(&message(
-                json!({"level": "warning", "logger": "db", "data": "slow query"})
-            )),
-            "golem-mcp: server log [warning] db: slow query"
-        );
-        assert_eq!(
-            log_line(&message(json!({"level": "error", "data": {"code": 7}}))),
-            "golem-mcp: server log [error] {\"code\":7}"
-        );
-        assert_eq!(
-            log_line(&message(
-                json!({"level": "info", "data": "two\nlines \u{1b}[31mred"})
-            )),
-            "golem-mcp: server log [info] two\\nlines \\u{1b}[31mred"
         );
     }
 

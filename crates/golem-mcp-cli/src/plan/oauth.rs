@@ -1,84 +1,35 @@
-//! Authorization for HTTP servers: the OAuth options, the token cache
-//! file, and the `login` and `logout` subcommands. The flow itself is the
-//! library's (`golem_mcp::auth`).
+//! The OAuth provider an HTTP target gets: built from the authorization
+//! options (`args/auth.rs`) over the config entry's `"oauth"` settings,
+//! with the loopback redirect and the browser, and the token cache file
+//! under the config directory. Refuses what cannot work (options for a
+//! stdio server, OAuth next to an `Authorization` header, client
+//! credentials without a credential). It knows nothing of `login`/`logout`
+//! (`run/account.rs`); the flow itself is the library's (`golem_mcp::auth`).
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use clap::Args;
 use golem_mcp::HttpConfig;
 use golem_mcp::auth::{
-    AuthFuture, ClientAuth, FileTokenStore, LoopbackConfig, LoopbackRedirect, MemoryTokenStore,
-    OAuthConfig, OAuthProvider, OwnedAuthFuture, PendingRedirect, Secret, SigningAlgorithm,
-    SigningKey, TokenStore, UserAgent, open_in_browser,
+    ClientAuth, FileTokenStore, LoopbackConfig, LoopbackRedirect, MemoryTokenStore, OAuthConfig,
+    OAuthProvider, Secret, SigningAlgorithm, SigningKey, TokenStore, open_in_browser,
 };
 use golem_mcp::config::OAuthSettings;
 
-use crate::cli::{Action, Plan, Target};
-use crate::failure::{Exit, Failure};
-use crate::feedback::Console;
+use crate::args::auth::AuthOptions;
+use crate::failure::Failure;
+use crate::plan::pausing::{ConsoleSlot, PausingUserAgent};
+use crate::plan::target::Target;
 
-/// How `golem-mcp` authorizes with servers that require OAuth.
-#[derive(Debug, Default, Args)]
-pub struct AuthOptions {
-    /// A pre-registered OAuth client id (without one, golem-mcp uses
-    /// --client-metadata-url where supported, else registers itself).
-    #[arg(long, global = true, value_name = "ID", help_heading = "Authorization")]
-    pub client_id: Option<String>,
-    /// The environment variable that holds the client secret (a secret is
-    /// never given on the command line).
-    #[arg(
-        long,
-        global = true,
-        value_name = "VAR",
-        help_heading = "Authorization"
-    )]
-    pub client_secret_env: Option<String>,
-    /// The HTTPS URL of a Client ID Metadata Document to use as client id.
-    #[arg(
-        long,
-        global = true,
-        value_name = "URL",
-        help_heading = "Authorization"
-    )]
-    pub client_metadata_url: Option<String>,
-    /// The scopes to ask for, space-separated (default: what the server
-    /// asks for).
-    #[arg(
-        long,
-        global = true,
-        value_name = "SCOPE",
-        help_heading = "Authorization"
-    )]
-    pub scope: Option<String>,
-    /// Authorize as the client itself, without a user (client credentials;
-    /// needs --client-id and --client-secret-env or --private-key).
-    #[arg(long, global = true, help_heading = "Authorization")]
-    pub client_credentials: bool,
-    /// A PEM private key (EC P-256 or RSA) for private_key_jwt client
-    /// authentication.
-    #[arg(
-        long,
-        global = true,
-        value_name = "FILE",
-        help_heading = "Authorization"
-    )]
-    pub private_key: Option<PathBuf>,
-    /// Print the authorization URL instead of opening a browser.
-    #[arg(long, global = true, help_heading = "Authorization")]
-    pub no_browser: bool,
-}
-
-impl AuthOptions {
-    fn any(&self) -> bool {
-        self.client_id.is_some()
-            || self.client_secret_env.is_some()
-            || self.client_metadata_url.is_some()
-            || self.scope.is_some()
-            || self.client_credentials
-            || self.private_key.is_some()
-            || self.no_browser
-    }
+/// Whether any authorization option is given.
+fn any_given(options: &AuthOptions) -> bool {
+    options.client_id.is_some()
+        || options.client_secret_env.is_some()
+        || options.client_metadata_url.is_some()
+        || options.scope.is_some()
+        || options.client_credentials
+        || options.private_key.is_some()
+        || options.no_browser
 }
 
 /// Gives an HTTP target an OAuth provider (unless it sends its own
@@ -97,7 +48,7 @@ pub fn attach(
 ) -> Result<Option<Arc<OAuthProvider>>, Failure> {
     let http = match target {
         Target::Http(http) => http,
-        Target::Stdio(_) if options.any() => {
+        Target::Stdio(_) if any_given(options) => {
             return Err(Failure::usage(
                 "the authorization options apply to HTTP servers (--url), not to a server \
                  started over stdio",
@@ -106,7 +57,7 @@ pub fn attach(
         Target::Stdio(_) => return Ok(None),
     };
     if has_authorization_header(http) {
-        if options.any() || settings.is_some() {
+        if any_given(options) || settings.is_some() {
             return Err(Failure::usage(
                 "an Authorization header is given (-H or the config file); drop it to use \
                  OAuth, or drop the authorization options (and the entry's \"oauth\")",
@@ -200,10 +151,10 @@ fn provider(options: &Settings, console: &ConsoleSlot) -> Result<OAuthProvider, 
                 open_in_browser(url)
             });
         }
-        let mut config = OAuthConfig::new(Arc::new(PausingUserAgent {
-            inner: LoopbackRedirect::new(loopback),
-            console: console.clone(),
-        }));
+        let mut config = OAuthConfig::new(Arc::new(PausingUserAgent::new(
+            LoopbackRedirect::new(loopback),
+            console.clone(),
+        )));
         config.client_id = options.client_id.clone();
         config.client_auth = client_auth;
         config
@@ -256,94 +207,10 @@ fn token_store() -> Arc<dyn TokenStore> {
     }
 }
 
-/// Where the command's console will be: the plan (and with it the OAuth
-/// provider) is made before the console exists. Clones share the slot.
-#[derive(Debug, Clone, Default)]
-pub struct ConsoleSlot(Arc<OnceLock<Console>>);
-
-impl ConsoleSlot {
-    /// Puts the command's console in the slot (the first one stays).
-    pub fn fill(&self, console: Console) {
-        let _ = self.0.set(console);
-    }
-}
-
-/// A user agent that pauses the console while it waits for the user to
-/// come back from the browser: the spinner is hidden, other lines wait, and
-/// `--timeout` does not run (a login may take longer than any call).
-struct PausingUserAgent<U> {
-    inner: U,
-    console: ConsoleSlot,
-}
-
-impl<U: UserAgent> UserAgent for PausingUserAgent<U> {
-    fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>> {
-        Box::pin(async move {
-            let pending = self.inner.prepare().await?;
-            let pausing: Box<dyn PendingRedirect> = Box::new(PausingRedirect {
-                inner: pending,
-                console: self.console.clone(),
-            });
-            Ok(pausing)
-        })
-    }
-}
-
-struct PausingRedirect {
-    inner: Box<dyn PendingRedirect>,
-    console: ConsoleSlot,
-}
-
-impl PendingRedirect for PausingRedirect {
-    fn redirect_uri(&self) -> &str {
-        self.inner.redirect_uri()
-    }
-
-    fn wait(
-        self: Box<Self>,
-        authorization_url: url::Url,
-        state: String,
-    ) -> OwnedAuthFuture<url::Url> {
-        let paused = self.console.0.get().map(Console::pause);
-        let waiting = self.inner.wait(authorization_url, state);
-        Box::pin(async move {
-            // Held until the redirect came or the wait was given up.
-            let _paused = paused;
-            waiting.await
-        })
-    }
-}
-
-/// Runs `login` or `logout`; `None` for the other subcommands.
-pub async fn account(plan: &Plan) -> Option<Exit> {
-    let (Action::Login | Action::Logout) = plan.action else {
-        return None;
-    };
-    let (Target::Http(http), Some(provider)) = (&plan.target, &plan.oauth) else {
-        return Some(
-            Failure::usage(
-                "login and logout apply to HTTP servers (--url) without an Authorization header",
-            )
-            .report(),
-        );
-    };
-    let url = http.url.trim();
-    let outcome = match plan.action {
-        Action::Logout => provider.logout(url).map(|()| "forgot the tokens for"),
-        _ => provider.login(url).await.map(|()| "authorized for"),
-    };
-    Some(match outcome {
-        Ok(done) => {
-            eprintln!("golem-mcp: {done} {url}");
-            Exit::Success
-        }
-        Err(error) => Failure::new(Exit::Transport, error.to_string()).report(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::failure::usage_message as usage;
     use golem_mcp::StdioConfig;
 
     fn http() -> Target {
@@ -356,12 +223,6 @@ mod tests {
         target: &mut Target,
     ) -> Result<Option<Arc<OAuthProvider>>, Failure> {
         attach(options, None, target, &ConsoleSlot::default())
-    }
-
-    fn usage(result: Result<Option<Arc<OAuthProvider>>, Failure>) -> String {
-        let failure = result.expect_err("a usage error");
-        assert_eq!(failure.exit, Exit::Usage, "{failure:?}");
-        failure.message
     }
 
     #[test]
@@ -452,68 +313,5 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         assert!(message.contains("not a PEM"), "{message}");
         assert!(!message.contains("secret-key-material"), "{message}");
-    }
-
-    /// A user agent that notes whether the console was paused while it
-    /// waited for the redirect.
-    struct Noting {
-        console: Console,
-        paused_while_waiting: Arc<std::sync::Mutex<Option<bool>>>,
-    }
-
-    impl UserAgent for Noting {
-        fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>> {
-            Box::pin(async move {
-                let pending: Box<dyn PendingRedirect> = Box::new(Noting {
-                    console: self.console.clone(),
-                    paused_while_waiting: self.paused_while_waiting.clone(),
-                });
-                Ok(pending)
-            })
-        }
-    }
-
-    impl PendingRedirect for Noting {
-        fn redirect_uri(&self) -> &str {
-            "http://127.0.0.1:9/callback"
-        }
-
-        fn wait(self: Box<Self>, url: url::Url, _state: String) -> OwnedAuthFuture<url::Url> {
-            Box::pin(async move {
-                *self.paused_while_waiting.lock().expect("lock") = Some(self.console.is_paused());
-                Ok(url)
-            })
-        }
-    }
-
-    #[test]
-    fn the_console_is_paused_while_the_user_is_in_the_browser() {
-        let console = crate::feedback::Feedback::new(false).console();
-        let slot = ConsoleSlot::default();
-        let paused_while_waiting = Arc::new(std::sync::Mutex::new(None));
-        let agent = PausingUserAgent {
-            inner: Noting {
-                console: console.clone(),
-                paused_while_waiting: paused_while_waiting.clone(),
-            },
-            console: slot.clone(),
-        };
-        let authorize = |agent: &PausingUserAgent<Noting>| {
-            let url = url::Url::parse("https://auth.example.com/authorize").expect("URL");
-            tokio::runtime::Builder::new_current_thread()
-                .build()
-                .expect("runtime")
-                .block_on(async {
-                    let pending = agent.prepare().await.expect("prepared");
-                    pending.wait(url, "state".into()).await.expect("redirected")
-                })
-        };
-        // Before the command has a console there is nothing to pause.
-        authorize(&agent);
-        assert_eq!(*paused_while_waiting.lock().expect("lock"), Some(false));
-        slot.fill(console.clone());
-        authorize(&agent);
-        assert_eq!(*paused_while_waiting.lock().expect("lock"), Some(true));
-        assert!(!console.is_paused(), "the pause ends with the wait");
     }
 }

@@ -1,0 +1,184 @@
+//! The command line as clap parses it: `Cli`, its subcommands and its
+//! options, with their help texts. Only types: every check that needs more
+//! than clap (one server named once, `-e`/`-H` syntax, `ARGS_JSON`) is
+//! planning's (`plan/`). It knows nothing of plans, servers or output.
+
+pub mod auth;
+pub mod features;
+mod values;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use golem_mcp::LogLevel;
+
+use crate::elicit;
+use values::{parse_log_level, parse_timeout};
+
+const AFTER_HELP: &str = "\
+SERVER is exactly one of:
+  --url URL [-H 'Name: value']...                      a streamable-HTTP endpoint
+  [-e KEY=VALUE]... [--cwd DIR] -- COMMAND [ARGS...]   a stdio server to start
+  --config FILE --server NAME                          an entry of an mcpServers JSON file
+                                                       (-e/--cwd or -H add to it)
+
+Options are accepted before or after the subcommand.
+
+Requests from the server: golem-mcp answers elicitation (--on-elicitation) and, with
+--root, roots/list. It declares no sampling capability (it has no model), so a server
+cannot ask it for completions. The server's log messages are printed on stderr as
+`golem-mcp: server log [LEVEL] LOGGER: TEXT` (--quiet hides them).
+
+`call --task` runs the call as a task where the server and the tool offer it, showing
+its status as it changes; a timeout cancels it on the server.
+Authorization: an HTTP server that requires OAuth is authorized when it asks (the
+browser opens; tokens are cached in $XDG_CONFIG_HOME/golem-mcp/tokens.json, mode 0600);
+`login` authorizes ahead of time, `logout` forgets the tokens.
+
+Exit status: 0 success; 1 the tool answered isError (its text is still printed);
+2 usage error (an unknown tool included); 3 JSON-RPC error; 4 transport, process or
+HTTP failure; 5 timeout; 130 interrupted (Ctrl-C).
+
+Examples:
+  golem-mcp list -- npx -y @modelcontextprotocol/server-everything
+  golem-mcp call echo '{\"message\":\"hi\"}' --url http://127.0.0.1:3001/mcp
+  golem-mcp info --config servers.json --server everything";
+
+/// Inspect and call any Model Context Protocol server from a shell.
+#[derive(Debug, Parser)]
+#[command(
+    name = "golem-mcp",
+    version,
+    after_help = AFTER_HELP,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+    /// Options of every subcommand.
+    #[command(flatten)]
+    pub options: Options,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the server's identity, protocol version, capabilities and
+    /// instructions.
+    Info {
+        /// A stdio server to start: `-- COMMAND [ARGS...]`.
+        #[arg(last = true, value_name = "COMMAND")]
+        server_command: Vec<String>,
+    },
+    /// List the server's tools, one name per line.
+    List {
+        /// Add each tool's description and input schema.
+        #[arg(long)]
+        long: bool,
+        /// A stdio server to start: `-- COMMAND [ARGS...]`.
+        #[arg(last = true, value_name = "COMMAND")]
+        server_command: Vec<String>,
+    },
+    /// Call a tool and print its result's text (with --json, the result as
+    /// the server sent it).
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object ("-" reads it from stdin).
+        #[arg(value_name = "ARGS_JSON", default_value = "{}")]
+        args_json: String,
+        /// Run the call as a task (servers of 2025-11-25 that offer it):
+        /// its status is shown as it changes, and a timeout cancels it on
+        /// the server.
+        #[arg(long)]
+        task: bool,
+        /// A stdio server to start: `-- COMMAND [ARGS...]`.
+        #[arg(last = true, value_name = "COMMAND")]
+        server_command: Vec<String>,
+    },
+    /// Resources, prompts, completion and ping (`args/features.rs`).
+    #[command(flatten)]
+    Features(features::FeatureCommand),
+    /// Authorize with an HTTP server now (OAuth) and cache its tokens.
+    Login,
+    /// Forget the cached tokens of an HTTP server.
+    Logout,
+}
+
+/// Options accepted before or after the subcommand.
+#[derive(Debug, Args)]
+pub struct Options {
+    /// A streamable-HTTP MCP endpoint, e.g. http://127.0.0.1:3001/mcp.
+    #[arg(long, global = true, value_name = "URL", help_heading = "Server")]
+    pub url: Option<String>,
+    /// An HTTP header sent on every request (repeatable).
+    #[arg(
+        short = 'H',
+        long = "header",
+        global = true,
+        value_name = "'Name: value'",
+        help_heading = "Server"
+    )]
+    pub headers: Vec<String>,
+    /// An environment variable for the stdio server (repeatable).
+    #[arg(
+        short = 'e',
+        long = "env",
+        global = true,
+        value_name = "KEY=VALUE",
+        help_heading = "Server"
+    )]
+    pub env: Vec<String>,
+    /// The stdio server's working directory.
+    #[arg(long, global = true, value_name = "DIR", help_heading = "Server")]
+    pub cwd: Option<PathBuf>,
+    /// An mcpServers JSON file (the format desktop MCP hosts use).
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Server")]
+    pub config: Option<PathBuf>,
+    /// The entry of the --config file to use.
+    #[arg(long, global = true, value_name = "NAME", help_heading = "Server")]
+    pub server: Option<String>,
+    /// Bound the whole command, in seconds [default: 60]; time spent
+    /// answering prompts or authorizing in the browser does not count.
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: Option<Duration>,
+    /// Machine-readable output on stdout.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Show the server's stderr and a protocol trace on stderr.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    /// How to answer a server that asks the user for input: ask on the
+    /// terminal, decline, or accept the form's defaults (declining a form
+    /// with a required field that has none) [default: ask when stdin is a
+    /// terminal, decline otherwise].
+    #[arg(
+        long,
+        global = true,
+        value_name = "MODE",
+        value_enum,
+        help_heading = "Server requests"
+    )]
+    pub on_elicitation: Option<elicit::Mode>,
+    /// A directory the server may work in, offered as a file:// root
+    /// (repeatable); declares the roots capability.
+    #[arg(
+        long = "root",
+        global = true,
+        value_name = "DIR",
+        help_heading = "Server requests"
+    )]
+    pub roots: Vec<PathBuf>,
+    /// Ask the server for log messages of LEVEL and above (logging/setLevel):
+    /// debug, info, notice, warning, error, critical, alert or emergency.
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = parse_log_level, help_heading = "Server requests")]
+    pub log_level: Option<LogLevel>,
+    /// Do not print the server's log messages.
+    #[arg(short, long, global = true, help_heading = "Server requests")]
+    pub quiet: bool,
+    /// How to authorize with servers that require OAuth.
+    #[command(flatten)]
+    pub auth: auth::AuthOptions,
+}

@@ -1,0 +1,189 @@
+//! `--on-elicitation`: how the command answers a server that asks the user
+//! for input (`elicitation/create`). `ask` prompts on the terminal, field by
+//! field (`terminal.rs`); `decline` says no; `defaults` accepts with the
+//! server's defaults. It knows nothing of the command line or the plan
+//! beyond the `Mode` it is given.
+
+mod fields;
+#[cfg(test)]
+mod fixtures;
+mod terminal;
+
+use std::sync::Arc;
+
+use golem_mcp::{
+    ElicitationHandler, ElicitationRequest, ElicitationResponse, HandlerError, HandlerFuture,
+    RequestContext,
+};
+use serde_json::Map;
+
+use crate::feedback::Console;
+use terminal::{ask_form, ask_url, open_in_browser};
+
+/// The value of `--on-elicitation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// Prompt on the terminal for each field (forms), or show the URL and
+    /// wait for Enter (URL mode).
+    Ask,
+    /// Decline every request.
+    Decline,
+    /// Accept forms with the server's defaults; decline a form with a
+    /// required field that has none.
+    Defaults,
+}
+
+/// The elicitation handler the command registers.
+#[derive(Debug, Clone)]
+pub struct Elicitor {
+    mode: Mode,
+    console: Console,
+    /// One prompt at a time on the terminal.
+    turn: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Elicitor {
+    /// Answers as `mode` says; notes and prompts go through `console`.
+    pub fn new(mode: Mode, console: Console) -> Self {
+        Elicitor {
+            mode,
+            console,
+            turn: Arc::default(),
+        }
+    }
+}
+
+impl ElicitationHandler for Elicitor {
+    fn elicit(
+        &self,
+        request: ElicitationRequest,
+        _context: RequestContext,
+    ) -> HandlerFuture<ElicitationResponse> {
+        let this = self.clone();
+        Box::pin(async move {
+            match this.mode {
+                Mode::Decline => {
+                    this.console.line(format!(
+                        "golem-mcp: declined the server's request for input ({}); \
+                         --on-elicitation ask or defaults answers it",
+                        quoted_message(&request)
+                    ));
+                    Ok(ElicitationResponse::Decline)
+                }
+                Mode::Defaults => {
+                    let (response, note) = with_defaults(&request);
+                    if let Some(note) = note {
+                        this.console.line(note);
+                    }
+                    Ok(response)
+                }
+                Mode::Ask => {
+                    let _turn = this.turn.lock().await;
+                    let console = this.console.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let _paused = console.pause();
+                        let stdin = std::io::stdin();
+                        let mut input = stdin.lock();
+                        let mut output = std::io::stderr().lock();
+                        match &request {
+                            ElicitationRequest::Form { message, form } => {
+                                ask_form(message, form, &mut input, &mut output)
+                            }
+                            ElicitationRequest::Url { message, url, .. } => {
+                                ask_url(message, url, &mut input, &mut output, open_in_browser)
+                            }
+                            // A mode this version does not know: say no.
+                            _ => Ok(ElicitationResponse::Decline),
+                        }
+                    })
+                    .await
+                    .map_err(|error| HandlerError::internal(format!("the prompt failed: {error}")))?
+                    .map_err(|error| {
+                        HandlerError::internal(format!("cannot prompt on the terminal: {error}"))
+                    })
+                }
+            }
+        })
+    }
+
+    /// Only a person at a terminal can visit a URL.
+    fn supports_url(&self) -> bool {
+        self.mode == Mode::Ask
+    }
+}
+
+fn quoted_message(request: &ElicitationRequest) -> String {
+    match request {
+        ElicitationRequest::Form { message, .. } => format!("a form: {:?}", message),
+        ElicitationRequest::Url { message, url, .. } => format!("{message:?}, at {url}"),
+        _ => "of a kind this version does not know".into(),
+    }
+}
+
+/// `--on-elicitation defaults`: accept with no values (the library fills in
+/// every default), unless a required field has no default; then decline,
+/// with a note naming the fields.
+pub fn with_defaults(request: &ElicitationRequest) -> (ElicitationResponse, Option<String>) {
+    let ElicitationRequest::Form { message, form } = request else {
+        return (
+            ElicitationResponse::Decline,
+            Some(format!(
+                "golem-mcp: declined the server's request ({}): --on-elicitation defaults \
+                 does not visit URLs",
+                quoted_message(request)
+            )),
+        );
+    };
+    let missing: Vec<String> = form
+        .fields
+        .iter()
+        .filter(|field| field.required && field.default.is_none())
+        .map(|field| format!("{:?}", field.name))
+        .collect();
+    if missing.is_empty() {
+        return (ElicitationResponse::Accept(Map::new()), None);
+    }
+    (
+        ElicitationResponse::Decline,
+        Some(format!(
+            "golem-mcp: declined the server's form ({message:?}): --on-elicitation defaults \
+             cannot fill the required field{} {}, which {} no default; --on-elicitation ask \
+             prompts for {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            if missing.len() == 1 { "has" } else { "have" },
+            if missing.len() == 1 { "it" } else { "them" },
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elicit::fixtures::{EVERY_KIND, form, received};
+
+    #[test]
+    fn defaults_accept_unless_a_required_field_has_none() {
+        let all_defaulted = received(
+            r#"{"message": "m", "requestedSchema": {"type": "object", "properties": {
+                "line": {"type": "string", "default": "It was a dark and stormy night."}},
+                "required": ["line"]}}"#,
+        );
+        assert_eq!(
+            with_defaults(&all_defaulted),
+            (ElicitationResponse::Accept(Map::new()), None)
+        );
+        let (response, note) = with_defaults(&ElicitationRequest::Form {
+            message: "Who?".into(),
+            form: form(EVERY_KIND),
+        });
+        assert_eq!(response, ElicitationResponse::Decline);
+        let note = note.expect("a note");
+        assert!(
+            note.contains(
+                r#"cannot fill the required fields "name", "agree", which have no default"#
+            ),
+            "{note}"
+        );
+    }
+}

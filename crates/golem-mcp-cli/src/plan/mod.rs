@@ -1,0 +1,244 @@
+//! Planning: `Plan::from_cli` turns the parsed command line (`args/`) into
+//! a [`Plan`], everything needed to run and nothing started yet. Every
+//! usage error is found here or in the files of this folder (the server
+//! named zero or two times, `-e`/`-H` syntax, the config entry, `ARGS_JSON`
+//! or stdin, the authorization options), before any server is started. It
+//! knows nothing of the client's session or of output.
+
+pub mod arguments;
+mod entries;
+pub mod features;
+mod oauth;
+pub mod pausing;
+pub mod target;
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use golem_mcp::{LogLevel, Root, StderrMode};
+use serde_json::value::RawValue;
+
+use crate::args::{Cli, Command};
+use crate::elicit;
+use crate::failure::Failure;
+use arguments::read_arguments;
+use features::FeatureAction;
+use pausing::ConsoleSlot;
+use target::{Target, select_target};
+
+/// The default of `--timeout`, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+
+/// What to ask the server.
+#[derive(Debug)]
+pub enum Action {
+    /// `info`.
+    Info,
+    /// `list`, with or without `--long`.
+    List {
+        /// Descriptions and schemas too.
+        long: bool,
+    },
+    /// `call`.
+    Call {
+        /// The tool.
+        tool: String,
+        /// Its arguments, a JSON object, sent verbatim.
+        arguments: Box<RawValue>,
+        /// `--task`: run it as a task.
+        task: bool,
+    },
+    /// `resources`, `read`, `prompts`, `prompt`, `complete`, `ping`.
+    Features(FeatureAction),
+    /// `login`.
+    Login,
+    /// `logout`.
+    Logout,
+}
+
+/// A checked command line: everything needed to run, nothing started yet.
+#[derive(Debug)]
+pub struct Plan {
+    /// The server.
+    pub target: Target,
+    /// What to ask it.
+    pub action: Action,
+    /// Bounds the whole command.
+    pub timeout: Duration,
+    /// `--json`.
+    pub json: bool,
+    /// `-v`.
+    pub verbose: bool,
+    /// How elicitation requests are answered.
+    pub elicitation: elicit::Mode,
+    /// The roots offered; `None` declares no roots capability.
+    pub roots: Option<Vec<Root>>,
+    /// `--log-level`.
+    pub log_level: Option<LogLevel>,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// The OAuth provider of an HTTP server, for `login` and `logout`.
+    pub oauth: Option<std::sync::Arc<golem_mcp::auth::OAuthProvider>>,
+    /// Where the command puts its console, which the provider pauses while
+    /// the user authorizes in the browser.
+    pub console: ConsoleSlot,
+}
+
+impl Plan {
+    /// Checks the command line, reads the config file and the arguments
+    /// (from stdin for `-`): every usage error is found here, before any
+    /// server is started. `stdin_is_terminal` picks the default of
+    /// `--on-elicitation`.
+    pub fn from_cli(cli: Cli, stdin: impl Read, stdin_is_terminal: bool) -> Result<Plan, Failure> {
+        let Cli { command, options } = cli;
+        let arguments_from_stdin = match &command {
+            Command::Call { args_json, .. } => args_json == "-",
+            Command::Features(command) => features::reads_stdin(command),
+            _ => false,
+        };
+        let elicitation = elicitation_mode(
+            options.on_elicitation,
+            stdin_is_terminal,
+            arguments_from_stdin,
+        )?;
+        let roots = roots(&options.roots)?;
+        let (action, server_command) = match command {
+            Command::Info { server_command } => (Action::Info, server_command),
+            Command::List {
+                long,
+                server_command,
+            } => (Action::List { long }, server_command),
+            Command::Call {
+                tool,
+                args_json,
+                task,
+                server_command,
+            } => {
+                let arguments = read_arguments(&args_json, stdin)?;
+                if tool.trim().is_empty() {
+                    return Err(Failure::usage(
+                        "the tool name is empty; `golem-mcp list` shows the server's tools",
+                    ));
+                }
+                (
+                    Action::Call {
+                        tool,
+                        arguments,
+                        task,
+                    },
+                    server_command,
+                )
+            }
+            Command::Features(command) => {
+                let stdout_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+                let (action, server_command) =
+                    features::from_command(command, stdin, stdout_is_terminal)?;
+                (Action::Features(action), server_command)
+            }
+            Command::Login => (Action::Login, Vec::new()),
+            Command::Logout => (Action::Logout, Vec::new()),
+        };
+        let (mut target, settings) = select_target(&options, server_command)?;
+        let console = ConsoleSlot::default();
+        let oauth = oauth::attach(&options.auth, settings, &mut target, &console)?;
+        if let Target::Stdio(stdio) = &mut target
+            && options.verbose
+        {
+            stdio.stderr = StderrMode::Inherit;
+        }
+        Ok(Plan {
+            target,
+            action,
+            timeout: options
+                .timeout
+                .unwrap_or(Duration::from_secs(DEFAULT_TIMEOUT_SECS)),
+            json: options.json,
+            verbose: options.verbose,
+            elicitation,
+            roots,
+            log_level: options.log_level,
+            quiet: options.quiet,
+            oauth,
+            console,
+        })
+    }
+}
+
+/// `--on-elicitation`, or its default: `ask` needs stdin for the answers.
+fn elicitation_mode(
+    given: Option<elicit::Mode>,
+    stdin_is_terminal: bool,
+    arguments_from_stdin: bool,
+) -> Result<elicit::Mode, Failure> {
+    match given {
+        Some(elicit::Mode::Ask) if arguments_from_stdin => Err(Failure::usage(
+            "--on-elicitation ask reads the answers from stdin, which ARGS_JSON \"-\" already \
+             reads; give ARGS_JSON on the command line, or choose --on-elicitation decline or \
+             defaults",
+        )),
+        Some(mode) => Ok(mode),
+        None if stdin_is_terminal && !arguments_from_stdin => Ok(elicit::Mode::Ask),
+        None => Ok(elicit::Mode::Decline),
+    }
+}
+
+/// `--root DIR` entries as `file://` roots; relative paths are taken from
+/// the directory golem-mcp runs in. `None` when there are none.
+fn roots(dirs: &[PathBuf]) -> Result<Option<Vec<Root>>, Failure> {
+    if dirs.is_empty() {
+        return Ok(None);
+    }
+    dirs.iter()
+        .map(|dir| {
+            let absolute = std::path::absolute(dir)
+                .map_err(|error| Failure::usage(format!("--root {}: {error}", dir.display())))?;
+            Root::directory(&absolute)
+                .map_err(|problem| Failure::usage(format!("--root {}: {problem}", dir.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::failure::usage_message;
+
+    #[test]
+    fn ask_is_the_default_on_a_terminal_unless_stdin_holds_the_arguments() {
+        use elicit::Mode;
+        assert_eq!(elicitation_mode(None, true, false).ok(), Some(Mode::Ask));
+        assert_eq!(
+            elicitation_mode(None, false, false).ok(),
+            Some(Mode::Decline)
+        );
+        assert_eq!(elicitation_mode(None, true, true).ok(), Some(Mode::Decline));
+        assert_eq!(
+            elicitation_mode(Some(Mode::Defaults), true, true).ok(),
+            Some(Mode::Defaults)
+        );
+        assert!(
+            usage_message(elicitation_mode(Some(Mode::Ask), true, true))
+                .contains("ARGS_JSON \"-\"")
+        );
+    }
+
+    #[test]
+    fn roots_are_directories_given_as_file_uris() {
+        assert_eq!(roots(&[]).ok(), Some(None));
+        let here = std::env::current_dir().expect("a working directory");
+        let listed = roots(&[PathBuf::from(".")])
+            .expect("a directory")
+            .expect("some");
+        assert_eq!(listed.len(), 1);
+        assert!(listed[0].uri.starts_with("file:///"), "{:?}", listed[0]);
+        assert_eq!(
+            listed[0].name,
+            here.file_name().and_then(|n| n.to_str()).map(str::to_owned)
+        );
+        let message = usage_message(roots(&[PathBuf::from("no/such/dir")]));
+        assert!(message.starts_with("--root no/such/dir: "), "{message}");
+        assert!(message.contains("is not a directory"), "{message}");
+    }
+}

@@ -1,0 +1,134 @@
+//! Which server: `Target`, and `select_target`, which finds it named
+//! exactly once (`--url`, `--config FILE --server NAME` or `-- COMMAND`)
+//! with the options that belong to it (`-e`, `--cwd` or `-H`), reading the
+//! config file's entry. It knows nothing of the subcommand or of OAuth
+//! beyond handing on the entry's `"oauth"` settings.
+
+use golem_mcp::config::{self, OAuthSettings, ServerConfig};
+use golem_mcp::{HttpConfig, StdioConfig};
+
+use crate::args::Options;
+use crate::failure::Failure;
+use crate::plan::entries::{parse_env, parse_headers};
+
+/// Which server.
+#[derive(Debug)]
+pub enum Target {
+    /// A stdio server to start.
+    Stdio(StdioConfig),
+    /// A streamable-HTTP endpoint.
+    Http(HttpConfig),
+}
+
+const NAME_A_SERVER: &str = "name the server with --url URL, with --config FILE --server NAME, \
+                             or with -- COMMAND [ARGS...] at the end to start one";
+
+/// Exactly one way of naming the server, with the options that belong to it,
+/// and the `"oauth"` settings of its config entry, if any.
+pub fn select_target(
+    options: &Options,
+    server_command: Vec<String>,
+) -> Result<(Target, Option<OAuthSettings>), Failure> {
+    let mut named = Vec::new();
+    if options.url.is_some() {
+        named.push("--url");
+    }
+    if options.config.is_some() {
+        named.push("--config");
+    }
+    if !server_command.is_empty() {
+        named.push("-- COMMAND");
+    }
+    if named.len() > 1 {
+        return Err(Failure::usage(format!(
+            "{} name the server twice; {NAME_A_SERVER}, only one of them",
+            named.join(" and ")
+        )));
+    }
+    if options.server.is_some() && options.config.is_none() {
+        return Err(Failure::usage(
+            "--server names an entry of a config file; add --config FILE",
+        ));
+    }
+    let env = parse_env(&options.env)?;
+    let headers = parse_headers(&options.headers)?;
+    let mut settings = None;
+    let target = if let Some(url) = &options.url {
+        Target::Http(HttpConfig::new(url.clone()))
+    } else if let Some(path) = &options.config {
+        let (target, oauth) = from_config(path, options.server.as_deref())?;
+        settings = oauth;
+        target
+    } else if let Some((command, args)) = server_command.split_first() {
+        Target::Stdio(StdioConfig {
+            args: args.to_vec(),
+            ..StdioConfig::new(command.clone())
+        })
+    } else {
+        return Err(Failure::usage(format!("no server given; {NAME_A_SERVER}")));
+    };
+    match target {
+        Target::Stdio(mut stdio) => {
+            if !headers.is_empty() {
+                return Err(Failure::usage(
+                    "-H applies to HTTP servers (--url), not to a server started over stdio",
+                ));
+            }
+            stdio.env.extend(env);
+            if let Some(dir) = &options.cwd {
+                stdio.dir = Some(dir.clone());
+            }
+            Ok((Target::Stdio(stdio), settings))
+        }
+        Target::Http(mut http) => {
+            if !env.is_empty() || options.cwd.is_some() {
+                return Err(Failure::usage(
+                    "-e and --cwd apply to a server started over stdio (-- COMMAND), not to an \
+                     HTTP server",
+                ));
+            }
+            http.headers.extend(headers);
+            Ok((Target::Http(http), settings))
+        }
+    }
+}
+
+fn from_config(
+    path: &std::path::Path,
+    server: Option<&str>,
+) -> Result<(Target, Option<OAuthSettings>), Failure> {
+    let servers = config::load(path).map_err(|error| Failure::usage(describe_config(&error)))?;
+    let Some(name) = server else {
+        let names: Vec<&str> = servers.names().collect();
+        return Err(Failure::usage(if names.is_empty() {
+            format!(
+                "--config needs --server NAME, but {} defines no server",
+                path.display()
+            )
+        } else {
+            format!(
+                "--config needs --server NAME; {} defines: {}",
+                path.display(),
+                names.join(", ")
+            )
+        }));
+    };
+    let oauth = servers.oauth(name).cloned();
+    match servers.get(name) {
+        Ok(ServerConfig::Stdio(stdio)) => Ok((Target::Stdio(stdio), oauth)),
+        Ok(ServerConfig::Http(http)) => Ok((Target::Http(http), oauth)),
+        // Not printed: a configuration may hold secrets.
+        Ok(_) => Err(Failure::usage(format!(
+            "the server {name:?} uses a transport this version of golem-mcp cannot use"
+        ))),
+        Err(error) => Err(Failure::usage(describe_config(&error))),
+    }
+}
+
+fn describe_config(error: &config::ConfigError) -> String {
+    let message = error.to_string();
+    message
+        .strip_prefix("mcp: ")
+        .map(str::to_owned)
+        .unwrap_or(message)
+}

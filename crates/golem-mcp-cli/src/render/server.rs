@@ -1,0 +1,128 @@
+//! What `info` and `ping` print: the server's identity, protocol,
+//! capabilities and instructions, and the round-trip time. It knows
+//! nothing of the client: it is given the `initialize` answer or a
+//! duration.
+
+use std::fmt::Write as _;
+
+use golem_mcp::ServerInfo;
+use serde_json::{Value, json};
+
+use crate::render::text::{indented, pretty};
+
+/// `info` for people: identity, protocol, capabilities, instructions.
+pub fn info_text(server: &ServerInfo) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = writeln!(out, "server:       {} {}", server.name, server.version);
+    if let Some(title) = server.title.as_deref().filter(|title| !title.is_empty()) {
+        let _ = writeln!(out, "title:        {title}");
+    }
+    let _ = writeln!(out, "protocol:     {}", server.protocol_version);
+    let _ = writeln!(
+        out,
+        "capabilities: {}",
+        capabilities_summary(&server.capabilities)
+    );
+    match server.instructions.as_deref().map(str::trim_end) {
+        Some(instructions) if !instructions.is_empty() => {
+            out.push_str("instructions:\n");
+            out.push_str(&indented(instructions));
+        }
+        _ => out.push_str("instructions: none\n"),
+    }
+    out
+}
+
+/// `info --json`: the `initialize` answer's fields, in its own shape.
+pub fn info_json(server: &ServerInfo) -> String {
+    let value = serde_json::json!({
+        "serverInfo": {
+            "name": server.name,
+            "version": server.version,
+            "title": server.title,
+        },
+        "protocolVersion": server.protocol_version,
+        "capabilities": server.capabilities,
+        "instructions": server.instructions,
+    });
+    pretty(&value)
+}
+
+/// `tools (listChanged), resources (subscribe)`: each capability with the
+/// sub-capabilities it turns on.
+pub fn capabilities_summary(capabilities: &Value) -> String {
+    let Some(map) = capabilities.as_object().filter(|map| !map.is_empty()) else {
+        return "none".to_owned();
+    };
+    let parts: Vec<String> = map
+        .iter()
+        .map(|(name, value)| {
+            let enabled: Vec<&str> = value
+                .as_object()
+                .map(|details| {
+                    details
+                        .iter()
+                        .filter(|(_, on)| on.as_bool() == Some(true) || on.is_object())
+                        .map(|(detail, _)| detail.as_str())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if enabled.is_empty() {
+                name.clone()
+            } else {
+                format!("{name} ({})", enabled.join(", "))
+            }
+        })
+        .collect();
+    parts.join(", ")
+}
+
+/// `ping`: the round-trip time in milliseconds.
+pub fn ping_text(milliseconds: f64) -> String {
+    format!("pong in {milliseconds:.1} ms\n")
+}
+
+/// `ping --json`: `{"ok": true, "milliseconds": ...}`.
+pub fn ping_json(milliseconds: f64) -> String {
+    pretty(&json!({ "ok": true, "milliseconds": milliseconds }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(capabilities: Value, instructions: Option<&str>) -> ServerInfo {
+        let mut server = ServerInfo::new("demo", "1.2");
+        server.title = Some("Demo Server".into());
+        server.protocol_version = "2025-11-25".into();
+        server.capabilities = capabilities;
+        server.instructions = instructions.map(str::to_owned);
+        server
+    }
+
+    #[test]
+    fn info_shows_identity_protocol_capabilities_and_instructions() {
+        let text = info_text(&server(
+            serde_json::json!({"tools": {"listChanged": true}, "logging": {}, "resources": {"subscribe": false, "listChanged": true}}),
+            Some("Use echo.\n\nBe kind.\n"),
+        ));
+        assert_eq!(
+            text,
+            "server:       demo 1.2\n\
+             title:        Demo Server\n\
+             protocol:     2025-11-25\n\
+             capabilities: logging, resources (listChanged), tools (listChanged)\n\
+             instructions:\n  Use echo.\n\n  Be kind.\n"
+        );
+        let bare = info_text(&server(serde_json::json!({}), None));
+        assert!(bare.contains("capabilities: none\n"), "{bare}");
+        assert!(bare.ends_with("instructions: none\n"), "{bare}");
+        let json: Value =
+            serde_json::from_str(&info_json(&server(serde_json::json!({"tools": {}}), None)))
+                .expect("JSON");
+        assert_eq!(json["serverInfo"]["name"], "demo");
+        assert_eq!(json["protocolVersion"], "2025-11-25");
+        assert_eq!(json["capabilities"], serde_json::json!({"tools": {}}));
+    }
+}

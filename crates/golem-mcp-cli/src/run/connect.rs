@@ -1,0 +1,41 @@
+//! Reaching the server: a stdio server started (keeping a handle on its
+//! stderr for messages) or an HTTP transport prepared, wrapped in `-v`'s
+//! trace, under a client. Nothing is sent yet; it knows nothing of the
+//! subcommand.
+
+use golem_mcp::{Client, ClientConfig, HttpTransport, ServerStderr, StdioTransport};
+
+use crate::failure::Failure;
+use crate::plan::target::Target;
+use crate::trace::traced;
+
+/// Starts the stdio server (keeping a handle on its stderr for messages)
+/// or prepares the HTTP transport. Nothing is sent yet.
+pub fn connect(
+    target: Target,
+    config: ClientConfig,
+    verbose: bool,
+) -> Result<(Client, Option<ServerStderr>), Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    Ok(match target {
+        Target::Stdio(stdio) => {
+            let transport = StdioTransport::spawn(stdio).map_err(mcp)?;
+            let stderr = transport.stderr();
+            let client = if verbose {
+                Client::with_config(traced(transport), config)
+            } else {
+                Client::with_config(transport, config)
+            };
+            (client, Some(stderr))
+        }
+        Target::Http(http) => {
+            let transport = HttpTransport::new(http).map_err(mcp)?;
+            let client = if verbose {
+                Client::with_config(traced(transport), config)
+            } else {
+                Client::with_config(transport, config)
+            };
+            (client, None)
+        }
+    })
+}

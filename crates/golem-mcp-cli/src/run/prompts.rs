@@ -1,0 +1,80 @@
+//! `prompts`, `prompt` and `complete`: the list, one prompt got with its
+//! arguments, and an argument completed. It knows nothing of the checks
+//! made on the arguments (`plan/features.rs`).
+
+use std::collections::BTreeMap;
+
+use golem_mcp::{Client, CompletionRef};
+
+use crate::failure::{Exit, Failure};
+use crate::feedback::Feedback;
+use crate::plan::features::CompleteTarget;
+use crate::render::prompts::{
+    completion_json, completion_note, completion_text, prompt_json, prompt_text, prompts_json,
+    prompts_text,
+};
+use crate::run::output::emit;
+
+/// `prompts`: the server's prompts.
+pub async fn list(client: &Client, json: bool, feedback: &mut Feedback) -> Result<Exit, Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    feedback.stage("listing prompts");
+    let listed = client.list_prompts().await.map_err(mcp)?;
+    feedback.finish();
+    emit(&match json {
+        true => prompts_json(&listed),
+        false => prompts_text(&listed),
+    })?;
+    Ok(Exit::Success)
+}
+
+/// `prompt NAME`: its messages.
+pub async fn get(
+    client: &Client,
+    name: &str,
+    arguments: &BTreeMap<String, String>,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    feedback.stage(format!("getting prompt {name}"));
+    let prompt = client.get_prompt(name, arguments).await.map_err(mcp)?;
+    feedback.finish();
+    emit(&match json {
+        true => prompt_json(&prompt),
+        false => prompt_text(&prompt),
+    })?;
+    Ok(Exit::Success)
+}
+
+/// `complete`: the values for `argument` (typed so far: `value`), one per
+/// line, and a note on stderr when the server has more.
+pub async fn complete(
+    client: &Client,
+    target: &CompleteTarget,
+    (argument, value): (&str, &str),
+    context: &BTreeMap<String, String>,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    feedback.stage(format!("completing {argument}"));
+    let reference = match target {
+        CompleteTarget::Prompt(name) => CompletionRef::Prompt(name),
+        CompleteTarget::Template(template) => CompletionRef::ResourceTemplate(template),
+    };
+    let completion = client
+        .complete(reference, argument, value, context)
+        .await
+        .map_err(mcp)?;
+    feedback.finish();
+    if json {
+        emit(&completion_json(&completion))?;
+    } else {
+        emit(&completion_text(&completion))?;
+        if let Some(note) = completion_note(&completion) {
+            eprintln!("{note}");
+        }
+    }
+    Ok(Exit::Success)
+}

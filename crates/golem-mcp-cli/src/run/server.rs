@@ -1,0 +1,36 @@
+//! `info` and `ping`: what the `initialize` answer said, and a round trip
+//! timed. It knows nothing of how the session was opened.
+
+use golem_mcp::{Client, ServerInfo};
+
+use crate::failure::{Exit, Failure};
+use crate::feedback::Feedback;
+use crate::render::server::{info_json, info_text, ping_json, ping_text};
+use crate::run::output::emit;
+
+/// `info`: the server's identity, protocol, capabilities and instructions.
+pub fn info(server: &ServerInfo, json: bool, feedback: &mut Feedback) -> Result<Exit, Failure> {
+    let text = if json {
+        info_json(server)
+    } else {
+        info_text(server)
+    };
+    feedback.finish();
+    emit(&text)?;
+    Ok(Exit::Success)
+}
+
+/// `ping`: the round-trip time.
+pub async fn ping(client: &Client, json: bool, feedback: &mut Feedback) -> Result<Exit, Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    feedback.stage("pinging");
+    let started = std::time::Instant::now();
+    client.ping().await.map_err(mcp)?;
+    let millis = started.elapsed().as_secs_f64() * 1000.0;
+    feedback.finish();
+    emit(&match json {
+        true => ping_json(millis),
+        false => ping_text(millis),
+    })?;
+    Ok(Exit::Success)
+}

@@ -1,0 +1,131 @@
+//! `list` and `call`: the tools listed, or one called with
+//! `Client::call_tool_raw` so that `--json` prints the server's bytes.
+//! After a refusal (`isError` or a JSON-RPC error) the tools are listed to
+//! tell an unknown tool (a usage error, exit 2) from a failing one (exit 1
+//! or 3). It knows nothing of tasks (`task.rs`) beyond lending them the
+//! end of a call.
+
+use golem_mcp::{CallResult, Client};
+use serde_json::value::RawValue;
+
+use crate::failure::{Exit, Failure, describe};
+use crate::feedback::Feedback;
+use crate::render::content::call_text;
+use crate::render::text::line;
+use crate::render::tools::{list_json, list_text, some_names};
+use crate::run::output::emit;
+
+/// How many tool names an "unknown tool" message lists.
+pub const NAMES_SHOWN: usize = 20;
+
+/// `list`: the tools, by name or (`--long`) in detail, or as JSON.
+pub async fn list(
+    client: &Client,
+    long: bool,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    feedback.stage("listing tools");
+    let tools = client.list_tools().await.map_err(mcp)?;
+    let text = if json {
+        list_json(&tools)
+    } else {
+        list_text(&tools, long)
+    };
+    feedback.finish();
+    emit(&text)?;
+    Ok(Exit::Success)
+}
+
+/// `call` without `--task`: the call, with the server's progress reports
+/// shown, and its result printed.
+pub async fn call(
+    client: &Client,
+    tool: &str,
+    arguments: &RawValue,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
+    let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    feedback.stage(format!("calling {tool}"));
+    let mut on_progress = |report: golem_mcp::Progress| feedback.progress(&report);
+    let raw = match client
+        .call_tool_raw(tool, arguments, Some(&mut on_progress))
+        .await
+    {
+        Ok(raw) => raw,
+        Err(error) => {
+            // Servers differ in how they refuse an unknown tool:
+            // `isError` (below) or a JSON-RPC error such as -32602.
+            // Either way, a name the server does not list is a
+            // usage error naming the tools there are.
+            if let Some(refusal) = error.protocol_error() {
+                feedback.stage(format!("checking that {tool} exists"));
+                check_tool_exists(client, tool, &refusal.message).await?;
+            }
+            return Err(mcp(error));
+        }
+    };
+    finish_call(client, tool, raw, json, feedback).await
+}
+
+/// The end of `call`: the result printed (its text, or with `--json` its
+/// bytes), and the exit status it deserves.
+pub async fn finish_call(
+    client: &Client,
+    tool: &str,
+    raw: Box<RawValue>,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
+    let result: CallResult = serde_json::from_str(raw.get()).map_err(|error| {
+        Failure::new(
+            Exit::Transport,
+            format!("tools/call {tool}: invalid answer from the server: {error}"),
+        )
+    })?;
+    if result.is_error {
+        feedback.stage(format!("checking that {tool} exists"));
+        check_tool_exists(client, tool, &result.text()).await?;
+    }
+    feedback.finish();
+    if json {
+        emit(&line(raw.get()))?;
+    } else {
+        emit(&line(&call_text(&result)))?;
+    }
+    if result.is_error {
+        eprintln!("golem-mcp: the tool {tool:?} answered with an error (isError)");
+        Ok(Exit::ToolError)
+    } else {
+        Ok(Exit::Success)
+    }
+}
+
+/// After a refused call (`isError`, which is how many servers report an
+/// unknown tool, or a JSON-RPC error, which is how others do): if the
+/// server does not list the tool, that is a usage error (exit 2) saying
+/// which tools there are. If listing fails, the answer stands.
+async fn check_tool_exists(client: &Client, tool: &str, answer: &str) -> Result<(), Failure> {
+    let tools = match client.list_tools().await {
+        Ok(tools) => tools,
+        Err(error) => {
+            tracing::debug!(error = %describe(&error), "golem-mcp: cannot list tools to check the name");
+            return Ok(());
+        }
+    };
+    if tools.iter().any(|listed| listed.name == tool) {
+        return Ok(());
+    }
+    let answer = answer.lines().next().unwrap_or_default();
+    let offers = if tools.is_empty() {
+        "it lists no tools".to_owned()
+    } else {
+        format!("it offers: {}", some_names(&tools, NAMES_SHOWN))
+    };
+    Err(Failure::usage(format!(
+        "the server has no tool named {tool:?} (it answered: {answer:?}); {offers}; \
+         `golem-mcp list --long` with the same server options describes them"
+    )))
+}

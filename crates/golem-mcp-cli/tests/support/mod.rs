@@ -1,0 +1,174 @@
+//! The test kit of `golem-mcp`'s integration tests, shared by every test
+//! file of the crate (`mod support;`): the binary under a time bound, the
+//! real peers installed by `scripts/install-peers.sh` (a missing peer fails
+//! the test), temporary directories, and, in `process.rs`, waits on what a
+//! running command shows (a line on its pipe, a process gone). It knows
+//! nothing of any one test.
+
+#![allow(dead_code)] // each test binary uses a part
+
+pub mod process;
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// How long any one command may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(90);
+
+/// `golem-mcp` with a bound on how long it may run.
+pub fn golem_mcp() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
+    command.timeout(PATIENCE);
+    command
+}
+
+/// Where `scripts/install-peers.sh` installs the peers.
+pub fn peers() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers")
+}
+
+/// `path`, which must exist, as a command-line word.
+pub fn installed(path: PathBuf) -> String {
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// `@modelcontextprotocol/server-everything`'s executable.
+pub fn everything() -> String {
+    installed(peers().join("node_modules/.bin/mcp-server-everything"))
+}
+
+/// The Python of the venv that holds the official MCP Python SDK.
+pub fn python() -> String {
+    installed(peers().join(".venv/bin/python"))
+}
+
+/// The Python SDK server of the peers (`peers/python/mcp_py_server.py`).
+pub fn python_server_script() -> String {
+    installed(peers().join("python/mcp_py_server.py"))
+}
+
+/// `-- mcp-server-everything stdio`, to append to a command line.
+pub fn everything_stdio() -> [String; 3] {
+    ["--".into(), everything(), "stdio".into()]
+}
+
+/// `-- python mcp_py_server.py`, to append to a command line.
+pub fn python_stdio() -> [String; 3] {
+    ["--".into(), python(), python_server_script()]
+}
+
+/// `-- python tests/fixtures/py_story_server.py`: a Python SDK server whose
+/// `story` tool elicits a form of defaulted fields and whose `query` tool
+/// logs a warning as logger "db".
+pub fn story_stdio() -> [String; 3] {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_story_server.py");
+    ["--".into(), python(), installed(script)]
+}
+
+/// The command's stdout, parsed as JSON.
+pub fn stdout_json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).expect("stdout is JSON")
+}
+
+/// A directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A new empty directory under the system's temporary directory.
+    pub fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "golem-mcp-cli-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    /// A file `name` in the directory holding `contents`.
+    pub fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents).expect("written");
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An HTTP server process, killed and reaped when dropped.
+pub struct HttpPeer {
+    child: Child,
+    /// Its MCP endpoint.
+    pub url: String,
+}
+
+impl Drop for HttpPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port free on 127.0.0.1, never the same one twice in a test binary.
+pub fn free_port() -> u16 {
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
+}
+
+/// The Python SDK server over streamable HTTP (event-stream answers), once
+/// it accepts connections.
+pub fn python_http() -> HttpPeer {
+    let port = free_port();
+    let child = std::process::Command::new(python())
+        .arg(python_server_script())
+        .args(["--http", "--port", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the Python server starts");
+    let mut peer = HttpPeer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let address = SocketAddr::from(([127, 0, 0, 1], port));
+    let deadline = Instant::now() + PATIENCE;
+    while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
+        if let Ok(Some(status)) = peer.child.try_wait() {
+            panic!("the Python server exited before listening: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server did not listen in time"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    peer
+}
