@@ -83,27 +83,28 @@ pub use features::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessa
 pub use features::resources::{
     ReadResourceResult, Resource, ResourceContents, ResourceSubscription, ResourceTemplate,
 };
-pub use features::tasks::{Task, TaskOptions, TaskPage, TaskStatus};
+pub use features::tasks::{TaskOptions, TaskPage};
 pub use features::tool_details::{Icon, TaskSupport, ToolAnnotations};
 pub use features::tools::ToolInfo;
 pub use server_requests::elicitation::{
     Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form,
 };
-pub use server_requests::handlers::{
-    ElicitationHandler, HandlerError, HandlerFuture, RequestContext, SamplingHandler,
-};
+pub use server_requests::handlers::{ElicitationHandler, SamplingHandler};
 pub use server_requests::model_sampling::{ModelSampling, sampling_with_model};
+pub use server_requests::offered::ClientConfig;
 pub use server_requests::roots::Root;
 pub use server_requests::sampling::{
     CreateMessageRequest, CreateMessageResult, ModelHint, ModelPreferences, Role, SamplingContent,
     SamplingMessage, StopReason, ToolChoice,
 };
-pub use session::client::{Client, ClientConfig};
+pub use session::client::Client;
+pub use session::context::RequestContext;
 pub use session::notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
 pub use session::progress::Progress;
 pub use session::protocol::{
     ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo,
 };
+pub use session::serving::{HandlerError, HandlerFuture};
 #[cfg(feature = "http")]
 pub use transports::http::{HttpConfig, HttpTransport, ResumePolicy};
 pub use transports::observe::{Observed, WireEvent};
@@ -114,6 +115,7 @@ pub use transports::stdio::{
 pub use wire::call_result::CallResult;
 pub use wire::content::Content;
 pub use wire::jsonrpc::ProtocolError;
+pub use wire::task::{Task, TaskStatus};
 pub use wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
 pub use wire::transport_error::{HttpStatusError, ProcessExit, TransportError};
 pub use wire::uri_template::{UriTemplate, UriTemplateError};

@@ -261,7 +261,7 @@ impl Client {
         // fetched marks it stale.
         let changes = self.prompt_changes();
         let prompts = self.list_all::<PromptsPage>("prompts/list").await?;
-        self.prompt_cache().store(&prompts, changes);
+        self.extension::<PromptCache>().store(&prompts, changes);
         Ok(prompts)
     }
 
@@ -295,7 +295,7 @@ impl Client {
         arguments: &BTreeMap<String, String>,
     ) -> Result<GetPromptResult, Error> {
         let fits_kept = self
-            .prompt_cache()
+            .extension::<PromptCache>()
             .fresh(self.prompt_changes())
             .is_some_and(|prompts| check(&prompts, name, arguments).is_none());
         if !fits_kept {

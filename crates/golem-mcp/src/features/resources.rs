@@ -1,14 +1,12 @@
 //! Resources: listing them and their templates, reading them, and
 //! subscribing to their changes (`resources/*`).
 
-use std::sync::Weak;
-
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use crate::error::Error;
-use crate::session::client::{Client, ClientInner};
+use crate::session::client::{Client, WeakClient};
 use crate::session::notifications::ServerNotification;
 use crate::session::paging::Page;
 use crate::wire::uri_template::{UriTemplate, UriTemplateError};
@@ -274,7 +272,7 @@ struct UriParams<'a> {
 /// never keeps a server running).
 #[derive(Debug)]
 pub struct ResourceSubscription {
-    client: Weak<ClientInner>,
+    client: WeakClient,
     uri: String,
     receiver: broadcast::Receiver<ServerNotification>,
 }
@@ -316,11 +314,7 @@ impl ResourceSubscription {
     /// Fails with [`Error::Closed`] when the client is already gone.
     pub async fn unsubscribe(self) -> Result<(), Error> {
         match self.client.upgrade() {
-            Some(inner) => {
-                Client::from_inner(inner)
-                    .unsubscribe_resource(&self.uri)
-                    .await
-            }
+            Some(client) => client.unsubscribe_resource(&self.uri).await,
             None => Err(Error::Closed {
                 operation: format!("resources/unsubscribe {}", self.uri),
             }),

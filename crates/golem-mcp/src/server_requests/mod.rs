@@ -10,5 +10,6 @@
 pub(crate) mod elicitation;
 pub(crate) mod handlers;
 pub(crate) mod model_sampling;
+pub(crate) mod offered;
 pub(crate) mod roots;
 pub(crate) mod sampling;

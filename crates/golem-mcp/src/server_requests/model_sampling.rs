@@ -8,12 +8,12 @@ use std::sync::Arc;
 use golem_model::{Image, Message, Model, Request, ToolCall, ToolSpec};
 use serde_json::value::RawValue;
 
-use crate::server_requests::handlers::{
-    HandlerError, HandlerFuture, RequestContext, SamplingHandler,
-};
+use crate::server_requests::handlers::SamplingHandler;
 use crate::server_requests::sampling::{
     CreateMessageRequest, CreateMessageResult, Role, SamplingContent, StopReason, ToolChoice,
 };
+use crate::session::context::RequestContext;
+use crate::session::serving::{HandlerError, HandlerFuture};
 use crate::wire::call_result::CallResult;
 use crate::wire::content::Content;
 

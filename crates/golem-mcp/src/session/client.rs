@@ -2,6 +2,7 @@
 //! notifications, close.
 
 use std::fmt;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError, Weak};
 
@@ -9,106 +10,16 @@ use tokio::sync::{Mutex, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
-use crate::features::prompts::PromptCache;
-use crate::server_requests::handlers::{ElicitationHandler, Offered, SamplingHandler};
-use crate::server_requests::roots::Root;
 use crate::session::connection::{Connection, Reply, encode_notification, settle};
+use crate::session::extensions::Extensions;
 use crate::session::inbound;
-use crate::session::notifications::{LogLevel, Notifications};
+use crate::session::notifications::{Hub, LogLevel, Notifications};
 use crate::session::paging;
 use crate::session::progress::Progress;
 use crate::session::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
+use crate::session::serving::Offer;
 use crate::wire::transport::{Outgoing, RequestId, Transport};
 use crate::wire::transport_error::TransportError;
-
-/// How a [`Client`] is set up: how it introduces itself, and what it offers
-/// the server (ADR 0007). The capabilities announced at `initialize` are
-/// exactly the ones given here.
-///
-/// ```
-/// use golem_mcp::{ClientConfig, CreateMessageResult, ElicitationResponse, Root};
-///
-/// let config = ClientConfig::default()
-///     .with_sampling(|request: golem_mcp::CreateMessageRequest, _context| async move {
-///         Ok(CreateMessageResult::text("my-model", format!("{} messages read", request.messages.len())))
-///     })
-///     .with_elicitation(|_request, _context| async { Ok(ElicitationResponse::Decline) })
-///     .with_roots(vec![Root::new("file:///srv/project")]);
-/// assert!(format!("{config:?}").contains("sampling: true"));
-/// ```
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct ClientConfig {
-    /// How the client introduces itself at `initialize`.
-    pub client_info: ClientInfo,
-    /// Answers the server's `sampling/createMessage`; `None` (the default)
-    /// declares no sampling capability.
-    pub sampling: Option<Arc<dyn SamplingHandler>>,
-    /// Answers the server's `elicitation/create`; `None` (the default)
-    /// declares no elicitation capability.
-    pub elicitation: Option<Arc<dyn ElicitationHandler>>,
-    /// The roots answered to `roots/list`; `None` (the default) declares no
-    /// roots capability. Change them later with [`Client::set_roots`].
-    pub roots: Option<Vec<Root>>,
-    /// How many server requests may be handled at once (16 by default);
-    /// beyond that the server is told to try again later.
-    pub max_concurrent_handlers: usize,
-}
-
-impl Default for ClientConfig {
-    fn default() -> Self {
-        ClientConfig {
-            client_info: ClientInfo::default(),
-            sampling: None,
-            elicitation: None,
-            roots: None,
-            max_concurrent_handlers: 16,
-        }
-    }
-}
-
-impl fmt::Debug for ClientConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientConfig")
-            .field("client_info", &self.client_info)
-            .field("sampling", &self.sampling.is_some())
-            .field("elicitation", &self.elicitation.is_some())
-            .field("roots", &self.roots)
-            .field("max_concurrent_handlers", &self.max_concurrent_handlers)
-            .finish()
-    }
-}
-
-impl ClientConfig {
-    /// Introduces the client with this name and version.
-    pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.client_info = ClientInfo {
-            name: name.into(),
-            version: version.into(),
-        };
-        self
-    }
-
-    /// Answers sampling requests with `handler` (a [`SamplingHandler`], or a
-    /// closure returning a future).
-    pub fn with_sampling(mut self, handler: impl SamplingHandler) -> Self {
-        self.sampling = Some(Arc::new(handler));
-        self
-    }
-
-    /// Answers elicitation requests with `handler` (an
-    /// [`ElicitationHandler`], or a closure returning a future).
-    pub fn with_elicitation(mut self, handler: impl ElicitationHandler) -> Self {
-        self.elicitation = Some(Arc::new(handler));
-        self
-    }
-
-    /// Offers these roots.
-    pub fn with_roots(mut self, roots: Vec<Root>) -> Self {
-        self.roots = Some(roots);
-        self
-    }
-}
 
 /// A client for one MCP server, over any [`Transport`].
 ///
@@ -172,30 +83,51 @@ pub struct Client {
     inner: Arc<Inner>,
 }
 
-/// The state clones of a [`Client`] share (named for the handlers'
-/// contexts, which hold it weakly).
-pub(crate) type ClientInner = Inner;
+/// A reference to a client that does not keep it (or its server) alive:
+/// what a handler's [`RequestContext`](crate::RequestContext) and a
+/// [`ResourceSubscription`](crate::ResourceSubscription) hold.
+#[derive(Clone, Default)]
+pub(crate) struct WeakClient(Weak<Inner>);
 
+impl fmt::Debug for WeakClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl WeakClient {
+    /// The client, while any clone of it is left.
+    pub(crate) fn upgrade(&self) -> Option<Client> {
+        self.0.upgrade().map(|inner| Client { inner })
+    }
+}
+
+/// The state clones of a [`Client`] share.
 pub(crate) struct Inner {
     connection: Arc<Connection>,
-    offered: Arc<Offered>,
-    /// Set once the handshake is complete: the hot path's only check.
-    ready: AtomicBool,
+    /// What the client offers the server (its capabilities, its handlers).
+    offer: Arc<dyn Offer>,
+    /// Where the server's notifications are broadcast.
+    hub: Arc<Hub>,
+    /// Set once the handshake is complete (`notifications/initialized`
+    /// sent): the hot path's only check. The connection's own flag
+    /// ([`Connection::is_negotiated`]) is set one step earlier, when the
+    /// server's answer is accepted.
+    initialized: AtomicBool,
     lifecycle: Mutex<Lifecycle>,
     /// Whether `close` has closed the transport (a `close` dropped half-way
     /// leaves it `false`, and the next one closes it again).
     transport_closed: Mutex<bool>,
-    /// Starts the inbound task; taken by the first `initialize`.
-    start_inbound: StdMutex<Option<StartInbound>>,
+    /// The inbound driver, until the first `initialize` spawns it on its
+    /// runtime (a future does nothing until it is polled).
+    driver: StdMutex<Option<Pin<Box<dyn Future<Output = ()> + Send>>>>,
     /// The inbound task, aborted on close and on drop.
     inbound: StdMutex<Option<AbortOnDrop>>,
     server: OnceLock<ServerInfo>,
-    config: ClientConfig,
-    /// The prompt list `get_prompt` checks arguments against (`prompts.rs`).
-    prompts: PromptCache,
+    client_info: ClientInfo,
+    /// What the features keep per client (`prompts.rs`'s prompt list).
+    extensions: Extensions,
 }
-
-type StartInbound = Box<dyn FnOnce() -> JoinHandle<()> + Send>;
 
 /// Aborts a task when dropped, so nothing outlives the client.
 struct AbortOnDrop(JoinHandle<()>);
@@ -276,58 +208,39 @@ impl fmt::Display for Operation<'_> {
 }
 
 impl Client {
-    /// A client over `transport`, introducing itself as `golem-mcp`.
-    /// Call [`initialize`](Client::initialize) before anything else.
-    pub fn new(transport: impl Transport) -> Self {
-        Client::with_config(transport, ClientConfig::default())
-    }
-
-    /// A client over `transport` with the given configuration.
-    pub fn with_config<T: Transport>(transport: T, config: ClientConfig) -> Self {
-        let transport = Arc::new(transport);
-        let (connection, commands) = Connection::new(transport.clone());
-        let connection = Arc::new(connection);
-        let offered = Arc::new(Offered::new(
-            config.sampling.clone(),
-            config.elicitation.clone(),
-            config.roots.clone(),
-            config.max_concurrent_handlers,
-        ));
-        let (for_inbound, offered_inbound) = (connection.clone(), offered.clone());
-        let start_inbound: StartInbound = Box::new(move || {
-            tokio::spawn(inbound::run(
-                transport,
-                for_inbound,
-                offered_inbound,
-                commands,
-            ))
-        });
-        let client = Client {
-            inner: Arc::new(Inner {
+    /// A client over `transport` that introduces itself with `client_info`
+    /// and offers what `offer` makes (given the way back to this client,
+    /// for the handlers' contexts): how the `server_requests` layer builds
+    /// [`Client::with_config`].
+    pub(crate) fn open<T: Transport>(
+        transport: T,
+        client_info: ClientInfo,
+        offer: impl FnOnce(WeakClient) -> Arc<dyn Offer>,
+    ) -> Self {
+        let inner = Arc::new_cyclic(|weak| {
+            let offer = offer(WeakClient(weak.clone()));
+            let hub = Arc::new(Hub::default());
+            let (connection, driver) = inbound::open(transport, offer.clone(), hub.clone());
+            Inner {
                 connection,
-                offered,
-                ready: AtomicBool::new(false),
+                offer,
+                hub,
+                initialized: AtomicBool::new(false),
                 lifecycle: Mutex::new(Lifecycle::New),
                 transport_closed: Mutex::new(false),
-                start_inbound: StdMutex::new(Some(start_inbound)),
+                driver: StdMutex::new(Some(Box::pin(driver.run()))),
                 inbound: StdMutex::new(None),
                 server: OnceLock::new(),
-                config,
-                prompts: PromptCache::default(),
-            }),
-        };
-        client.inner.offered.set_client(client.downgrade());
-        client
-    }
-
-    /// A client handle on shared state (for the handlers' contexts).
-    pub(crate) fn from_inner(inner: Arc<Inner>) -> Self {
+                client_info,
+                extensions: Extensions::default(),
+            }
+        });
         Client { inner }
     }
 
-    /// A reference to the shared state that does not keep the client alive.
-    pub(crate) fn downgrade(&self) -> Weak<Inner> {
-        Arc::downgrade(&self.inner)
+    /// A reference to this client that does not keep it alive.
+    pub(crate) fn downgrade(&self) -> WeakClient {
+        WeakClient(Arc::downgrade(&self.inner))
     }
 
     /// Performs the MCP handshake: offers the newest protocol revision this
@@ -358,8 +271,8 @@ impl Client {
                     self.start_inbound();
                     let connection = &self.inner.connection;
                     let params = InitializeParams::new(
-                        &self.inner.config.client_info,
-                        self.inner.offered.capabilities(),
+                        &self.inner.client_info,
+                        self.inner.offer.capabilities(),
                     );
                     let (in_flight, message) =
                         connection.start(&operation, "initialize", |_| params, false)?;
@@ -420,7 +333,7 @@ impl Client {
                         return Err(self.failure(operation, source));
                     }
                     *lifecycle = Lifecycle::Ready;
-                    self.inner.ready.store(true, Ordering::Release);
+                    self.inner.initialized.store(true, Ordering::Release);
                 }
             }
         }
@@ -437,9 +350,9 @@ impl Client {
 
     /// Starts the inbound task, once.
     fn start_inbound(&self) {
-        let start = lock(&self.inner.start_inbound).take();
-        if let Some(start) = start {
-            *lock(&self.inner.inbound) = Some(AbortOnDrop(start()));
+        let driver = lock(&self.inner.driver).take();
+        if let Some(driver) = driver {
+            *lock(&self.inner.inbound) = Some(AbortOnDrop(tokio::spawn(driver)));
         }
     }
 
@@ -490,7 +403,7 @@ impl Client {
     /// # }
     /// ```
     pub fn notifications(&self) -> Notifications {
-        Notifications::new(self.inner.offered.subscribe())
+        self.inner.hub.subscribe()
     }
 
     /// Asks the server to send log messages of `level` and above
@@ -513,37 +426,6 @@ impl Client {
         Ok(())
     }
 
-    /// Replaces the roots the client offers and tells the server with
-    /// `notifications/roots/list_changed` (when the client is initialized).
-    /// Fails with [`Error::InvalidConfig`] when the client was not set up
-    /// with roots ([`ClientConfig::roots`]): the capability was not
-    /// announced, so servers would not ask.
-    ///
-    /// Cancel safe: the roots are replaced before anything is awaited; a
-    /// call dropped while sending the notification leaves it sent whole or
-    /// not at all (then the server learns of the change with the next one).
-    pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
-        let operation = Operation("notifications/roots/list_changed", None);
-        self.inner.connection.check_open(&operation)?;
-        if !self.inner.offered.set_roots(roots) {
-            return Err(Error::InvalidConfig {
-                operation: "set_roots",
-                field: "roots".into(),
-                problem: "the client was set up without roots; give ClientConfig::roots (even an empty list) to offer them".into(),
-            });
-        }
-        if !self.inner.connection.is_ready() {
-            return Ok(()); // the server asks for them after initialize
-        }
-        let changed = encode_notification("notifications/roots/list_changed", None::<&()>)
-            .map_err(|error| Error::encode(&operation.to_string(), error))?;
-        self.inner
-            .connection
-            .send(changed)
-            .await
-            .map_err(|source| Error::transport(&operation.to_string(), source))
-    }
-
     /// Closes the connection: a stdio server is ended and reaped, an HTTP
     /// session is ended. Every request in flight, from any clone, fails at
     /// once with [`Error::Closed`], and so does every later operation;
@@ -559,11 +441,11 @@ impl Client {
     pub async fn close(&self) -> Result<(), Error> {
         let operation = Operation("close", None);
         self.inner.connection.close();
-        self.inner.offered.end_notifications();
-        self.inner.ready.store(false, Ordering::Release);
+        self.inner.hub.end();
+        self.inner.initialized.store(false, Ordering::Release);
         // The inbound task goes first: nothing is read or answered any more.
         drop(lock(&self.inner.inbound).take());
-        drop(lock(&self.inner.start_inbound).take());
+        drop(lock(&self.inner.driver).take());
         // Not the handshake's lock: a handshake stuck on a send must not hold
         // up the close that makes that send give way.
         let mut closed = self.inner.transport_closed.lock().await;
@@ -622,19 +504,46 @@ impl Client {
         paging::list_all::<P>(&self.inner.connection, method).await
     }
 
-    /// The prompt list kept for `get_prompt`.
-    pub(crate) fn prompt_cache(&self) -> &PromptCache {
-        &self.inner.prompts
+    /// The state of type `T` a feature keeps for this client, made with
+    /// `T::default()` the first time it is asked for.
+    pub(crate) fn extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        self.inner.extensions.get_or_default()
     }
 
     /// How many prompt list changes the server has announced so far.
     pub(crate) fn prompt_changes(&self) -> u64 {
-        self.inner.offered.prompt_changes()
+        self.inner.hub.prompt_changes()
+    }
+
+    /// What the client offers the server, as the layer that made it sees it.
+    pub(crate) fn offer(&self) -> &dyn Offer {
+        &*self.inner.offer
+    }
+
+    /// Fails when the client is closed or its connection has ended.
+    pub(crate) fn check_open(&self, operation: &str) -> Result<(), Error> {
+        self.inner.connection.check_open(&operation)
+    }
+
+    /// Sends notification `method` (without parameters) once the server's
+    /// `initialize` answer was accepted; before that, nothing (the server
+    /// learns what it would say from the handshake).
+    pub(crate) async fn notify_when_negotiated(&self, method: &'static str) -> Result<(), Error> {
+        if !self.inner.connection.is_negotiated() {
+            return Ok(());
+        }
+        let message = encode_notification(method, None::<&()>)
+            .map_err(|error| Error::encode(method, error))?;
+        self.inner
+            .connection
+            .send(message)
+            .await
+            .map_err(|source| Error::transport(method, source))
     }
 
     /// Checks the client may send requests.
     fn ready(&self, operation: Operation<'_>) -> Result<(), Error> {
-        if self.inner.ready.load(Ordering::Acquire) {
+        if self.inner.initialized.load(Ordering::Acquire) {
             return Ok(());
         }
         self.inner.connection.check_open(&operation)?;

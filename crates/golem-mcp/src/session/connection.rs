@@ -3,7 +3,7 @@
 //!
 //! Any number of requests may be in flight. Each caller encodes and sends
 //! its own request on its own task, registers a [`Waiter`] under the
-//! request's id, and waits for the inbound side (`inbound.rs`) to hand it
+//! request's id, and waits for the inbound driver (`inbound.rs`) to hand it
 //! the reply's bytes, which it decodes itself. Dropping a caller's future
 //! drops its [`InFlight`] guard, which forgets the waiter and asks the
 //! inbound side to announce the cancellation at once.
@@ -103,9 +103,9 @@ pub(crate) struct Connection {
     /// message.
     protocol_version: OnceLock<&'static str>,
     commands: mpsc::UnboundedSender<Command>,
-    /// Set once the server's `initialize` answer was accepted: from then on
-    /// the server may send requests.
-    ready: AtomicBool,
+    /// Set once the server's `initialize` answer was accepted (the revision
+    /// is negotiated): from then on the server may send requests.
+    negotiated: AtomicBool,
 }
 
 impl fmt::Debug for Connection {
@@ -133,7 +133,7 @@ impl Connection {
             }),
             protocol_version: OnceLock::new(),
             commands,
-            ready: AtomicBool::new(false),
+            negotiated: AtomicBool::new(false),
         };
         (connection, receiver)
     }
@@ -148,12 +148,12 @@ impl Connection {
     /// far as the server's requests are concerned.
     pub(crate) fn set_protocol_version(&self, version: &'static str) {
         let _ = self.protocol_version.set(version);
-        self.ready.store(true, Ordering::Release);
+        self.negotiated.store(true, Ordering::Release);
     }
 
     /// Whether the server's `initialize` answer was accepted.
-    pub(crate) fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::Acquire)
+    pub(crate) fn is_negotiated(&self) -> bool {
+        self.negotiated.load(Ordering::Acquire)
     }
 
     /// Marks `message` with the negotiated revision, if there is one yet

@@ -3,7 +3,8 @@
 //!
 //! It routes each response to the request waiting for it, answers the
 //! server's `ping`, starts the application's handlers for the requests it
-//! registered (`handlers.rs`; anything else gets "method not found"),
+//! registered (through `serving.rs`; anything else gets "method not
+//! found"),
 //! passes progress reports to their calls, cancellations to the handlers
 //! they stop, and every other notification to the subscribers. It also
 //! sends what nobody else will: immediate answers, and the
@@ -26,10 +27,10 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::server_requests::handlers::{self, Offered, Running};
 use crate::session::connection::{Command, Connection, encode_cancellation};
-use crate::session::notifications::ServerNotification;
+use crate::session::notifications::{Hub, ServerNotification};
 use crate::session::progress::ProgressParams;
+use crate::session::serving::{Offer, Running, reply};
 use crate::wire::jsonrpc::{self, Incoming, Route};
 use crate::wire::transport::{Inbound, Outgoing, Transport};
 use crate::wire::transport_error::TransportError;
@@ -47,15 +48,60 @@ const BACKGROUND_SEND_TIME: Duration = Duration::from_secs(30);
 /// How much of a dropped message a log line shows.
 const SHOWN_BYTES: usize = 200;
 
-/// Runs the inbound side until the transport fails for good. (Closing the
-/// client, or dropping its last clone, aborts the task.)
-pub(crate) async fn run<T: Transport>(
+/// Makes a client's connection: the request table its callers share, and
+/// the inbound driver that will read `transport` for it, made together
+/// because each needs the other's end of the command channel.
+pub(crate) fn open<T: Transport>(
+    transport: T,
+    offer: Arc<dyn Offer>,
+    hub: Arc<Hub>,
+) -> (Arc<Connection>, Driver<T>) {
+    let transport = Arc::new(transport);
+    let (connection, commands) = Connection::new(transport.clone());
+    let connection = Arc::new(connection);
+    let driver = Driver {
+        transport,
+        connection: connection.clone(),
+        offer,
+        hub,
+        commands,
+    };
+    (connection, driver)
+}
+
+/// The inbound side of one connection, not yet running: [`run`](Driver::run)
+/// it on a task of its own.
+pub(crate) struct Driver<T> {
     transport: Arc<T>,
     connection: Arc<Connection>,
-    offered: Arc<Offered>,
+    offer: Arc<dyn Offer>,
+    hub: Arc<Hub>,
+    commands: mpsc::UnboundedReceiver<Command>,
+}
+
+impl<T: Transport> Driver<T> {
+    /// Runs the inbound side until the transport fails for good. (Closing
+    /// the client, or dropping its last clone, aborts the task.)
+    pub(crate) async fn run(self) {
+        let Driver {
+            transport,
+            connection,
+            offer,
+            hub,
+            commands,
+        } = self;
+        run(transport, connection, offer, hub, commands).await;
+    }
+}
+
+async fn run<T: Transport>(
+    transport: Arc<T>,
+    connection: Arc<Connection>,
+    offer: Arc<dyn Offer>,
+    hub: Arc<Hub>,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
-    let _end = EndOnExit(&connection, &offered);
+    let _end = EndOnExit(&connection, &hub);
     let mut sends = FuturesUnordered::new();
     // Dropped (aborting every handler) when this task ends.
     let mut running = Running::new();
@@ -79,7 +125,8 @@ pub(crate) async fn run<T: Transport>(
                 Ok(Inbound::Message(message)) => {
                     let mut inbound = Dispatch {
                         connection: &connection,
-                        offered: &offered,
+                        offer: &*offer,
+                        hub: &hub,
                         running: &mut running,
                     };
                     if let Some(answer) = inbound.dispatch(message) {
@@ -105,12 +152,12 @@ pub(crate) async fn run<T: Transport>(
 /// reader, every request in flight and every later one would wait for ever.
 /// After `close` or a transport error the connection has ended already and
 /// this does nothing.
-struct EndOnExit<'c>(&'c Connection, &'c Offered);
+struct EndOnExit<'c>(&'c Connection, &'c Hub);
 
 impl Drop for EndOnExit<'_> {
     fn drop(&mut self) {
         // Subscriptions end with the reader.
-        self.1.end_notifications();
+        self.1.end();
         self.0.fail_all(TransportError::Other(
             "the client's inbound task stopped (its runtime shut down, or the transport panicked)"
                 .into(),
@@ -133,7 +180,8 @@ async fn send<T: Transport>(transport: Arc<T>, message: Outgoing) {
 /// What handling one message needs.
 struct Dispatch<'a> {
     connection: &'a Arc<Connection>,
-    offered: &'a Offered,
+    offer: &'a dyn Offer,
+    hub: &'a Hub,
     running: &'a mut Running,
 }
 
@@ -151,10 +199,10 @@ impl Dispatch<'_> {
                     params,
                 }) => {
                     if method == "ping" {
-                        return Some(handlers::reply(raw_id, Ok("{}")));
+                        return Some(reply(raw_id, Ok("{}")));
                     }
                     return self.running.start(
-                        self.offered,
+                        self.offer,
                         connection,
                         raw_id,
                         &method,
@@ -217,7 +265,7 @@ impl Dispatch<'_> {
                     if let ServerNotification::Log(message) = &notification {
                         message.trace();
                     }
-                    self.offered.publish(notification);
+                    self.hub.publish(notification);
                 }
             }
         }

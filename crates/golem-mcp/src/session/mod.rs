@@ -11,8 +11,11 @@
 
 pub(crate) mod client;
 pub(crate) mod connection;
+pub(crate) mod context;
+pub(crate) mod extensions;
 pub(crate) mod inbound;
 pub(crate) mod notifications;
 pub(crate) mod paging;
 pub(crate) mod progress;
 pub(crate) mod protocol;
+pub(crate) mod serving;

@@ -1,19 +1,22 @@
 //! What a server tells the client without being asked: log messages, list
 //! changes, resource updates, the end of a URL elicitation.
 //!
-//! Every such notification is broadcast to [`Notifications`] subscribers
-//! (a bounded queue each: a subscriber that falls behind skips the oldest),
-//! and log messages also go to `tracing`.
+//! Every such notification is broadcast by the client's [`Hub`] to
+//! [`Notifications`] subscribers (a bounded queue each: a subscriber that
+//! falls behind skips the oldest), and log messages also go to `tracing`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::features::tasks::Task;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::wire::task::Task;
 
 /// How many notifications a subscriber may fall behind before the oldest
 /// are skipped.
-pub(crate) const SUBSCRIBER_QUEUE: usize = 256;
+const SUBSCRIBER_QUEUE: usize = 256;
 
 /// A notification from the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -207,5 +210,61 @@ impl Notifications {
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
+    }
+}
+
+/// Where one client's notifications are broadcast: the inbound driver
+/// publishes, subscriptions receive, and closing the connection ends them.
+pub(crate) struct Hub {
+    /// `None` once the connection has ended, which ends every subscription.
+    events: Mutex<Option<broadcast::Sender<ServerNotification>>>,
+    /// How many times the server said its prompts changed: what tells the
+    /// kept prompt list it went stale, without holding a subscription
+    /// (which would keep up to a queue's worth of every notification,
+    /// whatever their size, until the next prompt request).
+    prompt_changes: AtomicU64,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub {
+            events: Mutex::new(Some(broadcast::channel(SUBSCRIBER_QUEUE).0)),
+            prompt_changes: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Hub {
+    /// A subscription to the notifications; one that has ended already
+    /// when the connection has.
+    pub(crate) fn subscribe(&self) -> Notifications {
+        let receiver = match &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some(sender) => sender.subscribe(),
+            None => broadcast::channel(1).1,
+        };
+        Notifications::new(receiver)
+    }
+
+    /// Broadcasts a notification (dropped when nobody subscribes).
+    pub(crate) fn publish(&self, notification: ServerNotification) {
+        if notification == ServerNotification::PromptsListChanged {
+            self.prompt_changes.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some(sender) = &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
+            let _ = sender.send(notification);
+        }
+    }
+
+    /// How many prompt list changes the server has announced so far.
+    pub(crate) fn prompt_changes(&self) -> u64 {
+        self.prompt_changes.load(Ordering::Relaxed)
+    }
+
+    /// Ends every subscription: the connection is over.
+    pub(crate) fn end(&self) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 }

@@ -1,6 +1,6 @@
 //! The protocol as data: JSON-RPC framing, the transport seam, and the
-//! shapes several layers share (content items, a tool call's result, URI
-//! templates).
+//! shapes several layers share (content items, a tool call's result, a
+//! task's state, URI templates).
 //!
 //! Nothing here does I/O or keeps state between messages, and nothing here
 //! knows a client, a session or a transport implementation: every other
@@ -9,6 +9,7 @@
 pub(crate) mod call_result;
 pub(crate) mod content;
 pub(crate) mod jsonrpc;
+pub(crate) mod task;
 pub(crate) mod transport;
 pub(crate) mod transport_error;
 pub(crate) mod uri_template;

@@ -1,0 +1,307 @@
+//! What a client offers the server, put together: [`ClientConfig`] (how the
+//! application registers handlers and roots), `Offered` (the session's
+//! [`Offer`] made of it: the capabilities announced, and which handler
+//! answers which request), and the `Client` constructors that take a
+//! configuration.
+//!
+//! What is registered is exactly what `initialize` announces; a request for
+//! anything else gets "method not found" from the session.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Value, json};
+
+use crate::error::Error;
+use crate::server_requests::elicitation::{
+    ElicitResultWire, ElicitationRequest, ElicitationResponse,
+};
+use crate::server_requests::handlers::{ElicitationHandler, SamplingHandler};
+use crate::server_requests::roots::Root;
+use crate::server_requests::sampling::CreateMessageRequest;
+use crate::session::client::{Client, WeakClient};
+use crate::session::context::RequestContext;
+use crate::session::protocol::ClientInfo;
+use crate::session::serving::{HandlerError, HandlerFuture, Offer};
+use crate::wire::transport::Transport;
+
+/// How a [`Client`] is set up: how it introduces itself, and what it offers
+/// the server (ADR 0007). The capabilities announced at `initialize` are
+/// exactly the ones given here.
+///
+/// ```
+/// use golem_mcp::{ClientConfig, CreateMessageResult, ElicitationResponse, Root};
+///
+/// let config = ClientConfig::default()
+///     .with_sampling(|request: golem_mcp::CreateMessageRequest, _context| async move {
+///         Ok(CreateMessageResult::text("my-model", format!("{} messages read", request.messages.len())))
+///     })
+///     .with_elicitation(|_request, _context| async { Ok(ElicitationResponse::Decline) })
+///     .with_roots(vec![Root::new("file:///srv/project")]);
+/// assert!(format!("{config:?}").contains("sampling: true"));
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ClientConfig {
+    /// How the client introduces itself at `initialize`.
+    pub client_info: ClientInfo,
+    /// Answers the server's `sampling/createMessage`; `None` (the default)
+    /// declares no sampling capability.
+    pub sampling: Option<Arc<dyn SamplingHandler>>,
+    /// Answers the server's `elicitation/create`; `None` (the default)
+    /// declares no elicitation capability.
+    pub elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// The roots answered to `roots/list`; `None` (the default) declares no
+    /// roots capability. Change them later with [`Client::set_roots`].
+    pub roots: Option<Vec<Root>>,
+    /// How many server requests may be handled at once (16 by default);
+    /// beyond that the server is told to try again later.
+    pub max_concurrent_handlers: usize,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            client_info: ClientInfo::default(),
+            sampling: None,
+            elicitation: None,
+            roots: None,
+            max_concurrent_handlers: 16,
+        }
+    }
+}
+
+impl fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("client_info", &self.client_info)
+            .field("sampling", &self.sampling.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .field("roots", &self.roots)
+            .field("max_concurrent_handlers", &self.max_concurrent_handlers)
+            .finish()
+    }
+}
+
+impl ClientConfig {
+    /// Introduces the client with this name and version.
+    pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client_info = ClientInfo {
+            name: name.into(),
+            version: version.into(),
+        };
+        self
+    }
+
+    /// Answers sampling requests with `handler` (a [`SamplingHandler`], or a
+    /// closure returning a future).
+    pub fn with_sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Answers elicitation requests with `handler` (an
+    /// [`ElicitationHandler`], or a closure returning a future).
+    pub fn with_elicitation(mut self, handler: impl ElicitationHandler) -> Self {
+        self.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Offers these roots.
+    pub fn with_roots(mut self, roots: Vec<Root>) -> Self {
+        self.roots = Some(roots);
+        self
+    }
+}
+
+/// What the client offers the server, as the session asks it.
+pub(crate) struct Offered {
+    sampling: Option<Arc<dyn SamplingHandler>>,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    roots: Mutex<Option<Vec<Root>>>,
+    max_running: usize,
+    /// The way back to the client, for the handlers.
+    context: RequestContext,
+}
+
+impl Offered {
+    fn new(config: &ClientConfig, client: WeakClient) -> Self {
+        Offered {
+            sampling: config.sampling.clone(),
+            elicitation: config.elicitation.clone(),
+            roots: Mutex::new(config.roots.clone()),
+            max_running: config.max_concurrent_handlers.max(1),
+            context: RequestContext::new(client),
+        }
+    }
+
+    fn roots(&self) -> Option<Vec<Root>> {
+        self.roots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the roots; `false` when no roots were offered (the
+    /// capability was not announced, so they cannot change).
+    fn set_roots(&self, roots: Vec<Root>) -> bool {
+        let mut current = self.roots.lock().unwrap_or_else(PoisonError::into_inner);
+        match current.as_mut() {
+            Some(current) => {
+                *current = roots;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Offer for Offered {
+    fn capabilities(&self) -> Value {
+        let mut capabilities = serde_json::Map::new();
+        if self.roots().is_some() {
+            capabilities.insert("roots".into(), json!({"listChanged": true}));
+        }
+        if let Some(sampling) = &self.sampling {
+            let value = match sampling.supports_tools() {
+                true => json!({"tools": {}}),
+                false => json!({}),
+            };
+            capabilities.insert("sampling".into(), value);
+        }
+        if let Some(elicitation) = &self.elicitation {
+            let value = match elicitation.supports_url() {
+                true => json!({"form": {}, "url": {}}),
+                false => json!({"form": {}}),
+            };
+            capabilities.insert("elicitation".into(), value);
+        }
+        Value::Object(capabilities)
+    }
+
+    fn offers(&self, method: &str) -> bool {
+        match method {
+            "roots/list" => self.roots().is_some(),
+            "sampling/createMessage" => self.sampling.is_some(),
+            "elicitation/create" => self.elicitation.is_some(),
+            _ => false,
+        }
+    }
+
+    fn answer_at_once(&self, method: &str) -> Option<String> {
+        (method == "roots/list")
+            .then(|| json!({ "roots": self.roots().unwrap_or_default() }).to_string())
+    }
+
+    fn max_running(&self) -> usize {
+        self.max_running
+    }
+
+    fn work(&self, method: &str, params: &str) -> Result<HandlerFuture<String>, HandlerError> {
+        let context = self.context.clone();
+        match (method, &self.sampling, &self.elicitation) {
+            ("sampling/createMessage", Some(handler), _) => {
+                let request =
+                    serde_json::from_str::<CreateMessageRequest>(params).map_err(|error| {
+                        HandlerError::invalid_params(format!("invalid sampling request: {error}"))
+                    })?;
+                let handler = handler.clone();
+                // The handler is called on its task too: a handler that
+                // blocks or panics before its future starts must not stop
+                // the inbound task.
+                Ok(Box::pin(async move {
+                    encode(&handler.create_message(request, context).await?)
+                }))
+            }
+            ("elicitation/create", _, Some(handler)) => {
+                let request = ElicitationRequest::parse(params)
+                    .map_err(|problem| HandlerError::invalid_params(problem.0))?;
+                if matches!(request, ElicitationRequest::Url { .. }) && !handler.supports_url() {
+                    return Err(HandlerError::invalid_params(
+                        "this client does not support URL-mode elicitation",
+                    ));
+                }
+                let handler = handler.clone();
+                Ok(Box::pin(async move {
+                    let response = handler.elicit(request.clone(), context).await?;
+                    settle_elicitation(&request, response)
+                }))
+            }
+            // `offers` said no to anything else, so the session never asks.
+            _ => Err(HandlerError {
+                code: crate::wire::jsonrpc::ProtocolError::METHOD_NOT_FOUND,
+                message: format!("Method not found: this client does not offer {method:?}"),
+                data: None,
+            }),
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Applies an elicitation answer to the request: defaults filled in and the
+/// form checked for an accepted form; the result's JSON.
+fn settle_elicitation(
+    request: &ElicitationRequest,
+    mut response: ElicitationResponse,
+) -> Result<String, HandlerError> {
+    let url_mode = matches!(request, ElicitationRequest::Url { .. });
+    if let (ElicitationRequest::Form { form, .. }, ElicitationResponse::Accept(content)) =
+        (request, &mut response)
+    {
+        form.complete(content).map_err(|problem| {
+            HandlerError::internal(format!(
+                "the application's answer does not fit the form: {problem}"
+            ))
+        })?;
+    }
+    encode(&ElicitResultWire::from_response(&response, url_mode))
+}
+
+fn encode(value: &impl serde::Serialize) -> Result<String, HandlerError> {
+    serde_json::to_string(value)
+        .map_err(|error| HandlerError::internal(format!("cannot encode the answer: {error}")))
+}
+
+impl Client {
+    /// A client over `transport`, introducing itself as `golem-mcp`.
+    /// Call [`initialize`](Client::initialize) before anything else.
+    pub fn new(transport: impl Transport) -> Self {
+        Client::with_config(transport, ClientConfig::default())
+    }
+
+    /// A client over `transport` with the given configuration.
+    pub fn with_config<T: Transport>(transport: T, config: ClientConfig) -> Self {
+        Client::open(transport, config.client_info.clone(), |client| {
+            Arc::new(Offered::new(&config, client))
+        })
+    }
+
+    /// Replaces the roots the client offers and tells the server with
+    /// `notifications/roots/list_changed` (when the client is initialized).
+    /// Fails with [`Error::InvalidConfig`] when the client was not set up
+    /// with roots ([`ClientConfig::roots`]): the capability was not
+    /// announced, so servers would not ask.
+    ///
+    /// Cancel safe: the roots are replaced before anything is awaited; a
+    /// call dropped while sending the notification leaves it sent whole or
+    /// not at all (then the server learns of the change with the next one).
+    pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
+        const CHANGED: &str = "notifications/roots/list_changed";
+        self.check_open(CHANGED)?;
+        let offered = self.offer().as_any().downcast_ref::<Offered>();
+        if !offered.is_some_and(|offered| offered.set_roots(roots)) {
+            return Err(Error::InvalidConfig {
+                operation: "set_roots",
+                field: "roots".into(),
+                problem: "the client was set up without roots; give ClientConfig::roots (even an empty list) to offer them".into(),
+            });
+        }
+        // Before `initialize` is answered there is nothing to say: the
+        // server asks for the roots after it.
+        self.notify_when_negotiated(CHANGED).await
+    }
+}
