@@ -8,9 +8,10 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use super::discovery::Discovered;
-use super::http::{OAuthHttp, basic_credentials, http_error, json, secure_url};
-use super::{AuthError, Secret};
+use crate::discovery::Discovered;
+use crate::error::AuthError;
+use crate::http::{OAuthHttp, basic_credentials, http_error, json, secure_url};
+use crate::secret::Secret;
 
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ID_TOKEN: &str = "urn:ietf:params:oauth:token-type:id_token";

@@ -6,9 +6,9 @@
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
 
-use super::AuthError;
-use super::challenge::Challenge;
-use super::http::{OAuthHttp, json, secure_url, shown};
+use crate::challenge::Challenge;
+use crate::error::AuthError;
+use crate::http::{OAuthHttp, json, secure_url, shown};
 
 /// Protected-resource metadata (RFC 9728 §2), the fields used.
 #[derive(Debug, Clone, Deserialize)]

@@ -11,7 +11,10 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::{AuthError, Secret, StoredGrant, TokenStore, Tokens};
+use crate::error::AuthError;
+use crate::secret::Secret;
+use crate::store::{StoredGrant, TokenStore};
+use crate::token::Tokens;
 
 /// The largest token file read.
 const MAX_FILE_BYTES: u64 = 1 << 20;

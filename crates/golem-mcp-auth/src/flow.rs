@@ -8,44 +8,23 @@ use std::time::Duration;
 use reqwest::Url;
 use tokio::sync::Mutex;
 
-use super::cross_app::{self, CrossAppAccess};
-use super::discovery::{self, Discovered, canonical};
-use super::http::{OAuthHttp, shown};
-use super::pkce::{Pkce, random_token};
-use super::registration::{self, ClientIdentity, Registration, TokenAuth};
-use super::{
-    AuthError, AuthFuture, AuthProvider, MemoryTokenStore, Refusal, Secret, SigningKey,
-    StoredGrant, TokenStore, Tokens, UserAgent, token,
-};
+use crate::cross_app::{self, CrossAppAccess};
+use crate::discovery::{self, Discovered, canonical};
+use crate::error::AuthError;
+use crate::http::{OAuthHttp, shown};
+use crate::pkce::check_state;
+use crate::pkce::{Pkce, random_token};
+use crate::provider::{AuthFuture, AuthProvider, Refusal};
+use crate::registration::ClientAuth;
+use crate::registration::{self, ClientIdentity, Registration, TokenAuth};
+use crate::secret::Secret;
+use crate::store::{MemoryTokenStore, StoredGrant, TokenStore};
+use crate::token;
+use crate::token::Tokens;
+use crate::user_agent::UserAgent;
 
 /// How long before its expiry a token is refreshed.
 const REFRESH_MARGIN: Duration = Duration::from_secs(30);
-
-/// How a pre-registered client authenticates at the token endpoint.
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub enum ClientAuth {
-    /// A public client: no secret.
-    #[default]
-    None,
-    /// A client secret, sent with `client_secret_basic` or
-    /// `client_secret_post`, whichever the server supports (Basic when it
-    /// does not say).
-    Secret(Secret),
-    /// `private_key_jwt` (RFC 7523): an assertion signed with this key,
-    /// for the authorization server's issuer.
-    PrivateKeyJwt(SigningKey),
-}
-
-impl fmt::Debug for ClientAuth {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ClientAuth::None => "None",
-            ClientAuth::Secret(_) => "Secret(<redacted>)",
-            ClientAuth::PrivateKeyJwt(_) => "PrivateKeyJwt(<redacted>)",
-        })
-    }
-}
 
 /// Which OAuth grant obtains the tokens.
 #[derive(Debug, Clone, Default)]
@@ -612,8 +591,8 @@ fn bearer(tokens: &Tokens) -> String {
 /// The identity a stored grant was issued to.
 fn stored_client(discovered: &Discovered, grant: &StoredGrant) -> ClientIdentity {
     let auth = match &grant.client_secret {
-        Some(secret) => super::ClientAuth::Secret(secret.clone()),
-        None => super::ClientAuth::None,
+        Some(secret) => ClientAuth::Secret(secret.clone()),
+        None => ClientAuth::None,
     };
     registration::preregistered(discovered, &grant.client_id, &auth)
 }
@@ -648,22 +627,6 @@ pub(crate) fn select_scope(
         scopes.push("offline_access".to_owned());
     }
     Some(scopes.join(" "))
-}
-
-/// Checks the `state` of a redirect.
-pub(crate) fn check_state(redirect: &Url, expected: &str) -> Result<(), AuthError> {
-    let state = redirect
-        .query_pairs()
-        .find(|(name, _)| name == "state")
-        .map(|(_, value)| value);
-    match state.as_deref() == Some(expected) {
-        true => Ok(()),
-        false => Err(AuthError::UserAgent {
-            detail:
-                "the redirect's state is not the one sent; refusing it (a forged or stale redirect)"
-                    .to_owned(),
-        }),
-    }
 }
 
 /// The authorization code of a redirect, after checking its `state`; the

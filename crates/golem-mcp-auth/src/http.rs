@@ -7,7 +7,8 @@ use std::time::Duration;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use reqwest::{StatusCode, Url};
 
-use super::{AuthError, Secret};
+use crate::error::AuthError;
+use crate::secret::Secret;
 
 /// The largest OAuth response body read: metadata, registrations and
 /// token responses are a few KiB.

@@ -7,8 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Serialize;
 
-use super::AuthError;
-use super::pkce::random_token;
+use crate::error::AuthError;
+use crate::pkce::random_token;
 
 /// How long an assertion is valid.
 const LIFETIME_SECS: u64 = 300;

@@ -5,7 +5,10 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
-use super::{AuthError, Secret};
+use reqwest::Url;
+
+use crate::error::AuthError;
+use crate::secret::Secret;
 
 /// A PKCE verifier and its `S256` challenge.
 #[derive(Debug)]
@@ -40,6 +43,22 @@ pub(crate) fn random_token() -> Result<String, AuthError> {
         detail: format!("the operating system's random number generator failed: {error}"),
     })?;
     Ok(URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// Checks the `state` of a redirect.
+pub(crate) fn check_state(redirect: &Url, expected: &str) -> Result<(), AuthError> {
+    let state = redirect
+        .query_pairs()
+        .find(|(name, _)| name == "state")
+        .map(|(_, value)| value);
+    match state.as_deref() == Some(expected) {
+        true => Ok(()),
+        false => Err(AuthError::UserAgent {
+            detail:
+                "the redirect's state is not the one sent; refusing it (a forged or stale redirect)"
+                    .to_owned(),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -10,8 +10,10 @@ use reqwest::Url;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::user_agent::OwnedAuthFuture;
-use super::{AuthError, AuthFuture, PendingRedirect, UserAgent};
+use crate::error::AuthError;
+use crate::provider::AuthFuture;
+use crate::user_agent::OwnedAuthFuture;
+use crate::user_agent::{PendingRedirect, UserAgent};
 
 /// The longest request line and headers read from the browser.
 const MAX_REQUEST_BYTES: usize = 16 * 1024;
@@ -162,7 +164,7 @@ impl Pending {
                 respond(&mut stream, "404 Not Found", "Not found.").await;
                 continue;
             }
-            if let Err(error) = super::flow::check_state(&url, state) {
+            if let Err(error) = crate::pkce::check_state(&url, state) {
                 respond(
                     &mut stream,
                     "400 Bad Request",

@@ -7,9 +7,37 @@ use std::fmt;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::discovery::Discovered;
-use super::http::{OAuthHttp, json};
-use super::{AuthError, ClientAuth, Secret};
+use crate::discovery::Discovered;
+use crate::error::AuthError;
+use crate::http::{OAuthHttp, json};
+use crate::jwt::SigningKey;
+use crate::secret::Secret;
+
+/// How a pre-registered client authenticates at the token endpoint.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub enum ClientAuth {
+    /// A public client: no secret.
+    #[default]
+    None,
+    /// A client secret, sent with `client_secret_basic` or
+    /// `client_secret_post`, whichever the server supports (Basic when it
+    /// does not say).
+    Secret(Secret),
+    /// `private_key_jwt` (RFC 7523): an assertion signed with this key,
+    /// for the authorization server's issuer.
+    PrivateKeyJwt(SigningKey),
+}
+
+impl fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ClientAuth::None => "None",
+            ClientAuth::Secret(_) => "Secret(<redacted>)",
+            ClientAuth::PrivateKeyJwt(_) => "PrivateKeyJwt(<redacted>)",
+        })
+    }
+}
 
 /// How the client authenticates at the token endpoint.
 #[derive(Clone)]
@@ -21,7 +49,7 @@ pub(crate) enum TokenAuth {
     /// `client_secret_post`: the id and secret in the form body.
     Post(Secret),
     /// `private_key_jwt` (RFC 7523): a signed assertion.
-    PrivateKeyJwt(super::SigningKey),
+    PrivateKeyJwt(crate::jwt::SigningKey),
 }
 
 impl fmt::Debug for TokenAuth {

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, PoisonError};
 
-use super::{AuthError, Secret, Tokens};
+use crate::error::AuthError;
+use crate::secret::Secret;
+use crate::token::Tokens;
 
 /// What is kept for one server: the tokens and the client they were
 /// issued to (needed to refresh them).

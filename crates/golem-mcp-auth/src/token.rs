@@ -6,10 +6,11 @@ use std::time::{Duration, SystemTime};
 
 use serde::Deserialize;
 
-use super::discovery::Discovered;
-use super::http::{ErrorBody, OAuthHttp, basic_credentials, json, shown};
-use super::registration::{ClientIdentity, TokenAuth};
-use super::{AuthError, Secret};
+use crate::discovery::Discovered;
+use crate::error::AuthError;
+use crate::http::{ErrorBody, OAuthHttp, basic_credentials, json, shown};
+use crate::registration::{ClientIdentity, TokenAuth};
+use crate::secret::Secret;
 
 /// The assertion type of `private_key_jwt` (RFC 7523 §2.2).
 const JWT_BEARER: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

@@ -8,8 +8,9 @@ use std::pin::Pin;
 
 use reqwest::Url;
 
-use super::http::OAuthHttp;
-use super::{AuthError, AuthFuture};
+use crate::error::AuthError;
+use crate::http::OAuthHttp;
+use crate::provider::AuthFuture;
 
 /// A future that owns what it uses.
 pub type OwnedAuthFuture<T> = Pin<Box<dyn Future<Output = Result<T, AuthError>> + Send>>;
@@ -100,7 +101,7 @@ impl PendingRedirect for RedirectFollower {
                             .to_owned(),
                 });
             }
-            super::flow::check_state(&redirect, &state)?;
+            crate::pkce::check_state(&redirect, &state)?;
             Ok(redirect)
         })
     }

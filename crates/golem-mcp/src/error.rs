@@ -242,7 +242,7 @@ impl Error {
     /// Why authorization failed, when the server refused the request and
     /// the transport's OAuth provider could not authorize.
     #[cfg(feature = "http")]
-    pub fn auth_error(&self) -> Option<&crate::auth::AuthError> {
+    pub fn auth_error(&self) -> Option<&golem_mcp_auth::AuthError> {
         match self {
             Error::Transport {
                 source: TransportError::Authorization(cause),

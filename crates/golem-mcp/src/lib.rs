@@ -94,7 +94,7 @@ pub use server_requests::model_sampling::{ModelSampling, sampling_with_model};
 pub use server_requests::offered::ClientConfig;
 pub use server_requests::roots::Root;
 pub use server_requests::sampling::{
-    CreateMessageRequest, CreateMessageResult, ModelHint, ModelPreferences, Role, SamplingContent,
+    CreateMessageRequest, CreateMessageResult, ModelHint, ModelPreferences, SamplingContent,
     SamplingMessage, StopReason, ToolChoice,
 };
 pub use session::client::Client;
@@ -113,7 +113,7 @@ pub use transports::stdio::{
     StdioTransport,
 };
 pub use wire::call_result::CallResult;
-pub use wire::content::Content;
+pub use wire::content::{Content, Role};
 pub use wire::jsonrpc::ProtocolError;
 pub use wire::task::{Task, TaskStatus};
 pub use wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};

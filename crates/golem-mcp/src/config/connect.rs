@@ -5,7 +5,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::config::{ServerConfig, Servers};
-use crate::{Client, ClientConfig, Error, ServerStderr, StdioTransport};
+use crate::error::Error;
+use crate::server_requests::offered::ClientConfig;
+use crate::session::client::Client;
+#[cfg(feature = "http")]
+use crate::transports::http::HttpTransport;
+use crate::transports::stdio::{ServerStderr, StdioTransport};
 
 impl ServerConfig {
     /// Starts (stdio) or reaches (HTTP) this server and initializes a client
@@ -55,7 +60,7 @@ impl ServerConfig {
             }
             #[cfg(feature = "http")]
             ServerConfig::Http(http) => (
-                Client::with_config(crate::HttpTransport::new(http.clone())?, config),
+                Client::with_config(HttpTransport::new(http.clone())?, config),
                 None,
             ),
         })

@@ -111,7 +111,7 @@ pub struct Servers {
 }
 
 /// How to authorize with an HTTP server, as an entry's `"oauth"` object
-/// says (the application builds its [`OAuthProvider`](crate::auth::OAuthProvider)
+/// says (the application builds its [`OAuthProvider`](golem_mcp_auth::OAuthProvider)
 /// from it). `Debug` never shows the secret.
 #[cfg(feature = "http")]
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -120,7 +120,7 @@ pub struct OAuthSettings {
     /// `client_id`: a pre-registered client id.
     pub client_id: Option<String>,
     /// `client_secret`: its secret (give it as `${VAR}`).
-    pub client_secret: Option<crate::auth::Secret>,
+    pub client_secret: Option<golem_mcp_auth::Secret>,
     /// `client_metadata_url`: a Client ID Metadata Document URL.
     pub client_metadata_url: Option<String>,
     /// `scope`: the scopes to ask for, space-separated.
@@ -768,7 +768,7 @@ mod tests {
         let a = servers.oauth("a").expect("settings");
         assert_eq!(a.client_id.as_deref(), Some("id"));
         assert_eq!(
-            a.client_secret.as_ref().map(crate::auth::Secret::expose),
+            a.client_secret.as_ref().map(golem_mcp_auth::Secret::expose),
             Some("s3cr3t-value")
         );
         assert_eq!(a.scope.as_deref(), Some("x y"));

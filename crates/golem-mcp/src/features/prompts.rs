@@ -18,10 +18,10 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::server_requests::sampling::Role;
 use crate::session::client::Client;
 use crate::session::paging::Page;
 use crate::wire::content::Content;
+use crate::wire::content::Role;
 
 /// One prompt a server offers, from `prompts/list`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

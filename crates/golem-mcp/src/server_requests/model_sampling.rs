@@ -10,12 +10,13 @@ use serde_json::value::RawValue;
 
 use crate::server_requests::handlers::SamplingHandler;
 use crate::server_requests::sampling::{
-    CreateMessageRequest, CreateMessageResult, Role, SamplingContent, StopReason, ToolChoice,
+    CreateMessageRequest, CreateMessageResult, SamplingContent, StopReason, ToolChoice,
 };
 use crate::session::context::RequestContext;
 use crate::session::serving::{HandlerError, HandlerFuture};
 use crate::wire::call_result::CallResult;
 use crate::wire::content::Content;
+use crate::wire::content::Role;
 
 /// The schema offered for a tool whose server sent none.
 const ANY_OBJECT: &str = r#"{"type":"object"}"#;

@@ -7,17 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::features::tools::ToolInfo;
-use crate::wire::content::Content;
-
-/// Who a sampling message is from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// The user (or the server speaking for it).
-    User,
-    /// The model.
-    Assistant,
-}
+use crate::wire::content::{Content, Role};
 
 /// One content block of a sampling message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

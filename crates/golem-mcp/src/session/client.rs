@@ -29,7 +29,7 @@ use crate::wire::transport_error::TransportError;
 /// id. From [`initialize`](Client::initialize) until the client is closed,
 /// an inbound task reads the server, calls or no calls: a server `ping` is
 /// answered at once, the requests the application registered handlers for
-/// ([`ClientConfig`]) go to them and any other is refused with "method not
+/// ([`ClientConfig`](crate::ClientConfig)) go to them and any other is refused with "method not
 /// found", progress reports go to the call that asked for them, and other
 /// notifications to [`notifications`](Client::notifications) subscribers.
 /// (ADRs 0006 and 0007 say why.)

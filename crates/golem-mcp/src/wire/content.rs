@@ -2,7 +2,7 @@
 //! decoded and shown to a model.
 
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// One content item of a tool result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -342,6 +342,17 @@ struct ResourceFields {
     text: Option<String>,
     #[serde(default)]
     blob: Option<String>,
+}
+
+/// Who a message is from: the user or the model (sampling and prompt
+/// messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user (or the server speaking for it).
+    User,
+    /// The model.
+    Assistant,
 }
 
 #[cfg(test)]

@@ -671,7 +671,7 @@ mod tests {
         }
         // Inside a string that is read, it fails the answer to that id.
         let broken: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}}";
-        match Incoming::<crate::CallResult>::parse(broken) {
+        match Incoming::<crate::wire::call_result::CallResult>::parse(broken) {
             Ok(Incoming::Response {
                 raw_id: Some("1"),
                 outcome: Outcome::Undecodable(error),

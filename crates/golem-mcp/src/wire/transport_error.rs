@@ -72,7 +72,7 @@ pub enum TransportError {
     /// The server refused the request for want of authorization, and the
     /// transport's auth provider could not authorize: the cause is the
     /// provider's error (`golem_mcp::auth::AuthError` for the providers of
-    /// this crate; see [`Error::auth_error`]).
+    /// this crate; see [`Error::auth_error`](crate::Error::auth_error)).
     #[error("{0}")]
     Authorization(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
     /// Any other failure of a custom transport.

@@ -8,9 +8,9 @@ use reqwest::Url;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use super::headers::{LAST_EVENT_ID_HEADER, PROTOCOL_VERSION_HEADER, SESSION_HEADER, redact};
-use crate::auth::AuthProvider;
 use crate::error::Error;
 use crate::transports::stdio::DEFAULT_MAX_MESSAGE_BYTES;
+use golem_mcp_auth::AuthProvider;
 
 /// Headers the transport manages; extra headers may not set them.
 const RESERVED_HEADERS: &[&str] = &[
@@ -96,8 +96,8 @@ pub struct HttpConfig {
     pub close_timeout: Duration,
     /// Who supplies the `Authorization` header, and authorizes when the
     /// server refuses a request (`401`, or `403` with `insufficient_scope`):
-    /// a fixed [`BearerToken`](crate::auth::BearerToken) or the OAuth flow
-    /// ([`OAuthProvider`](crate::auth::OAuthProvider)). The refused request
+    /// a fixed [`BearerToken`](golem_mcp_auth::BearerToken) or the OAuth flow
+    /// ([`OAuthProvider`](golem_mcp_auth::OAuthProvider)). The refused request
     /// is sent again once authorized. With a provider, `headers` may not
     /// set `Authorization`.
     pub auth: Option<Arc<dyn AuthProvider>>,

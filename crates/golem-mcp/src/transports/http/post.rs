@@ -11,10 +11,10 @@ use super::headers::{SESSION, redact};
 use super::shared::{Shared, addressed_to, http_error};
 use super::status::status_error;
 use super::stream;
-use crate::auth::{Challenge, Refusal, Secret};
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
 use crate::wire::transport_error::TransportError;
+use golem_mcp_auth::{Challenge, Refusal, Secret};
 
 /// POSTs one message and handles the answer: a request's JSON answer is
 /// read and delivered, its event stream handed to a stream task.

@@ -15,9 +15,9 @@ use tokio::task::AbortHandle;
 
 use super::config::ResumePolicy;
 use super::headers::{PROTOCOL_VERSION, SESSION, is_header_value};
-use crate::auth::{AuthProvider, Secret};
 use crate::wire::transport::{Inbound, Outgoing, RequestId};
 use crate::wire::transport_error::TransportError;
+use golem_mcp_auth::{AuthProvider, Secret};
 
 /// What the transport's sends, streams and close share.
 pub(super) struct Shared {

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::{ShutdownTimeouts, StderrMode};
+use super::process::ShutdownTimeouts;
+use super::stderr::StderrMode;
 use crate::error::Error;
 
 /// The default maximum size of one message, 32 MiB.
