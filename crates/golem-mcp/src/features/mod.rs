@@ -1,6 +1,6 @@
 //! What a server offers, as `Client` methods and their types: tools (with
 //! their details and output-schema checks), resources, prompts, argument
-//! completion, and tools run as tasks.
+//! completion, tools run as tasks, and the level of its log messages.
 //!
 //! Each feature is one file that adds an `impl Client` block on the
 //! session's `request` and `list_all`. Features never touch the transport
@@ -8,6 +8,7 @@
 //! of configuration files.
 
 pub(crate) mod completion;
+pub(crate) mod logging;
 pub(crate) mod output;
 pub(crate) mod prompts;
 pub(crate) mod resources;

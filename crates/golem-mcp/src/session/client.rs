@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::session::connection::{Connection, Reply, encode_notification, settle};
 use crate::session::extensions::Extensions;
 use crate::session::inbound;
-use crate::session::notifications::{Hub, LogLevel, Notifications};
+use crate::session::notifications::{Hub, Notifications};
 use crate::session::paging;
 use crate::session::progress::Progress;
 use crate::session::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
@@ -404,26 +404,6 @@ impl Client {
     /// ```
     pub fn notifications(&self) -> Notifications {
         self.inner.hub.subscribe()
-    }
-
-    /// Asks the server to send log messages of `level` and above
-    /// (`logging/setLevel`).
-    ///
-    /// Cancel safe (see [`Client`]).
-    pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
-        let operation = Operation("logging/setLevel", None);
-        self.ready(operation)?;
-        let _: serde::de::IgnoredAny = self
-            .inner
-            .connection
-            .request(
-                &operation,
-                "logging/setLevel",
-                |_| serde_json::json!({ "level": level }),
-                None,
-            )
-            .await?;
-        Ok(())
     }
 
     /// Closes the connection: a stdio server is ended and reaped, an HTTP
