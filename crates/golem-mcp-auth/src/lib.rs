@@ -1,5 +1,6 @@
-//! OAuth 2.1 authorization for streamable-HTTP servers (feature `http`),
-//! per the MCP authorization specification (revision 2025-11-25, with the
+//! OAuth 2.1 authorization for streamable-HTTP MCP servers (what
+//! `golem-mcp`'s feature `http` brings in, as `golem_mcp::auth`), per the
+//! MCP authorization specification (revision 2025-11-25, with the
 //! 2025-03-26 fallbacks).
 //!
 //! The transport asks an [`AuthProvider`] (set in `golem-mcp`'s
@@ -12,7 +13,11 @@
 //! cross-app access), refresh,
 //! step-up, and a [`TokenStore`]. ADR 0014 says why it is shaped this way.
 //!
-//! Module map: `challenge.rs` reads `WWW-Authenticate`; `discovery.rs`
+//! It knows nothing of JSON-RPC, sessions or transports: it sees URLs,
+//! HTTP answers and [`Refusal`]s.
+//!
+//! Module map: `provider.rs` is the seam ([`AuthProvider`], [`Refusal`],
+//! [`BearerToken`]); `challenge.rs` reads `WWW-Authenticate`; `discovery.rs`
 //! finds the metadata; `registration.rs` the client's identity; `pkce.rs`
 //! the verifier and `state`; `jwt.rs` the `private_key_jwt` assertions;
 //! `token.rs` the token endpoint; `cross_app.rs` the identity-assertion
@@ -20,7 +25,8 @@
 //! [`OAuthProvider`]; `store.rs` keeps tokens (`file_store.rs`: in a
 //! file only its owner can read); `user_agent.rs` and
 //! `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
-//! request.
+//! request. Each module imports from the one that defines a name, never
+//! through this file.
 
 mod challenge;
 mod cross_app;
