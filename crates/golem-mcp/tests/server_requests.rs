@@ -3,9 +3,10 @@
 //! cannot be made to produce). `everything_handlers.rs` runs the same
 //! handlers against the reference server.
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{
@@ -14,20 +15,13 @@ use golem_mcp::{
     ServerNotification,
 };
 use serde_json::{Map, Value, json};
-
-const PATIENCE: Duration = Duration::from_secs(10);
-
-async fn next(peer: &mut MemoryPeer) -> Value {
-    tokio::time::timeout(PATIENCE, peer.recv())
-        .await
-        .expect("a message in time")
-        .expect("the client is connected")
-}
+use support::PATIENCE;
+use support::memory::next_message;
 
 /// The next message that is not a notification.
 async fn next_answer(peer: &mut MemoryPeer) -> Value {
     loop {
-        let message = next(peer).await;
+        let message = next_message(peer).await;
         if message.get("id").is_some() {
             return message;
         }
@@ -37,21 +31,7 @@ async fn next_answer(peer: &mut MemoryPeer) -> Value {
 /// A client with `config`, initialized against the peer; returns the
 /// `initialize` request it sent.
 async fn connected(config: ClientConfig) -> (Client, MemoryPeer, Value) {
-    let (transport, mut peer) = memory_pair();
-    let client = Client::with_config(transport, config);
-    let (initialized, initialize) = tokio::join!(client.initialize(), async {
-        let initialize = next(&mut peer).await;
-        peer.send(
-            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
-            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
-            "serverInfo": {"name": "scripted", "version": "1"}}}),
-        );
-        let confirmed = next(&mut peer).await;
-        assert_eq!(confirmed["method"], "notifications/initialized");
-        initialize
-    });
-    initialized.expect("initialized");
-    (client, peer, initialize)
+    support::memory::connected_with(config, json!({})).await
 }
 
 fn sampling_request(id: Value) -> Value {
@@ -273,7 +253,7 @@ async fn roots_are_listed_and_a_change_is_announced() {
         .await
         .expect("changed");
     assert_eq!(
-        next(&mut peer).await["method"],
+        next_message(&mut peer).await["method"],
         "notifications/roots/list_changed"
     );
     peer.send(&json!({"jsonrpc": "2.0", "id": "r2", "method": "roots/list"}));
@@ -296,7 +276,7 @@ async fn a_request_before_the_handshake_is_answered_with_an_error_not_a_hang() {
         let client = client.clone();
         async move { client.initialize().await.map(|_| ()) }
     });
-    let initialize = next(&mut peer).await;
+    let initialize = next_message(&mut peer).await;
     peer.send(&json!({"jsonrpc": "2.0", "id": "early", "method": "roots/list"}));
     let early = next_answer(&mut peer).await;
     assert_eq!(early["id"], "early");
