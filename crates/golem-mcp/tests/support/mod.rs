@@ -5,15 +5,18 @@
 //!   state nothing signals ([`polled`]), a signal ([`Gate`]), arguments;
 //! - [`calls`]: calls in flight on tasks of their own;
 //! - [`memory`]: a scripted server over the in-memory transport;
+//! - [`fake_http`]: the one scripted fake streamable-HTTP server;
 //! - [`peers`]: the real servers nobody here wrote;
 //! - [`processes`]: the stdio fake, pid files and `/proc` checks.
 //!
 //! No test sleeps to let something happen: a fake says when it has got
-//! somewhere (the stdio fake's `held`), and a test says when it may go on
-//! ([`Gate`]).
+//! somewhere (`FakeHttp::wait_for`, the stdio fake's `held`), and a test
+//! says when a fake may go on (`FakeHttp::answer`, [`Gate`]).
 #![allow(dead_code)]
 
 pub mod calls;
+#[cfg(feature = "http")]
+pub mod fake_http;
 pub mod memory;
 pub mod peers;
 pub mod processes;
