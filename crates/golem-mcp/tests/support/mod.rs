@@ -6,6 +6,7 @@
 //! - [`calls`]: calls in flight on tasks of their own;
 //! - [`memory`]: a scripted server over the in-memory transport;
 //! - [`fake_http`]: the one scripted fake streamable-HTTP server;
+//! - [`logs`]: the library's traces, captured and waited for;
 //! - [`peers`]: the real servers nobody here wrote;
 //! - [`processes`]: the stdio fake, pid files and `/proc` checks.
 //!
@@ -17,6 +18,7 @@
 pub mod calls;
 #[cfg(feature = "http")]
 pub mod fake_http;
+pub mod logs;
 pub mod memory;
 pub mod peers;
 pub mod processes;
