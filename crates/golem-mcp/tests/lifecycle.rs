@@ -9,8 +9,10 @@
 //! is dropped at the runtime's next turn; a dropped stdio transport ends its
 //! server on the supervising task; a dropped HTTP transport ends its session
 //! on a task) are polled for, within a bound, never waited for with a fixed
-//! sleep: nothing signals a runtime's task count. The HTTP server runs on a
-//! runtime of its own, so that its tasks are not counted with the client's.
+//! sleep: nothing signals a runtime's task count. The HTTP server (the fake
+//! of `support/fake_http.rs`) runs on a runtime of its own, so that its
+//! tasks are not counted with the client's, and says when it has the calls
+//! and the session's end.
 //!
 //! The process checks read `/proc` and fail on a system without it, rather
 //! than pass because every process looks gone.
@@ -18,6 +20,7 @@
 mod support;
 
 use support::calls::{CALLS, Call, call_text, drop_calls, spawn_call};
+use support::fake_http::FakeHttp;
 use support::memory::next_message;
 use support::{
     PATIENCE, bounded, polled, process_alive, reaped, scratch_path, until_gone,
@@ -25,19 +28,10 @@ use support::{
 };
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::Response;
-use axum::routing::post;
 use golem_mcp::memory::MemoryPeer;
 use golem_mcp::{Client, HttpConfig, HttpTransport, StdioTransport};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::runtime::{Handle, Runtime};
 
 // ---- runtimes and task counts ------------------------------------------------
@@ -266,21 +260,10 @@ fn dropping_the_last_clone_of_a_memory_client_ends_its_inbound_task() {
 
 // ---- HTTP ------------------------------------------------------------------------
 
-/// What the HTTP server saw.
-#[derive(Default)]
-struct Seen {
-    /// `hold` calls received.
-    holds: AtomicUsize,
-    /// `DELETE`s (ends of the session) received.
-    deletes: AtomicUsize,
-}
-
-/// An MCP endpoint on 127.0.0.1, served by a runtime of its own. Tools:
-/// `echo` answers `{"text"}` on an event stream, `json_echo` as JSON, and
-/// `hold` opens an event stream that never answers.
+/// The fake HTTP server, served by a runtime of its own (tools used here:
+/// `echo`, `json_echo`, and `hold`, an event stream that never answers).
 struct HttpServer {
-    url: String,
-    seen: Arc<Seen>,
+    fake: FakeHttp,
     /// Dropped last, after the client's runtime.
     _runtime: Runtime,
 }
@@ -291,98 +274,15 @@ fn http_server() -> HttpServer {
         .enable_all()
         .build()
         .expect("a runtime");
-    let seen = Arc::new(Seen::default());
-    let app = Router::new()
-        .route("/mcp", post(on_post).delete(on_delete))
-        .with_state(Arc::clone(&seen));
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
-    runtime.spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
     HttpServer {
-        url: format!("http://{address}/mcp"),
-        seen,
+        fake: runtime.block_on(FakeHttp::start()),
         _runtime: runtime,
     }
 }
 
-fn json_response(message: &Value) -> Response {
-    Response::builder()
-        .header("content-type", "application/json")
-        .body(Body::from(message.to_string()))
-        .expect("response")
-}
-
-fn sse_response(body: Body) -> Response {
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(body)
-        .expect("response")
-}
-
-fn text_result(id: &Value, text: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id,
-        "result": {"content": [{"type": "text", "text": text}]}})
-}
-
-async fn on_post(State(seen): State<Arc<Seen>>, body: Bytes) -> Response {
-    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let id = &message["id"];
-    if id.is_null() {
-        // A notification or an answer.
-        return Response::builder()
-            .status(StatusCode::ACCEPTED)
-            .body(Body::empty())
-            .expect("response");
-    }
-    match message["method"].as_str().unwrap_or_default() {
-        "initialize" => {
-            let mut response = json_response(&json!({"jsonrpc": "2.0", "id": id, "result": {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "lifecycle", "version": "1.0"}}}));
-            response
-                .headers_mut()
-                .insert("mcp-session-id", "session-1".parse().expect("header"));
-            response
-        }
-        "ping" => json_response(&json!({"jsonrpc": "2.0", "id": id, "result": {}})),
-        "tools/call" => {
-            let params = &message["params"];
-            let text = params["arguments"]["text"].as_str().unwrap_or_default();
-            match params["name"].as_str().unwrap_or_default() {
-                "json_echo" => json_response(&text_result(id, text)),
-                "echo" => sse_response(Body::from(format!("data: {}\n\n", text_result(id, text)))),
-                "hold" => {
-                    seen.holds.fetch_add(1, Ordering::SeqCst);
-                    let opening = futures_util::stream::iter([Ok::<_, std::io::Error>(
-                        Bytes::from_static(b": held\n\n"),
-                    )]);
-                    let never = futures_util::stream::pending();
-                    sse_response(Body::from_stream(futures_util::StreamExt::chain(
-                        opening, never,
-                    )))
-                }
-                other => json_response(&json!({"jsonrpc": "2.0", "id": id,
-                    "error": {"code": -32602, "message": format!("Unknown tool: {other}")}})),
-            }
-        }
-        _ => json_response(
-            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}),
-        ),
-    }
-}
-
-async fn on_delete(State(seen): State<Arc<Seen>>) -> StatusCode {
-    seen.deletes.fetch_add(1, Ordering::SeqCst);
-    StatusCode::OK
-}
-
 async fn connect_http(server: &HttpServer) -> Client {
-    let client = Client::new(HttpTransport::new(HttpConfig::new(&server.url)).expect("a config"));
+    let config = HttpConfig::new(server.fake.url());
+    let client = Client::new(HttpTransport::new(config).expect("a config"));
     bounded(client.initialize()).await.expect("initializes");
     client
 }
@@ -401,16 +301,10 @@ async fn eight_echoes(client: &Client) {
     futures_util::future::join_all(calls).await;
 }
 
-/// Polls until the server has seen `count` session ends, within the bound.
-async fn until_deletes(seen: &Seen, count: usize) {
-    let deadline = Instant::now() + PATIENCE;
-    while seen.deletes.load(Ordering::SeqCst) < count {
-        assert!(
-            Instant::now() < deadline,
-            "the session was not ended within {PATIENCE:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+/// Waits, within the bound, until the server has seen `count` session
+/// ends.
+async fn until_deletes(fake: &FakeHttp, count: usize) {
+    bounded(fake.wait_for(|fake| (fake.deletes().len() >= count).then_some(()))).await;
 }
 
 #[test]
@@ -423,11 +317,7 @@ fn closing_an_http_client_ends_its_tasks_and_its_session() {
         assert!(alive_tasks() > baseline, "the inbound task runs");
 
         bounded(client.close()).await.expect("closes");
-        assert_eq!(
-            server.seen.deletes.load(Ordering::SeqCst),
-            1,
-            "the session was ended"
-        );
+        assert_eq!(server.fake.deletes().len(), 1, "the session was ended");
         tasks_back_to(baseline, "after close, the client still held").await;
         drop(client);
         tasks_back_to(baseline, "after the closed client was dropped").await;
@@ -446,10 +336,10 @@ fn dropping_the_last_clone_of_an_http_client_ends_its_tasks_and_its_session() {
         bounded(last.ping())
             .await
             .expect("the last clone still works");
-        assert_eq!(server.seen.deletes.load(Ordering::SeqCst), 0);
+        assert_eq!(server.fake.deletes().len(), 0);
 
         drop(last);
-        until_deletes(&server.seen, 1).await;
+        until_deletes(&server.fake, 1).await;
         tasks_back_to(baseline, "after the last clone was dropped").await;
     });
 }
@@ -461,18 +351,11 @@ fn an_http_client_dropped_after_its_eight_calls_in_flight_leaves_no_task() {
         let baseline = alive_tasks();
         let client = connect_http(&server).await;
         let calls = calls_of(&client, "hold");
-        let deadline = Instant::now() + PATIENCE;
-        while server.seen.holds.load(Ordering::SeqCst) < CALLS {
-            assert!(
-                Instant::now() < deadline,
-                "the server did not get every call"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        server.fake.until_held(CALLS).await;
 
         drop_calls(calls).await;
         drop(client);
-        until_deletes(&server.seen, 1).await;
+        until_deletes(&server.fake, 1).await;
         tasks_back_to(baseline, "after the calls and then the client were dropped").await;
     });
 }
