@@ -5,9 +5,6 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{
     Client, ClientConfig, CreateMessageRequest, CreateMessageResult, ElicitationRequest,
@@ -15,8 +12,8 @@ use golem_mcp::{
     ServerNotification,
 };
 use serde_json::{Map, Value, json};
-use support::PATIENCE;
 use support::memory::next_message;
+use support::{Gate, PATIENCE};
 
 /// The next message that is not a notification.
 async fn next_answer(peer: &mut MemoryPeer) -> Value {
@@ -132,18 +129,19 @@ async fn a_failing_or_panicking_handler_answers_with_an_error_and_the_client_liv
     pinged.expect("the client survived the panic");
 }
 
-/// Set when dropped: tells whether a handler's future was dropped.
-struct DropFlag(Arc<AtomicBool>);
+/// Opens its gate when dropped: tells whether a handler's future was
+/// dropped.
+struct DropFlag(Gate);
 
 impl Drop for DropFlag {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.open();
     }
 }
 
 #[tokio::test]
 async fn a_long_handler_can_call_back_into_the_client_and_the_server_can_cancel_it() {
-    let dropped = Arc::new(AtomicBool::new(false));
+    let dropped = Gate::default();
     let flag = dropped.clone();
     let config = ClientConfig::default().with_sampling(
         move |request: CreateMessageRequest, context: RequestContext| {
@@ -185,15 +183,11 @@ async fn a_long_handler_can_call_back_into_the_client_and_the_server_can_cancel_
         peer.send(&json!({"jsonrpc": "2.0", "id": ping["id"], "result": {}}));
     });
     pinged.expect("calls go on while a handler runs");
-    assert!(!dropped.load(Ordering::SeqCst), "the handler still runs");
+    assert!(!dropped.is_open(), "the handler still runs");
     peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42}}));
-    tokio::time::timeout(PATIENCE, async {
-        while !dropped.load(Ordering::SeqCst) {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the cancelled handler was dropped");
+    tokio::time::timeout(PATIENCE, dropped.opened())
+        .await
+        .expect("the cancelled handler was dropped");
     // No answer to the cancelled request: the next message is the ping's.
     let (pinged, next_message) = tokio::join!(client.ping(), async {
         let message = next_answer(&mut peer).await;
