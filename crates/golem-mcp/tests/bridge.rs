@@ -1,16 +1,17 @@
 //! `as_tools`: the server's tools as agent tools, over the in-memory
 //! transport with the server's side scripted.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use golem_mcp::memory::{MemoryPeer, memory_pair};
-use golem_mcp::{Client, Error, LATEST_PROTOCOL_VERSION, ProtocolError, TransportError};
+use golem_mcp::memory::MemoryPeer;
+use golem_mcp::{Client, Error, ProtocolError, TransportError};
 use golem_tool::{Tool, ToolContext, ToolError};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
-
-const GUARD: Duration = Duration::from_secs(5);
+use support::memory::next_message;
+use support::{bounded, raw};
 
 /// A `tools/list` answer with odd spacing and key order, as raw text: one
 /// tool with a schema, one without a schema or description.
@@ -20,30 +21,9 @@ const TOOLS: &str = r#"[
   {"name":"bare"}
 ]"#;
 
-async fn expect_message(peer: &mut MemoryPeer) -> Value {
-    tokio::time::timeout(GUARD, peer.recv())
-        .await
-        .expect("the client sent a message in time")
-        .expect("the client is connected")
-}
-
 /// A client after the handshake, and the peer.
 async fn connected() -> (Client, MemoryPeer) {
-    let (transport, mut peer) = memory_pair();
-    let client = Client::new(transport);
-    let (init, _) = tokio::join!(client.initialize(), async {
-        let initialize = expect_message(&mut peer).await;
-        peer.send(
-            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "scripted", "version": "1"}
-            }}),
-        );
-        expect_message(&mut peer).await // notifications/initialized
-    });
-    init.expect("handshake");
-    (client, peer)
+    support::memory::connected(json!({"tools": {}})).await
 }
 
 /// Bridges the tools listed as `tools` (raw JSON).
@@ -53,7 +33,7 @@ async fn bridged(
     tools: &str,
 ) -> Result<Vec<Tool<()>>, Error> {
     let (result, _) = tokio::join!(golem_mcp::as_tools::<()>(client), async {
-        let list = expect_message(peer).await;
+        let list = next_message(peer).await;
         assert_eq!(list["method"], "tools/list");
         peer.send_raw(format!(
             r#"{{"jsonrpc":"2.0","id":{},"result":{{"tools":{tools}}}}}"#,
@@ -61,10 +41,6 @@ async fn bridged(
         ));
     });
     result
-}
-
-fn raw(json: &str) -> Box<RawValue> {
-    RawValue::from_string(json.to_owned()).expect("valid JSON")
 }
 
 /// Calls `tool` with `arguments`; the peer answers the `tools/call` with
@@ -78,10 +54,7 @@ async fn call(
 ) -> (Result<String, ToolError>, String) {
     let ctx = ToolContext::new(Arc::new(()), "call_1", 0);
     let (result, request) = tokio::join!(tool.call(ctx, raw(arguments)), async {
-        let request = tokio::time::timeout(GUARD, peer.recv_raw())
-            .await
-            .expect("in time")
-            .expect("connected");
+        let request = bounded(peer.recv_raw()).await.expect("connected");
         let parsed: Value = serde_json::from_slice(&request).expect("JSON");
         let mut answer = answer;
         answer["jsonrpc"] = json!("2.0");

@@ -6,23 +6,17 @@
 mod support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use golem_mcp::memory::{MemoryPeer, memory_pair};
-use golem_mcp::{
-    BridgeConfig, Client, Error, LATEST_PROTOCOL_VERSION, OutputError, StdioTransport,
-};
+use golem_mcp::{BridgeConfig, Client, Error, OutputError, StdioTransport};
 use golem_tool::{Tool, ToolContext, ToolError};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
-
-const PATIENCE: Duration = Duration::from_secs(60);
+use support::memory::serving_one_tool;
+use support::{peer_bounded, raw};
 
 async fn everything() -> Client {
     let client = Client::new(StdioTransport::spawn(support::everything_stdio()).expect("spawns"));
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     client
 }
@@ -32,13 +26,7 @@ async fn call(tools: &[Tool<()>], name: &str, arguments: &str) -> Result<String,
         .iter()
         .find(|tool| tool.name() == name)
         .unwrap_or_else(|| panic!("{name} is bridged"));
-    let arguments = RawValue::from_string(arguments.to_owned()).expect("JSON");
-    tokio::time::timeout(
-        PATIENCE,
-        tool.call(ToolContext::new(Arc::new(()), "call_1", 0), arguments),
-    )
-    .await
-    .expect("in time")
+    peer_bounded(tool.call(ToolContext::new(Arc::new(()), "call_1", 0), raw(arguments))).await
 }
 
 #[tokio::test]
@@ -93,36 +81,7 @@ async fn structured_content_reaches_the_model_once_and_links_are_read_on_request
 /// answering `resources/read` with an error.
 async fn serving(tool: Value, result: Value) -> Client {
     let not_found = json!({"error": {"code": -32002, "message": "Resource not found"}});
-    serving_reads(tool, result, not_found).await
-}
-
-/// The same, answering `resources/read` with `read` (a result or an error).
-async fn serving_reads(tool: Value, result: Value, read: Value) -> Client {
-    let (transport, peer) = memory_pair();
-    tokio::spawn(answer(peer, tool, result, read));
-    let client = Client::new(transport);
-    client.initialize().await.expect("initializes");
-    client
-}
-
-async fn answer(mut peer: MemoryPeer, tool: Value, result: Value, read: Value) {
-    while let Some(message) = peer.recv().await {
-        let answer = match message["method"].as_str() {
-            Some("initialize") => json!({"result": {
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "scripted", "version": "1"}
-            }}),
-            Some("tools/list") => json!({"result": {"tools": [tool]}}),
-            Some("tools/call") => json!({"result": result}),
-            Some("resources/read") => read.clone(),
-            _ => continue,
-        };
-        let mut answer = answer;
-        answer["jsonrpc"] = json!("2.0");
-        answer["id"] = message["id"].clone();
-        peer.send(&answer);
-    }
+    serving_one_tool(tool, result, not_found).await
 }
 
 fn weather(schema: Value) -> Value {
@@ -273,7 +232,7 @@ async fn at_most_ten_links_of_a_result_are_read() {
 
 #[tokio::test]
 async fn a_linked_directory_shows_each_entry_under_its_own_uri() {
-    let client = serving_reads(
+    let client = serving_one_tool(
         json!({"name": "ls", "inputSchema": {"type": "object"}}),
         json!({"content": [
             {"type": "resource_link", "uri": "file:///d/", "name": "d", "mimeType": "inode/directory"}

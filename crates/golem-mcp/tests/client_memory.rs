@@ -1,32 +1,25 @@
 //! The client's logic over the in-memory transport, with the server's side
 //! scripted message by message.
 
+mod support;
+
 use std::time::Duration;
 
 use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{Client, Error, LATEST_PROTOCOL_VERSION, ProtocolError, TransportError};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-
-fn raw(json: &str) -> Box<RawValue> {
-    RawValue::from_string(json.to_owned()).expect("valid JSON")
-}
+use support::memory::next_message;
+use support::raw;
 
 /// `{}` as arguments, leaked so it can be borrowed by spawned calls.
 fn no_args() -> &'static RawValue {
     Box::leak(raw("{}"))
 }
 
-async fn expect_message(peer: &mut MemoryPeer) -> Value {
-    tokio::time::timeout(Duration::from_secs(5), peer.recv())
-        .await
-        .expect("the client sent a message in time")
-        .expect("the client is connected")
-}
-
 /// Answers the handshake the way a server speaking `version` would.
 async fn handshake(peer: &mut MemoryPeer, version: &str) -> Value {
-    let initialize = expect_message(peer).await;
+    let initialize = next_message(peer).await;
     assert_eq!(initialize["method"], "initialize");
     peer.send(
         &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
@@ -44,7 +37,7 @@ async fn connected() -> (Client, MemoryPeer) {
     let client = Client::new(transport);
     let (init, _) = tokio::join!(client.initialize(), async {
         handshake(&mut peer, LATEST_PROTOCOL_VERSION).await;
-        let initialized = expect_message(&mut peer).await;
+        let initialized = next_message(&mut peer).await;
         assert_eq!(initialized["method"], "notifications/initialized");
         assert!(initialized.get("id").is_none());
     });
@@ -63,7 +56,7 @@ async fn initialize_announces_the_client_and_records_the_server() {
     assert!(client.server().is_none());
     let (init, initialize) = tokio::join!(client.initialize(), async {
         let initialize = handshake(&mut peer, LATEST_PROTOCOL_VERSION).await;
-        expect_message(&mut peer).await;
+        next_message(&mut peer).await;
         initialize
     });
     let server = init.expect("handshake succeeds");
@@ -88,7 +81,7 @@ async fn a_second_initialize_sends_nothing() {
     let (client, mut peer) = connected().await;
     client.initialize().await.expect("no-op");
     let (listed, request) = tokio::join!(client.list_tools(), async {
-        let request = expect_message(&mut peer).await;
+        let request = next_message(&mut peer).await;
         peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"tools": []}}));
         request
     });
@@ -105,7 +98,7 @@ async fn an_older_supported_version_is_accepted() {
     let client = Client::new(transport);
     let (init, _) = tokio::join!(client.initialize(), async {
         handshake(&mut peer, "2025-06-18").await;
-        expect_message(&mut peer).await
+        next_message(&mut peer).await
     });
     assert_eq!(init.expect("accepted").protocol_version, "2025-06-18");
 }
@@ -154,7 +147,7 @@ async fn list_tools_follows_cursors_and_keeps_schemas_verbatim() {
     let (listed, cursors) = tokio::join!(client.list_tools(), async {
         let mut cursors = Vec::new();
         for (page, next) in [(0, Some("p2")), (1, Some("p3")), (2, None)] {
-            let request = expect_message(&mut peer).await;
+            let request = next_message(&mut peer).await;
             cursors.push(request["params"].get("cursor").cloned());
             let schema = format!(r#"{{ "type":"object" , "title":"t{page}" }}"#);
             let mut message = format!(
@@ -184,7 +177,7 @@ async fn a_cursor_loop_is_an_error() {
     let (client, mut peer) = connected().await;
     let (listed, _) = tokio::join!(client.list_tools(), async {
         for _ in 0..2 {
-            let request = expect_message(&mut peer).await;
+            let request = next_message(&mut peer).await;
             peer.send(&json!({"jsonrpc": "2.0", "id": request["id"],
                 "result": {"tools": [], "nextCursor": "same"}}));
         }
@@ -227,12 +220,12 @@ async fn call_tool_sends_arguments_verbatim_and_reads_the_result() {
 async fn while_waiting_pings_are_answered_requests_refused_and_noise_dropped() {
     let (client, mut peer) = connected().await;
     let (called, (pong, refusal)) = tokio::join!(client.call_tool("slow", no_args()), async {
-        let request = expect_message(&mut peer).await;
+        let request = next_message(&mut peer).await;
         let id = request["id"].as_u64().expect("numeric id");
         peer.send(&json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}));
-        let pong = expect_message(&mut peer).await;
+        let pong = next_message(&mut peer).await;
         peer.send(&json!({"jsonrpc": "2.0", "id": 77, "method": "roots/list"}));
-        let refusal = expect_message(&mut peer).await;
+        let refusal = next_message(&mut peer).await;
         peer.send(
             &json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x"}}),
         );
@@ -254,7 +247,7 @@ async fn while_waiting_pings_are_answered_requests_refused_and_noise_dropped() {
 async fn a_json_rpc_error_is_a_typed_protocol_error() {
     let (client, mut peer) = connected().await;
     let (called, _) = tokio::join!(client.call_tool("nope", no_args()), async {
-        let request = expect_message(&mut peer).await;
+        let request = next_message(&mut peer).await;
         peer.send(&json!({"jsonrpc": "2.0", "id": request["id"],
             "error": {"code": -32602, "message": "Unknown tool: nope", "data": {"hint": 1}}}));
     });
@@ -275,7 +268,7 @@ async fn a_json_rpc_error_is_a_typed_protocol_error() {
 async fn an_error_answer_without_id_fails_the_waiting_request() {
     let (client, mut peer) = connected().await;
     let (called, _) = tokio::join!(client.call_tool("echo", no_args()), async {
-        expect_message(&mut peer).await;
+        next_message(&mut peer).await;
         peer.send(&json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}));
     });
     assert_eq!(
@@ -293,14 +286,14 @@ async fn an_abandoned_call_is_announced_at_once_and_its_late_answer_dropped() {
     )
     .await;
     assert!(abandoned.is_err(), "the call must time out");
-    let hung = expect_message(&mut peer).await;
+    let hung = next_message(&mut peer).await;
     // No further operation is needed for the server to hear of it.
-    let cancelled = expect_message(&mut peer).await;
+    let cancelled = next_message(&mut peer).await;
     assert_eq!(cancelled["method"], "notifications/cancelled");
     assert_eq!(cancelled["params"]["requestId"], hung["id"]);
 
     let (called, next) = tokio::join!(client.call_tool("echo", no_args()), async {
-        let next = expect_message(&mut peer).await;
+        let next = next_message(&mut peer).await;
         // The late answer to the abandoned call arrives first.
         peer.send(&json!({"jsonrpc": "2.0", "id": hung["id"], "result": text_result("late")}));
         peer.send(&json!({"jsonrpc": "2.0", "id": next["id"], "result": text_result("fresh")}));
@@ -319,14 +312,14 @@ async fn an_interrupted_initialize_is_resumed_not_repeated() {
     assert!(first.is_err(), "no answer yet");
     let (init, _) = tokio::join!(client.initialize(), async {
         // Answer the first (and only) initialize now.
-        let initialize = expect_message(&mut peer).await;
+        let initialize = next_message(&mut peer).await;
         assert_eq!(initialize["method"], "initialize");
         peer.send(
             &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
             "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
             "serverInfo": {"name": "late", "version": "1"}}}),
         );
-        let initialized = expect_message(&mut peer).await;
+        let initialized = next_message(&mut peer).await;
         assert_eq!(initialized["method"], "notifications/initialized");
     });
     assert_eq!(init.expect("resumed").name, "late");
@@ -347,7 +340,7 @@ async fn concurrent_calls_are_in_flight_together_and_answered_by_id() {
     // All eight requests reach the server before any is answered.
     let mut requests = Vec::new();
     for _ in 0..8 {
-        requests.push(expect_message(&mut peer).await);
+        requests.push(next_message(&mut peer).await);
     }
     // Answered in reverse order, each with its own argument.
     for request in requests.iter().rev() {
@@ -364,7 +357,7 @@ async fn concurrent_calls_are_in_flight_together_and_answered_by_id() {
 async fn a_vanished_peer_is_a_transport_error() {
     let (client, mut peer) = connected().await;
     let (called, _) = tokio::join!(client.call_tool("echo", no_args()), async {
-        expect_message(&mut peer).await;
+        next_message(&mut peer).await;
         drop(peer);
     });
     let error = called.expect_err("connection closed");
@@ -392,7 +385,7 @@ async fn progress_reports_reach_the_observer_in_order_and_only_its_own() {
     let (called, request) = tokio::join!(
         client.call_tool_with_progress("slow", no_args(), |progress| reports.push(progress)),
         async {
-            let request = expect_message(&mut peer).await;
+            let request = next_message(&mut peer).await;
             let token = request["params"]["_meta"]["progressToken"].clone();
             let progress = |token: &Value, n: u32| {
                 json!({"jsonrpc": "2.0", "method": "notifications/progress",
@@ -430,7 +423,7 @@ async fn progress_reports_reach_the_observer_in_order_and_only_its_own() {
 
     // A plain call asks for no progress; stray reports are dropped.
     let (called, request) = tokio::join!(client.call_tool("slow", no_args()), async {
-        let request = expect_message(&mut peer).await;
+        let request = next_message(&mut peer).await;
         peer.send(
             &json!({"jsonrpc": "2.0", "method": "notifications/progress",
             "params": {"progressToken": 1, "progress": 1}}),
@@ -447,7 +440,7 @@ async fn close_does_not_wait_for_a_call_in_flight_on_another_clone() {
     let (client, mut peer) = connected().await;
     let caller = client.clone();
     let in_flight = tokio::spawn(async move { caller.call_tool("hang", no_args()).await });
-    expect_message(&mut peer).await; // the call is now waiting for its answer
+    next_message(&mut peer).await; // the call is now waiting for its answer
     tokio::time::timeout(Duration::from_secs(5), client.close())
         .await
         .expect("close did not queue behind the call")
@@ -475,7 +468,7 @@ async fn a_malformed_answer_with_our_id_fails_the_call_instead_of_hanging() {
         let (called, _) = tokio::join!(
             tokio::time::timeout(Duration::from_secs(5), client.call_tool("echo", no_args())),
             async {
-                let request = expect_message(&mut peer).await;
+                let request = next_message(&mut peer).await;
                 peer.send_raw(broken.replace("ID", &request["id"].to_string()));
             }
         );
@@ -542,7 +535,7 @@ async fn calls_fail_instead_of_hanging_when_the_inbound_task_dies() {
     let (called, _) = tokio::join!(
         tokio::time::timeout(Duration::from_secs(5), client.call_tool("echo", no_args())),
         async {
-            expect_message(&mut peer).await;
+            next_message(&mut peer).await;
             peer.send_raw("boom");
         }
     );
@@ -567,7 +560,7 @@ async fn close_does_not_wait_for_a_handshake_stuck_on_a_send() {
         let client = client.clone();
         async move { client.initialize().await.map(|_| ()) }
     });
-    let initialize = expect_message(&mut peer).await;
+    let initialize = next_message(&mut peer).await;
     peer.send(
         &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
         "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
@@ -605,7 +598,7 @@ async fn arguments_can_come_from_any_serializable_value() {
             }
         ),
         async {
-            let request = expect_message(&mut peer).await;
+            let request = next_message(&mut peer).await;
             peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": text_result("ok")}));
             request
         }

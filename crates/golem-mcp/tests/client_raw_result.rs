@@ -1,36 +1,16 @@
 //! `Client::call_tool_raw`: the result exactly as the server sent it, with
 //! and without a progress observer, over the in-memory transport.
 
-use std::time::Duration;
+mod support;
 
-use golem_mcp::memory::{MemoryPeer, memory_pair};
-use golem_mcp::{CallResult, Client, Error, LATEST_PROTOCOL_VERSION, Progress};
-use serde_json::value::RawValue;
-use serde_json::{Value, json};
-
-async fn expect_message(peer: &mut MemoryPeer) -> Value {
-    tokio::time::timeout(Duration::from_secs(5), peer.recv())
-        .await
-        .expect("the client sent a message in time")
-        .expect("the client is connected")
-}
+use golem_mcp::memory::MemoryPeer;
+use golem_mcp::{CallResult, Client, Error, Progress};
+use serde_json::json;
+use support::memory::next_message;
+use support::raw;
 
 async fn connected() -> (Client, MemoryPeer) {
-    let (transport, mut peer) = memory_pair();
-    let client = Client::new(transport);
-    let (init, _) = tokio::join!(client.initialize(), async {
-        let initialize = expect_message(&mut peer).await;
-        peer.send(
-            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "scripted", "version": "1"}
-            }}),
-        );
-        expect_message(&mut peer).await; // notifications/initialized
-    });
-    init.expect("handshake succeeds");
-    (client, peer)
+    support::memory::connected(json!({"tools": {}})).await
 }
 
 /// Sends `text` as one message, byte for byte (`MemoryPeer::send` would
@@ -45,11 +25,11 @@ fn send_verbatim(peer: &MemoryPeer, text: &str) {
 #[tokio::test]
 async fn the_raw_result_keeps_the_servers_bytes() {
     let (client, mut peer) = connected().await;
-    let arguments = RawValue::from_string(r#"{"message":"hi"}"#.to_owned()).expect("JSON");
+    let arguments = raw(r#"{"message":"hi"}"#);
     let result =
         r#"{ "content" : [{"type":"text","text":"Echo: hi"}], "zeta": 1, "alpha": {"b":2,"a":1} }"#;
     let (raw, request) = tokio::join!(client.call_tool_raw("echo", &arguments, None), async {
-        let request = expect_message(&mut peer).await;
+        let request = next_message(&mut peer).await;
         send_verbatim(
             &peer,
             &format!(
@@ -72,13 +52,13 @@ async fn the_raw_result_keeps_the_servers_bytes() {
 #[tokio::test]
 async fn with_an_observer_the_raw_call_asks_for_progress_and_reports_it() {
     let (client, mut peer) = connected().await;
-    let arguments = RawValue::from_string("{}".to_owned()).expect("JSON");
+    let arguments = raw("{}");
     let mut reports: Vec<Progress> = Vec::new();
     let mut observe = |progress: Progress| reports.push(progress);
     let (raw, _) = tokio::join!(
         client.call_tool_raw("slow", &arguments, Some(&mut observe)),
         async {
-            let request = expect_message(&mut peer).await;
+            let request = next_message(&mut peer).await;
             let token = request["params"]["_meta"]["progressToken"].clone();
             assert!(token.is_number(), "{request}");
             for step in 1..=2 {
@@ -107,9 +87,9 @@ async fn with_an_observer_the_raw_call_asks_for_progress_and_reports_it() {
 #[tokio::test]
 async fn a_json_rpc_error_is_still_a_protocol_error() {
     let (client, mut peer) = connected().await;
-    let arguments = RawValue::from_string("{}".to_owned()).expect("JSON");
+    let arguments = raw("{}");
     let (raw, _) = tokio::join!(client.call_tool_raw("nope", &arguments, None), async {
-        let request = expect_message(&mut peer).await;
+        let request = next_message(&mut peer).await;
         peer.send(&json!({"jsonrpc": "2.0", "id": request["id"],
             "error": {"code": -32602, "message": "Unknown tool: nope"}}));
     });

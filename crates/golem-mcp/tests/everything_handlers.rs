@@ -6,40 +6,28 @@
 
 mod support;
 
-use support::{peer, server_everything};
+use support::{PEER_PATIENCE, args, everything_stdio, peer_bounded, python_stdio};
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use golem_mcp::{
     Client, ClientConfig, CreateMessageRequest, CreateMessageResult, ElicitationRequest,
-    ElicitationResponse, LogLevel, Root, SamplingContent, ServerNotification, StdioConfig,
-    StdioTransport,
+    ElicitationResponse, LogLevel, Root, SamplingContent, ServerNotification, StdioTransport,
 };
-use serde_json::value::RawValue;
 use serde_json::{Map, json};
 
-const PATIENCE: Duration = Duration::from_secs(60);
-
 async fn connect(config: ClientConfig) -> Client {
-    let transport = StdioTransport::spawn(StdioConfig {
-        args: vec!["stdio".into()],
-        ..StdioConfig::new(server_everything().to_string_lossy())
-    })
-    .expect("spawns server-everything");
+    let transport = StdioTransport::spawn(everything_stdio()).expect("spawns server-everything");
     let client = Client::with_config(transport, config);
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     client
 }
 
 async fn call(client: &Client, tool: &str, arguments: serde_json::Value) -> String {
-    let arguments = RawValue::from_string(arguments.to_string()).expect("JSON");
-    let result = tokio::time::timeout(PATIENCE, client.call_tool(tool, &arguments))
+    let result = peer_bounded(client.call_tool(tool, &args(arguments)))
         .await
-        .expect("in time")
         .expect("called");
     assert!(!result.is_error, "{tool}: {}", result.text());
     result.text()
@@ -169,7 +157,7 @@ async fn roots_are_listed_to_the_server_and_changes_reach_it() {
         .await
         .expect("announced");
     // The server asks again and logs what it got.
-    let logged = tokio::time::timeout(PATIENCE, async {
+    let logged = tokio::time::timeout(PEER_PATIENCE, async {
         loop {
             match notifications.recv().await {
                 Some(ServerNotification::Log(log)) if log.text().contains("2 root(s)") => {
@@ -198,7 +186,7 @@ async fn simulated_log_messages_arrive_between_calls() {
         .expect("level set");
     call(&client, "toggle-simulated-logging", json!({})).await;
     // The server sends one at once and then every 5 s; no call is in flight.
-    let log = tokio::time::timeout(PATIENCE, async {
+    let log = tokio::time::timeout(PEER_PATIENCE, async {
         loop {
             if let Some(ServerNotification::Log(log)) = notifications.recv().await {
                 return log;
@@ -215,8 +203,6 @@ async fn simulated_log_messages_arrive_between_calls() {
 /// stdio: sampling, elicitation and logging from inside its tools.
 #[tokio::test]
 async fn the_python_sdk_server_samples_elicits_and_logs_through_the_handlers() {
-    let python = peer(".venv/bin/python");
-    let script = peer("python/mcp_py_server.py");
     let config = ClientConfig::default()
         .with_sampling(|request: CreateMessageRequest, _| async move {
             assert_eq!(request.system_prompt.as_deref(), Some("answer briefly"));
@@ -227,15 +213,10 @@ async fn the_python_sdk_server_samples_elicits_and_logs_through_the_handlers() {
             content.insert("name".into(), json!("Ada"));
             Ok(ElicitationResponse::Accept(content))
         });
-    let transport = StdioTransport::spawn(StdioConfig {
-        args: vec![script.to_string_lossy().into_owned()],
-        ..StdioConfig::new(python.to_string_lossy())
-    })
-    .expect("spawns the Python server");
+    let transport = StdioTransport::spawn(python_stdio()).expect("spawns the Python server");
     let client = Client::with_config(transport, config);
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     let mut notifications = client.notifications();
     assert_eq!(
@@ -247,7 +228,7 @@ async fn the_python_sdk_server_samples_elicits_and_logs_through_the_handlers() {
     assert_eq!(call(&client, "chatty", json!({})).await, "logged");
     let mut logs = Vec::new();
     while logs.len() < 2 {
-        match tokio::time::timeout(PATIENCE, notifications.recv()).await {
+        match tokio::time::timeout(PEER_PATIENCE, notifications.recv()).await {
             Ok(Some(ServerNotification::Log(log))) => {
                 logs.push((log.level, log.logger.clone(), log.text()))
             }

@@ -5,34 +5,19 @@
 
 mod support;
 
-use support::server_everything;
+use support::{everything_stdio, peer_bounded, raw, reaped};
 
-use std::path::Path;
-use std::time::Duration;
-
-use golem_mcp::{Client, Content, StdioConfig, StdioTransport};
-use serde_json::value::RawValue;
-
-const PATIENCE: Duration = Duration::from_secs(60);
+use golem_mcp::{Client, Content, StdioTransport};
 
 async fn connect() -> (Client, u32) {
-    let transport = StdioTransport::spawn(StdioConfig {
-        args: vec!["stdio".into()],
-        ..StdioConfig::new(server_everything().to_string_lossy())
-    })
-    .expect("spawns server-everything");
+    let transport = StdioTransport::spawn(everything_stdio()).expect("spawns server-everything");
     let pid = transport.pid().expect("running");
     let client = Client::new(transport);
-    let server = tokio::time::timeout(PATIENCE, client.initialize())
+    let server = peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     assert!(server.name.contains("everything"), "{server:?}");
     (client, pid)
-}
-
-fn args(json: &str) -> Box<RawValue> {
-    RawValue::from_string(json.to_owned()).expect("valid JSON")
 }
 
 #[tokio::test]
@@ -60,14 +45,14 @@ async fn lists_and_calls_the_reference_server_over_stdio() {
     );
 
     let result = client
-        .call_tool("echo", &args(r#"{"message":"hello"}"#))
+        .call_tool("echo", &raw(r#"{"message":"hello"}"#))
         .await
         .expect("echo");
     assert_eq!(result.text(), "Echo: hello");
     assert!(!result.is_error);
 
     let result = client
-        .call_tool("get-tiny-image", &args("{}"))
+        .call_tool("get-tiny-image", &raw("{}"))
         .await
         .expect("image");
     assert!(
@@ -84,7 +69,7 @@ async fn lists_and_calls_the_reference_server_over_stdio() {
 
     // An unknown tool is a tool error (isError), not a protocol error, here.
     let result = client
-        .call_tool("no-such-tool", &args("{}"))
+        .call_tool("no-such-tool", &raw("{}"))
         .await
         .expect("answered");
     assert!(result.is_error, "{result:?}");
@@ -94,32 +79,16 @@ async fn lists_and_calls_the_reference_server_over_stdio() {
     assert!(reaped(pid), "the server {pid} was reaped by close");
 }
 
-/// Whether our child `pid` has been reaped: neither running nor a zombie (a
-/// child's pid cannot be reused before we reap it). Reads /proc, so first
-/// checks there is one: without it every process would look gone and the
-/// check would pass vacuously.
-fn reaped(pid: u32) -> bool {
-    assert!(
-        Path::new("/proc/self/stat").exists(),
-        "/proc/self/stat is missing: this check reads /proc (Linux)"
-    );
-    !Path::new(&format!("/proc/{pid}")).exists()
-}
-
 #[tokio::test]
 async fn progress_of_a_long_running_tool_arrives_in_order() {
     let (client, _) = connect().await;
     let mut reports = Vec::new();
-    let result = tokio::time::timeout(
-        PATIENCE,
-        client.call_tool_with_progress(
-            "trigger-long-running-operation",
-            &args(r#"{"duration":0.3,"steps":3}"#),
-            |progress| reports.push(progress),
-        ),
-    )
+    let result = peer_bounded(client.call_tool_with_progress(
+        "trigger-long-running-operation",
+        &raw(r#"{"duration":0.3,"steps":3}"#),
+        |progress| reports.push(progress),
+    ))
     .await
-    .expect("in time")
     .expect("completes");
     assert!(
         result.text().contains("Long running operation completed"),
@@ -134,7 +103,7 @@ async fn progress_of_a_long_running_tool_arrives_in_order() {
     let result = client
         .call_tool(
             "trigger-long-running-operation",
-            &args(r#"{"duration":0.1,"steps":2}"#),
+            &raw(r#"{"duration":0.1,"steps":2}"#),
         )
         .await
         .expect("completes");

@@ -9,43 +9,30 @@
 //! is dropped at the runtime's next turn; a dropped stdio transport ends its
 //! server on the supervising task; a dropped HTTP transport ends its session
 //! on a task) are polled for, within a bound, never waited for with a fixed
-//! sleep. The HTTP server runs on a runtime of its own, so that its tasks
-//! are not counted with the client's.
+//! sleep: nothing signals a runtime's task count. The HTTP server (the fake
+//! of `support/fake_http.rs`) runs on a runtime of its own, so that its
+//! tasks are not counted with the client's, and says when it has the calls
+//! and the session's end.
 //!
 //! The process checks read `/proc` and fail on a system without it, rather
 //! than pass because every process looks gone.
 
 mod support;
 
-use support::{process_alive, reaped, scratch_path, until_gone, wrapped_with_grandchild};
+use support::calls::{CALLS, Call, call_text, drop_calls, spawn_call};
+use support::fake_http::FakeHttp;
+use support::memory::next_message;
+use support::{
+    PATIENCE, bounded, polled, process_alive, reaped, scratch_path, until_gone,
+    wrapped_with_grandchild,
+};
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::Response;
-use axum::routing::post;
-use golem_mcp::memory::{MemoryPeer, memory_pair};
-use golem_mcp::{
-    CallResult, Client, Error, HttpConfig, HttpTransport, LATEST_PROTOCOL_VERSION, StdioTransport,
-};
-use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use golem_mcp::memory::MemoryPeer;
+use golem_mcp::{Client, HttpConfig, HttpTransport, StdioTransport};
+use serde_json::json;
 use tokio::runtime::{Handle, Runtime};
-use tokio::task::JoinHandle;
-
-/// A bound for anything that should take milliseconds: generous, so a busy
-/// machine does not fail the test, and finite, so a leak fails it rather
-/// than hangs it.
-const PATIENCE: Duration = Duration::from_secs(20);
-
-/// How many calls the in-flight tests keep going at once.
-const CALLS: usize = 8;
 
 // ---- runtimes and task counts ------------------------------------------------
 
@@ -74,66 +61,19 @@ fn alive_tasks() -> usize {
 
 /// Polls until the runtime has `baseline` tasks again, within the bound.
 async fn tasks_back_to(baseline: usize, when: &str) {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let alive = alive_tasks();
-        if alive == baseline {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{when}: {alive} tasks still alive after {PATIENCE:?}, {baseline} before the client \
-             was made"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let back = polled(async || (alive_tasks() == baseline).then_some(())).await;
+    assert!(
+        back.is_some(),
+        "{when}: {} tasks still alive after {PATIENCE:?}, {baseline} before the client was made",
+        alive_tasks()
+    );
 }
 
-async fn bounded<F: std::future::Future>(what: &str, future: F) -> F::Output {
-    match tokio::time::timeout(PATIENCE, future).await {
-        Ok(output) => output,
-        Err(_) => panic!("{what} did not finish within {PATIENCE:?}"),
-    }
-}
-
-fn args(json: Value) -> Box<RawValue> {
-    RawValue::from_string(json.to_string()).expect("valid JSON")
-}
-
-async fn call_text(client: &Client, tool: &str, arguments: Value) -> Result<String, Error> {
-    let arguments = args(arguments);
-    bounded(tool, client.call_tool(tool, &arguments))
-        .await
-        .map(|result| result.text())
-}
-
-/// Starts a call of `tool` with `{"text": "call N"}` on a clone of
-/// `client`, on a task of its own.
-fn call_on_task(
-    client: &Client,
-    tool: &'static str,
-    n: usize,
-) -> JoinHandle<Result<CallResult, Error>> {
-    let client = client.clone();
-    tokio::spawn(async move {
-        let arguments = args(json!({"text": format!("call {n}")}));
-        client.call_tool(tool, &arguments).await
-    })
-}
-
-/// Aborts the calls' tasks and waits until each is gone, dropped before its
-/// answer.
-async fn abort_calls(calls: Vec<JoinHandle<Result<CallResult, Error>>>) {
-    for call in &calls {
-        call.abort();
-    }
-    for (n, call) in calls.into_iter().enumerate() {
-        let outcome = bounded("an aborted call", call).await;
-        assert!(
-            outcome.as_ref().is_err_and(|error| error.is_cancelled()),
-            "call {n} was dropped before its answer: {outcome:?}"
-        );
-    }
+/// Starts `CALLS` calls of `tool`, with `{"text": "call N"}`, on tasks of
+/// their own.
+fn calls_of(client: &Client, tool: &str) -> Vec<Call> {
+    let call = |n| spawn_call(client, tool, json!({"text": format!("call {n}")}));
+    (0..CALLS).map(call).collect()
 }
 
 // ---- processes -----------------------------------------------------------------
@@ -152,9 +92,7 @@ async fn connect_stdio(name: &str) -> StdioServer {
     let transport = StdioTransport::spawn(wrapped_with_grandchild(&pid_file)).expect("spawns");
     let pid = transport.pid().expect("running");
     let client = Client::new(transport);
-    bounded("initialize", client.initialize())
-        .await
-        .expect("initializes");
+    bounded(client.initialize()).await.expect("initializes");
     // The wrapper wrote the pid file before it became the server, which
     // answered the handshake: the file is complete.
     let grandchild = std::fs::read_to_string(&pid_file)
@@ -194,12 +132,10 @@ fn closing_a_stdio_client_ends_its_tasks_and_its_process_group() {
         let server = connect_stdio("close.pid").await;
         assert_stdio_tasks_running(baseline);
 
-        bounded("close", server.client.close())
-            .await
-            .expect("closes");
+        bounded(server.client.close()).await.expect("closes");
         assert!(reaped(server.pid), "close reaped the server");
         assert!(
-            until_gone(server.grandchild, PATIENCE).await,
+            until_gone(server.grandchild).await,
             "the grandchild was killed with the group"
         );
         // The client is still held: closing alone released everything.
@@ -221,16 +157,16 @@ fn dropping_the_last_clone_of_a_stdio_client_ends_its_tasks_and_its_process_grou
         // Dropping a clone that is not the last one ends nothing.
         let last = server.client.clone();
         drop(server.client);
-        bounded("ping", last.ping())
+        bounded(last.ping())
             .await
             .expect("the last clone still works");
         assert_eq!(alive_tasks(), running, "every task still runs");
         assert!(process_alive(server.pid) && process_alive(server.grandchild));
 
         drop(last);
-        assert!(until_gone(server.pid, PATIENCE).await, "the server ended");
+        assert!(until_gone(server.pid).await, "the server ended");
         assert!(
-            until_gone(server.grandchild, PATIENCE).await,
+            until_gone(server.grandchild).await,
             "the grandchild ended with the group"
         );
         tasks_back_to(baseline, "after the last clone was dropped").await;
@@ -245,9 +181,7 @@ fn a_client_dropped_after_its_eight_calls_in_flight_leaves_no_task_and_no_proces
     multi_thread().block_on(async {
         let baseline = alive_tasks();
         let server = connect_stdio("in-flight.pid").await;
-        let calls: Vec<_> = (0..CALLS)
-            .map(|n| call_on_task(&server.client, "hold", n))
-            .collect();
+        let calls = calls_of(&server.client, "hold");
         // The fake answers `held` once it holds every call: all eight are in
         // flight.
         let held = call_text(&server.client, "held", json!({"count": CALLS}))
@@ -260,11 +194,11 @@ fn a_client_dropped_after_its_eight_calls_in_flight_leaves_no_task_and_no_proces
             "the client's tasks and the eight calls' run: {alive} tasks alive, {baseline} before"
         );
 
-        abort_calls(calls).await;
+        drop_calls(calls).await;
         drop(server.client);
-        assert!(until_gone(server.pid, PATIENCE).await, "the server ended");
+        assert!(until_gone(server.pid).await, "the server ended");
         assert!(
-            until_gone(server.grandchild, PATIENCE).await,
+            until_gone(server.grandchild).await,
             "the grandchild ended with the group"
         );
         tasks_back_to(baseline, "after the calls and then the client were dropped").await;
@@ -275,40 +209,15 @@ fn a_client_dropped_after_its_eight_calls_in_flight_leaves_no_task_and_no_proces
 
 // ---- in memory -----------------------------------------------------------------
 
-async fn expect_message(peer: &mut MemoryPeer) -> Value {
-    bounded("a message from the client", peer.recv())
-        .await
-        .expect("the client is connected")
-}
-
 /// A client over the in-memory transport, through the handshake.
 async fn connect_memory() -> (Client, MemoryPeer) {
-    let (transport, mut peer) = memory_pair();
-    let client = Client::new(transport);
-    let (initialized, ()) = tokio::join!(client.initialize(), async {
-        let initialize = expect_message(&mut peer).await;
-        assert_eq!(initialize["method"], "initialize");
-        peer.send(
-            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "scripted", "version": "1.0"}
-            }}),
-        );
-        let confirmation = expect_message(&mut peer).await;
-        assert_eq!(confirmation["method"], "notifications/initialized");
-    });
-    initialized.expect("initializes");
-    (client, peer)
+    support::memory::connected(json!({"tools": {}})).await
 }
 
 /// Waits, within the bound, until the client's end of the connection is
 /// gone: the peer reads the end of it (after any message still queued).
 async fn assert_transport_released(peer: &mut MemoryPeer) {
-    bounded("the release of the client's transport", async {
-        while peer.recv().await.is_some() {}
-    })
-    .await;
+    bounded(async { while peer.recv().await.is_some() {} }).await;
 }
 
 #[test]
@@ -318,7 +227,7 @@ fn closing_a_memory_client_ends_its_inbound_task() {
         let (client, mut peer) = connect_memory().await;
         assert_eq!(alive_tasks(), baseline + 1, "the inbound task runs");
 
-        bounded("close", client.close()).await.expect("closes");
+        bounded(client.close()).await.expect("closes");
         tasks_back_to(baseline, "after close, the client still held").await;
         drop(client);
         tasks_back_to(baseline, "after the closed client was dropped").await;
@@ -336,7 +245,7 @@ fn dropping_the_last_clone_of_a_memory_client_ends_its_inbound_task() {
         let last = client.clone();
         drop(client);
         let (pinged, ()) = tokio::join!(last.ping(), async {
-            let ping = expect_message(&mut peer).await;
+            let ping = next_message(&mut peer).await;
             assert_eq!(ping["method"], "ping");
             peer.send(&json!({"jsonrpc": "2.0", "id": ping["id"], "result": {}}));
         });
@@ -351,21 +260,10 @@ fn dropping_the_last_clone_of_a_memory_client_ends_its_inbound_task() {
 
 // ---- HTTP ------------------------------------------------------------------------
 
-/// What the HTTP server saw.
-#[derive(Default)]
-struct Seen {
-    /// `hold` calls received.
-    holds: AtomicUsize,
-    /// `DELETE`s (ends of the session) received.
-    deletes: AtomicUsize,
-}
-
-/// An MCP endpoint on 127.0.0.1, served by a runtime of its own. Tools:
-/// `echo` answers `{"text"}` on an event stream, `json_echo` as JSON, and
-/// `hold` opens an event stream that never answers.
+/// The fake HTTP server, served by a runtime of its own (tools used here:
+/// `echo`, `json_echo`, and `hold`, an event stream that never answers).
 struct HttpServer {
-    url: String,
-    seen: Arc<Seen>,
+    fake: FakeHttp,
     /// Dropped last, after the client's runtime.
     _runtime: Runtime,
 }
@@ -376,101 +274,16 @@ fn http_server() -> HttpServer {
         .enable_all()
         .build()
         .expect("a runtime");
-    let seen = Arc::new(Seen::default());
-    let app = Router::new()
-        .route("/mcp", post(on_post).delete(on_delete))
-        .with_state(Arc::clone(&seen));
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
-    runtime.spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
     HttpServer {
-        url: format!("http://{address}/mcp"),
-        seen,
+        fake: runtime.block_on(FakeHttp::start()),
         _runtime: runtime,
     }
 }
 
-fn json_response(message: &Value) -> Response {
-    Response::builder()
-        .header("content-type", "application/json")
-        .body(Body::from(message.to_string()))
-        .expect("response")
-}
-
-fn sse_response(body: Body) -> Response {
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(body)
-        .expect("response")
-}
-
-fn text_result(id: &Value, text: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id,
-        "result": {"content": [{"type": "text", "text": text}]}})
-}
-
-async fn on_post(State(seen): State<Arc<Seen>>, body: Bytes) -> Response {
-    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let id = &message["id"];
-    if id.is_null() {
-        // A notification or an answer.
-        return Response::builder()
-            .status(StatusCode::ACCEPTED)
-            .body(Body::empty())
-            .expect("response");
-    }
-    match message["method"].as_str().unwrap_or_default() {
-        "initialize" => {
-            let mut response = json_response(&json!({"jsonrpc": "2.0", "id": id, "result": {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "lifecycle", "version": "1.0"}}}));
-            response
-                .headers_mut()
-                .insert("mcp-session-id", "session-1".parse().expect("header"));
-            response
-        }
-        "ping" => json_response(&json!({"jsonrpc": "2.0", "id": id, "result": {}})),
-        "tools/call" => {
-            let params = &message["params"];
-            let text = params["arguments"]["text"].as_str().unwrap_or_default();
-            match params["name"].as_str().unwrap_or_default() {
-                "json_echo" => json_response(&text_result(id, text)),
-                "echo" => sse_response(Body::from(format!("data: {}\n\n", text_result(id, text)))),
-                "hold" => {
-                    seen.holds.fetch_add(1, Ordering::SeqCst);
-                    let opening = futures_util::stream::iter([Ok::<_, std::io::Error>(
-                        Bytes::from_static(b": held\n\n"),
-                    )]);
-                    let never = futures_util::stream::pending();
-                    sse_response(Body::from_stream(futures_util::StreamExt::chain(
-                        opening, never,
-                    )))
-                }
-                other => json_response(&json!({"jsonrpc": "2.0", "id": id,
-                    "error": {"code": -32602, "message": format!("Unknown tool: {other}")}})),
-            }
-        }
-        _ => json_response(
-            &json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no"}}),
-        ),
-    }
-}
-
-async fn on_delete(State(seen): State<Arc<Seen>>) -> StatusCode {
-    seen.deletes.fetch_add(1, Ordering::SeqCst);
-    StatusCode::OK
-}
-
 async fn connect_http(server: &HttpServer) -> Client {
-    let client = Client::new(HttpTransport::new(HttpConfig::new(&server.url)).expect("a config"));
-    bounded("initialize", client.initialize())
-        .await
-        .expect("initializes");
+    let config = HttpConfig::new(server.fake.url());
+    let client = Client::new(HttpTransport::new(config).expect("a config"));
+    bounded(client.initialize()).await.expect("initializes");
     client
 }
 
@@ -488,16 +301,10 @@ async fn eight_echoes(client: &Client) {
     futures_util::future::join_all(calls).await;
 }
 
-/// Polls until the server has seen `count` session ends, within the bound.
-async fn until_deletes(seen: &Seen, count: usize) {
-    let deadline = Instant::now() + PATIENCE;
-    while seen.deletes.load(Ordering::SeqCst) < count {
-        assert!(
-            Instant::now() < deadline,
-            "the session was not ended within {PATIENCE:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+/// Waits, within the bound, until the server has seen `count` session
+/// ends.
+async fn until_deletes(fake: &FakeHttp, count: usize) {
+    bounded(fake.wait_for(|fake| (fake.deletes().len() >= count).then_some(()))).await;
 }
 
 #[test]
@@ -509,12 +316,8 @@ fn closing_an_http_client_ends_its_tasks_and_its_session() {
         eight_echoes(&client).await;
         assert!(alive_tasks() > baseline, "the inbound task runs");
 
-        bounded("close", client.close()).await.expect("closes");
-        assert_eq!(
-            server.seen.deletes.load(Ordering::SeqCst),
-            1,
-            "the session was ended"
-        );
+        bounded(client.close()).await.expect("closes");
+        assert_eq!(server.fake.deletes().len(), 1, "the session was ended");
         tasks_back_to(baseline, "after close, the client still held").await;
         drop(client);
         tasks_back_to(baseline, "after the closed client was dropped").await;
@@ -530,13 +333,13 @@ fn dropping_the_last_clone_of_an_http_client_ends_its_tasks_and_its_session() {
         eight_echoes(&client).await;
         let last = client.clone();
         drop(client);
-        bounded("ping", last.ping())
+        bounded(last.ping())
             .await
             .expect("the last clone still works");
-        assert_eq!(server.seen.deletes.load(Ordering::SeqCst), 0);
+        assert_eq!(server.fake.deletes().len(), 0);
 
         drop(last);
-        until_deletes(&server.seen, 1).await;
+        until_deletes(&server.fake, 1).await;
         tasks_back_to(baseline, "after the last clone was dropped").await;
     });
 }
@@ -547,21 +350,12 @@ fn an_http_client_dropped_after_its_eight_calls_in_flight_leaves_no_task() {
     multi_thread().block_on(async {
         let baseline = alive_tasks();
         let client = connect_http(&server).await;
-        let calls: Vec<_> = (0..CALLS)
-            .map(|n| call_on_task(&client, "hold", n))
-            .collect();
-        let deadline = Instant::now() + PATIENCE;
-        while server.seen.holds.load(Ordering::SeqCst) < CALLS {
-            assert!(
-                Instant::now() < deadline,
-                "the server did not get every call"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let calls = calls_of(&client, "hold");
+        server.fake.until_held(CALLS).await;
 
-        abort_calls(calls).await;
+        drop_calls(calls).await;
         drop(client);
-        until_deletes(&server.seen, 1).await;
+        until_deletes(&server.fake, 1).await;
         tasks_back_to(baseline, "after the calls and then the client were dropped").await;
     });
 }

@@ -3,14 +3,15 @@
 //! strays, refuses a wrong `state`, is gone after one use, and times out.
 #![cfg(feature = "http")]
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use golem_mcp::auth::{AuthError, LoopbackConfig, LoopbackRedirect, UserAgent};
 use reqwest::Url;
+use support::PATIENCE;
 use tokio::sync::mpsc;
-
-const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A receiver whose "browser" sends the URL it was asked to open to the
 /// test.

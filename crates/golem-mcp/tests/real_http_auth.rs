@@ -8,35 +8,16 @@
 
 mod support;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
 use golem_mcp::auth::{MemoryTokenStore, OAuthConfig, OAuthProvider, RedirectFollower, TokenStore};
 use golem_mcp::{Client, HttpConfig, HttpTransport};
-use serde_json::value::RawValue;
-use support::{Peer, free_port, peer, start_peer};
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// The protected server; its access tokens live `token_ttl` seconds.
-fn protected_server(token_ttl: u32) -> Peer {
-    let port = free_port();
-    let mut command = Command::new(peer(".venv/bin/python"));
-    command.arg(peer("python/mcp_py_auth_server.py")).args([
-        "--port",
-        &port.to_string(),
-        "--token-ttl",
-        &token_ttl.to_string(),
-    ]);
-    start_peer(command, port)
-}
+use support::{peer_bounded, python_protected, raw};
 
 async fn call(client: &Client, tool: &str, arguments: &str) -> String {
-    let arguments = RawValue::from_string(arguments.to_owned()).expect("JSON");
-    tokio::time::timeout(PATIENCE, client.call_tool(tool, &arguments))
+    peer_bounded(client.call_tool(tool, &raw(arguments)))
         .await
-        .expect("in time")
         .expect("the call succeeds")
         .text()
 }
@@ -46,7 +27,7 @@ async fn python_sdk_authorization_server_discovery_registration_code_and_refresh
     // Tokens that expire in 3 s are refreshed before every request (the
     // client refreshes within 30 s of expiry): each call after the first
     // authorization goes out with a refreshed token.
-    let server = protected_server(3);
+    let server = python_protected(3);
     let store = Arc::new(MemoryTokenStore::new());
     let follower = RedirectFollower::new("http://127.0.0.1:9/callback", Duration::from_secs(10))
         .expect("follower");
@@ -60,9 +41,8 @@ async fn python_sdk_authorization_server_discovery_registration_code_and_refresh
         })
         .expect("transport"),
     );
-    let info = tokio::time::timeout(PATIENCE, client.initialize())
+    let info = peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initialize, once authorized");
     assert_eq!(info.name, "golem-py-auth-peer");
     assert_eq!(

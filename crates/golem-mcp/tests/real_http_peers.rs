@@ -8,58 +8,31 @@
 
 mod support;
 
-use support::{Peer, everything_http, free_port, peer, start_peer};
-
-use std::process::Command;
-use std::time::Duration;
+use support::{Peer, everything_http, peer_bounded, python_http, raw};
 
 use golem_mcp::{
     Client, HttpConfig, HttpTransport, Inbound, LATEST_PROTOCOL_VERSION, Outgoing, Transport,
 };
-use serde_json::value::RawValue;
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-fn python_http(options: &[&str]) -> Peer {
-    let port = free_port();
-    let mut command = Command::new(peer(".venv/bin/python"));
-    command
-        .arg(peer("python/mcp_py_server.py"))
-        .args(["--http", "--port", &port.to_string()])
-        .args(options);
-    start_peer(command, port)
-}
 
 async fn connect(peer: &Peer) -> Client {
     let client = Client::new(HttpTransport::new(HttpConfig::new(peer.url.clone())).expect("valid"));
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     client
-}
-
-fn args(json: &str) -> Box<RawValue> {
-    RawValue::from_string(json.to_owned()).expect("valid JSON")
-}
-
-async fn bounded<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(PATIENCE, future)
-        .await
-        .expect("in time")
 }
 
 #[tokio::test]
 async fn server_everything_over_streamable_http() {
     let peer = everything_http();
     let client = connect(&peer).await;
-    let tools = bounded(client.list_tools()).await.expect("lists");
+    let tools = peer_bounded(client.list_tools()).await.expect("lists");
     assert!(tools.iter().any(|tool| tool.name == "echo"), "{tools:?}");
-    let result = bounded(client.call_tool("echo", &args(r#"{"message":"over http"}"#)))
+    let result = peer_bounded(client.call_tool("echo", &raw(r#"{"message":"over http"}"#)))
         .await
         .expect("echo");
     assert_eq!(result.text(), "Echo: over http");
-    let result = bounded(client.call_tool("get-tiny-image", &args("{}")))
+    let result = peer_bounded(client.call_tool("get-tiny-image", &raw("{}")))
         .await
         .expect("image");
     assert!(
@@ -68,9 +41,9 @@ async fn server_everything_over_streamable_http() {
         result.text()
     );
     let mut steps = Vec::new();
-    let result = bounded(client.call_tool_with_progress(
+    let result = peer_bounded(client.call_tool_with_progress(
         "trigger-long-running-operation",
-        &args(r#"{"duration":0.3,"steps":3}"#),
+        &raw(r#"{"duration":0.3,"steps":3}"#),
         |progress| steps.push(progress.progress),
     ))
     .await
@@ -81,11 +54,13 @@ async fn server_everything_over_streamable_http() {
         [1.0, 2.0, 3.0],
         "progress arrives on the POST's event stream"
     );
-    bounded(client.close()).await.expect("closes with DELETE");
+    peer_bounded(client.close())
+        .await
+        .expect("closes with DELETE");
 }
 
 async fn exercise_python_peer(client: &Client, progress_expected: bool) {
-    let tools = bounded(client.list_tools()).await.expect("lists");
+    let tools = peer_bounded(client.list_tools()).await.expect("lists");
     let mut names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
     names.sort();
     assert_eq!(
@@ -101,24 +76,24 @@ async fn exercise_python_peer(client: &Client, progress_expected: bool) {
             "slow"
         ]
     );
-    let result = bounded(client.call_tool("echo", &args(r#"{"message":"py"}"#)))
+    let result = peer_bounded(client.call_tool("echo", &raw(r#"{"message":"py"}"#)))
         .await
         .expect("echo");
     assert_eq!(result.text(), "Echo: py");
     assert!(result.structured_content.is_some());
-    let result = bounded(client.call_tool("add", &args(r#"{"a":2,"b":40}"#)))
+    let result = peer_bounded(client.call_tool("add", &raw(r#"{"a":2,"b":40}"#)))
         .await
         .expect("add");
     assert_eq!(result.text(), "42");
-    let result = bounded(client.call_tool("fail", &args(r#"{"reason":"nope"}"#)))
+    let result = peer_bounded(client.call_tool("fail", &raw(r#"{"reason":"nope"}"#)))
         .await
         .expect("answered");
     assert!(result.is_error);
     assert!(result.text().ends_with("nope"), "{}", result.text());
     let mut steps = Vec::new();
-    let result = bounded(client.call_tool_with_progress(
+    let result = peer_bounded(client.call_tool_with_progress(
         "slow",
-        &args(r#"{"steps":2,"delay":0.01}"#),
+        &raw(r#"{"steps":2,"delay":0.01}"#),
         |p| steps.push(p.progress),
     ))
     .await
@@ -142,17 +117,17 @@ async fn session_id_after_initialize(peer: &Peer) -> Option<String> {
         r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{LATEST_PROTOCOL_VERSION}","capabilities":{{}},"clientInfo":{{"name":"golem-mcp-test","version":"0"}}}}}}"#
     );
     let initialize = Outgoing::request(1, "initialize", initialize.into());
-    bounded(transport.send(initialize))
+    peer_bounded(transport.send(initialize))
         .await
         .expect("initialize sent");
-    let Inbound::Message(reply) = bounded(transport.recv()).await.expect("answered") else {
+    let Inbound::Message(reply) = peer_bounded(transport.recv()).await.expect("answered") else {
         panic!("the answer was lost");
     };
     let reply: serde_json::Value = serde_json::from_slice(&reply).expect("a JSON answer");
     assert_eq!(reply["id"], 1, "{reply}");
     assert!(reply["result"]["protocolVersion"].is_string(), "{reply}");
     let session = transport.session_id();
-    bounded(transport.close()).await.expect("closes");
+    peer_bounded(transport.close()).await.expect("closes");
     session
 }
 
@@ -166,7 +141,7 @@ async fn python_sdk_server_with_event_stream_answers() {
     );
     let client = connect(&peer).await;
     exercise_python_peer(&client, true).await;
-    bounded(client.close()).await.expect("closes");
+    peer_bounded(client.close()).await.expect("closes");
 }
 
 #[tokio::test]
@@ -175,7 +150,7 @@ async fn python_sdk_server_with_json_answers() {
     let client = connect(&peer).await;
     // JSON answers carry one message: progress reports have nowhere to go.
     exercise_python_peer(&client, false).await;
-    bounded(client.close()).await.expect("closes");
+    peer_bounded(client.close()).await.expect("closes");
 }
 
 #[tokio::test]
@@ -185,7 +160,7 @@ async fn python_sdk_server_without_sessions() {
     assert_eq!(session, None, "a stateless server hands out no session id");
     let client = connect(&peer).await;
     exercise_python_peer(&client, false).await;
-    bounded(client.close())
+    peer_bounded(client.close())
         .await
         .expect("closes without a session to delete");
 }
@@ -210,12 +185,14 @@ async fn server_everything_over_http_asks_the_clients_handlers_and_logs_on_the_s
         HttpTransport::new(HttpConfig::new(peer.url.clone())).expect("valid"),
         config,
     );
-    bounded(client.initialize()).await.expect("initializes");
+    peer_bounded(client.initialize())
+        .await
+        .expect("initializes");
     let mut notifications = client.notifications();
     let call = |tool: &'static str, arguments: &'static str| {
         let client = client.clone();
         async move {
-            let result = bounded(client.call_tool(tool, &args(arguments)))
+            let result = peer_bounded(client.call_tool(tool, &raw(arguments)))
                 .await
                 .expect("called");
             assert!(!result.is_error, "{tool}: {}", result.text());
@@ -229,11 +206,11 @@ async fn server_everything_over_http_asks_the_clients_handlers_and_logs_on_the_s
     let roots = call("get-roots-list", "{}").await;
     assert!(roots.contains("file:///srv/http-root"), "{roots}");
     // Log messages that belong to no request come on the standalone stream.
-    bounded(client.set_log_level(LogLevel::Debug))
+    peer_bounded(client.set_log_level(LogLevel::Debug))
         .await
         .expect("level set");
     call("toggle-simulated-logging", "{}").await;
-    let log = bounded(async {
+    let log = peer_bounded(async {
         loop {
             if let Some(ServerNotification::Log(log)) = notifications.recv().await {
                 return log;
@@ -242,5 +219,5 @@ async fn server_everything_over_http_asks_the_clients_handlers_and_logs_on_the_s
     })
     .await;
     assert!(!log.text().is_empty(), "{log:?}");
-    bounded(client.close()).await.expect("closes");
+    peer_bounded(client.close()).await.expect("closes");
 }

@@ -2,19 +2,16 @@
 //! (in-memory transport): the faults a real server will not show on
 //! demand, and the exact messages sent.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use golem_mcp::memory::{MemoryPeer, memory_pair};
-use golem_mcp::{Client, CompletionRef, Error, LATEST_PROTOCOL_VERSION};
+use golem_mcp::memory::MemoryPeer;
+use golem_mcp::{Client, CompletionRef, Error};
 use serde_json::{Value, json};
-
-async fn expect_message(peer: &mut MemoryPeer) -> Value {
-    tokio::time::timeout(Duration::from_secs(5), peer.recv())
-        .await
-        .expect("the client sent a message in time")
-        .expect("the client is connected")
-}
+use support::arguments;
+use support::memory::{answer, next_message};
 
 /// What the client sent that the script has not read, without waiting:
 /// every send of the client has completed by the time its call returned
@@ -26,28 +23,9 @@ async fn nothing_more_sent(peer: &mut MemoryPeer) {
 }
 
 async fn connected() -> (Client, MemoryPeer) {
-    let (transport, mut peer) = memory_pair();
-    let client = Client::new(transport);
-    let (init, _) = tokio::join!(client.initialize(), async {
-        let initialize = expect_message(&mut peer).await;
-        peer.send(&json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
-            "protocolVersion": LATEST_PROTOCOL_VERSION,
-            "capabilities": {"resources": {"subscribe": true}, "prompts": {"listChanged": true}, "completions": {}},
-            "serverInfo": {"name": "scripted", "version": "1"}
-        }}));
-        expect_message(&mut peer).await; // notifications/initialized
-    });
-    init.expect("handshake succeeds");
-    (client, peer)
-}
-
-/// Answers the next request, which must be `method`, with `result`;
-/// returns the request.
-async fn answer(peer: &mut MemoryPeer, method: &str, result: Value) -> Value {
-    let request = expect_message(peer).await;
-    assert_eq!(request["method"], method, "{request}");
-    peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": result}));
-    request
+    support::memory::connected(json!({"resources": {"subscribe": true},
+        "prompts": {"listChanged": true}, "completions": {}}))
+    .await
 }
 
 #[tokio::test]
@@ -171,13 +149,6 @@ async fn a_content_item_with_neither_text_nor_blob_is_an_invalid_answer() {
 fn prompt_list() -> Value {
     json!({"prompts": [{"name": "greet", "arguments": [
         {"name": "who", "required": true}, {"name": "tone"}]}]})
-}
-
-fn arguments(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
 }
 
 #[tokio::test]
@@ -420,7 +391,7 @@ async fn completion_sends_the_reference_and_the_context() {
     let (completed, request) = tokio::join!(
         client.complete(CompletionRef::ResourceTemplate("x:{id}"), "id", "", &given),
         async {
-            let request = expect_message(&mut peer).await;
+            let request = next_message(&mut peer).await;
             peer.send(&json!({"jsonrpc": "2.0", "id": request["id"],
                 "error": {"code": -32601, "message": "Method not found"}}));
             request

@@ -9,49 +9,36 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::process::Command;
-use std::time::Duration;
 
 use golem_mcp::{
     Client, CompletionRef, Content, Error, HttpConfig, HttpTransport, ResourceContents, Role,
     StdioConfig, StdioTransport,
 };
-use support::{everything_http, everything_stdio, free_port, peer, start_peer};
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-async fn bounded<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(PATIENCE, future)
-        .await
-        .expect("in time")
-}
+use support::{
+    arguments, everything_http, everything_stdio, peer_bounded, python_http, python_stdio,
+};
 
 async fn initialized(client: Client) -> Client {
-    bounded(client.initialize()).await.expect("initializes");
+    peer_bounded(client.initialize())
+        .await
+        .expect("initializes");
     client
-}
-
-fn arguments(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
 }
 
 /// Everything server-everything offers beyond tools, the same over either
 /// transport.
 async fn exercise_everything(client: &Client) {
-    bounded(client.ping()).await.expect("ping");
+    peer_bounded(client.ping()).await.expect("ping");
 
     // Resources: seven static documents, read as text.
-    let resources = bounded(client.list_resources()).await.expect("lists");
+    let resources = peer_bounded(client.list_resources()).await.expect("lists");
     let documents: Vec<_> = resources
         .iter()
         .filter(|r| r.uri.starts_with("demo://resource/static/document/"))
         .collect();
     assert_eq!(documents.len(), 7, "{resources:?}");
     let document = documents[0];
-    let read = bounded(client.read_resource(&document.uri))
+    let read = peer_bounded(client.read_resource(&document.uri))
         .await
         .expect("reads");
     assert_eq!(read.contents.len(), 1);
@@ -60,7 +47,7 @@ async fn exercise_everything(client: &Client) {
     assert!(!text.is_empty());
 
     // Two templates, expanded by the caller; the blob one decodes.
-    let templates = bounded(client.list_resource_templates())
+    let templates = peer_bounded(client.list_resource_templates())
         .await
         .expect("lists templates");
     assert_eq!(templates.len(), 2, "{templates:?}");
@@ -72,7 +59,9 @@ async fn exercise_everything(client: &Client) {
     assert_eq!(template.variables().collect::<Vec<_>>(), ["resourceId"]);
     let uri = template.expand(&BTreeMap::from([("resourceId", "3")]));
     assert_eq!(uri, "demo://resource/dynamic/blob/3");
-    let read = bounded(client.read_resource(&uri)).await.expect("reads");
+    let read = peer_bounded(client.read_resource(&uri))
+        .await
+        .expect("reads");
     assert!(matches!(read.contents[0], ResourceContents::Blob { .. }));
     let bytes = read.contents[0].decode().expect("base64");
     let decoded = String::from_utf8(bytes).expect("UTF-8 inside");
@@ -82,7 +71,7 @@ async fn exercise_everything(client: &Client) {
     );
 
     // Completion of a template variable.
-    let completion = bounded(client.complete(
+    let completion = peer_bounded(client.complete(
         CompletionRef::ResourceTemplate(&blob.uri_template),
         "resourceId",
         "12",
@@ -93,7 +82,9 @@ async fn exercise_everything(client: &Client) {
     assert_eq!(completion.values, ["12"]);
 
     // Prompts: four, one with completable arguments.
-    let prompts = bounded(client.list_prompts()).await.expect("lists prompts");
+    let prompts = peer_bounded(client.list_prompts())
+        .await
+        .expect("lists prompts");
     let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
     for expected in [
         "simple-prompt",
@@ -103,7 +94,7 @@ async fn exercise_everything(client: &Client) {
     ] {
         assert!(names.contains(&expected), "{expected} missing: {names:?}");
     }
-    let got = bounded(client.get_prompt("args-prompt", &arguments(&[("city", "Paris")])))
+    let got = peer_bounded(client.get_prompt("args-prompt", &arguments(&[("city", "Paris")])))
         .await
         .expect("gets");
     assert_eq!(got.messages[0].role, Role::User);
@@ -113,7 +104,7 @@ async fn exercise_everything(client: &Client) {
             text: "What's weather in Paris?".into()
         }
     );
-    let refused = bounded(client.get_prompt("args-prompt", &arguments(&[("state", "CA")])))
+    let refused = peer_bounded(client.get_prompt("args-prompt", &arguments(&[("state", "CA")])))
         .await
         .expect_err("city is required");
     assert!(
@@ -123,7 +114,7 @@ async fn exercise_everything(client: &Client) {
     assert!(refused.to_string().contains("\"city\""), "{refused}");
 
     // An embedded resource is kept whole.
-    let got = bounded(client.get_prompt(
+    let got = peer_bounded(client.get_prompt(
         "resource-prompt",
         &arguments(&[("resourceType", "Text"), ("resourceId", "2")]),
     ))
@@ -139,7 +130,7 @@ async fn exercise_everything(client: &Client) {
     );
 
     // Completion with the arguments already chosen as context.
-    let completion = bounded(client.complete(
+    let completion = peer_bounded(client.complete(
         CompletionRef::Prompt("completable-prompt"),
         "name",
         "",
@@ -148,7 +139,7 @@ async fn exercise_everything(client: &Client) {
     .await
     .expect("completes");
     assert_eq!(completion.values, ["Alice", "Bob", "Charlie"]);
-    let completion = bounded(client.complete(
+    let completion = peer_bounded(client.complete(
         CompletionRef::Prompt("completable-prompt"),
         "department",
         "S",
@@ -159,17 +150,20 @@ async fn exercise_everything(client: &Client) {
     assert_eq!(completion.values, ["Sales", "Support"]);
 
     // Subscriptions: the server's simulated updates reach the subscriber.
-    let mut subscription = bounded(client.subscribe_resource(&document.uri))
+    let mut subscription = peer_bounded(client.subscribe_resource(&document.uri))
         .await
         .expect("subscribes");
-    bounded(client.call_tool_json("toggle-subscriber-updates", &serde_json::json!({})))
+    peer_bounded(client.call_tool_json("toggle-subscriber-updates", &serde_json::json!({})))
         .await
         .expect("updates on");
-    assert!(bounded(subscription.updated()).await, "an update arrives");
-    bounded(subscription.unsubscribe())
+    assert!(
+        peer_bounded(subscription.updated()).await,
+        "an update arrives"
+    );
+    peer_bounded(subscription.unsubscribe())
         .await
         .expect("unsubscribes");
-    bounded(client.call_tool_json("toggle-subscriber-updates", &serde_json::json!({})))
+    peer_bounded(client.call_tool_json("toggle-subscriber-updates", &serde_json::json!({})))
         .await
         .expect("updates off");
 }
@@ -199,19 +193,19 @@ async fn server_everything_over_streamable_http() {
 /// template, a prompt with a required and an optional argument, completion
 /// that reads the context.
 async fn exercise_python(client: &Client) {
-    let resources = bounded(client.list_resources()).await.expect("lists");
+    let resources = peer_bounded(client.list_resources()).await.expect("lists");
     let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
     assert_eq!(uris, ["note://readme", "note://logo"]);
-    let read = bounded(client.read_resource("note://readme"))
+    let read = peer_bounded(client.read_resource("note://readme"))
         .await
         .expect("reads");
     assert_eq!(read.text().as_deref(), Some("Hello from the Python peer."));
-    let read = bounded(client.read_resource("note://logo"))
+    let read = peer_bounded(client.read_resource("note://logo"))
         .await
         .expect("reads");
     assert_eq!(read.contents[0].decode().expect("base64"), [0, 1, 2, 255]);
 
-    let templates = bounded(client.list_resource_templates())
+    let templates = peer_bounded(client.list_resource_templates())
         .await
         .expect("lists");
     assert_eq!(templates[0].uri_template, "colour://{name}");
@@ -219,14 +213,16 @@ async fn exercise_python(client: &Client) {
         .template()
         .expect("parses")
         .expand(&BTreeMap::from([("name", "red")]));
-    let read = bounded(client.read_resource(&uri)).await.expect("reads");
+    let read = peer_bounded(client.read_resource(&uri))
+        .await
+        .expect("reads");
     assert_eq!(read.text().as_deref(), Some("the colour red"));
 
-    let prompts = bounded(client.list_prompts()).await.expect("lists");
+    let prompts = peer_bounded(client.list_prompts()).await.expect("lists");
     assert_eq!(prompts[0].name, "paint");
     assert!(prompts[0].arguments[0].required);
     assert!(!prompts[0].arguments[1].required);
-    let got = bounded(client.get_prompt(
+    let got = peer_bounded(client.get_prompt(
         "paint",
         &arguments(&[("colour", "blue"), ("shade", "navy")]),
     ))
@@ -239,7 +235,7 @@ async fn exercise_python(client: &Client) {
         }
     );
     let refused =
-        bounded(client.get_prompt("paint", &arguments(&[("colour", "red"), ("size", "L")])))
+        peer_bounded(client.get_prompt("paint", &arguments(&[("colour", "red"), ("size", "L")])))
             .await
             .expect_err("size is unknown");
     assert!(
@@ -247,7 +243,7 @@ async fn exercise_python(client: &Client) {
         "{refused}"
     );
 
-    let completion = bounded(client.complete(
+    let completion = peer_bounded(client.complete(
         CompletionRef::Prompt("paint"),
         "shade",
         "",
@@ -258,7 +254,7 @@ async fn exercise_python(client: &Client) {
     assert_eq!(completion.values, ["navy", "teal"]);
     assert_eq!(completion.total, Some(2));
     assert!(!completion.has_more);
-    let completion = bounded(client.complete(
+    let completion = peer_bounded(client.complete(
         CompletionRef::ResourceTemplate("colour://{name}"),
         "name",
         "g",
@@ -272,11 +268,7 @@ async fn exercise_python(client: &Client) {
 #[tokio::test]
 async fn the_python_sdk_server_over_stdio() {
     let client = initialized(Client::new(
-        StdioTransport::spawn(StdioConfig {
-            args: vec![peer("python/mcp_py_server.py").to_string_lossy().into()],
-            ..StdioConfig::new(peer(".venv/bin/python").to_string_lossy())
-        })
-        .expect("spawns"),
+        StdioTransport::spawn(python_stdio()).expect("spawns"),
     ))
     .await;
     exercise_python(&client).await;
@@ -285,12 +277,7 @@ async fn the_python_sdk_server_over_stdio() {
 
 #[tokio::test]
 async fn the_python_sdk_server_over_http() {
-    let port = free_port();
-    let mut command = Command::new(peer(".venv/bin/python"));
-    command
-        .arg(peer("python/mcp_py_server.py"))
-        .args(["--http", "--port", &port.to_string()]);
-    let server = start_peer(command, port);
+    let server = python_http(&[]);
     let client = initialized(Client::new(
         HttpTransport::new(HttpConfig::new(server.url.clone())).expect("valid"),
     ))
@@ -310,7 +297,7 @@ async fn a_read_larger_than_the_message_limit_is_an_error_not_unbounded_memory()
         .expect("spawns"),
     ))
     .await;
-    let error = bounded(client.read_resource("demo://resource/static/document/features.md"))
+    let error = peer_bounded(client.read_resource("demo://resource/static/document/features.md"))
         .await
         .expect_err("too large");
     assert!(

@@ -3,9 +3,7 @@
 //! cannot be made to produce). `everything_handlers.rs` runs the same
 //! handlers against the reference server.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+mod support;
 
 use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{
@@ -14,20 +12,13 @@ use golem_mcp::{
     ServerNotification,
 };
 use serde_json::{Map, Value, json};
-
-const PATIENCE: Duration = Duration::from_secs(10);
-
-async fn next(peer: &mut MemoryPeer) -> Value {
-    tokio::time::timeout(PATIENCE, peer.recv())
-        .await
-        .expect("a message in time")
-        .expect("the client is connected")
-}
+use support::memory::next_message;
+use support::{Gate, PATIENCE};
 
 /// The next message that is not a notification.
 async fn next_answer(peer: &mut MemoryPeer) -> Value {
     loop {
-        let message = next(peer).await;
+        let message = next_message(peer).await;
         if message.get("id").is_some() {
             return message;
         }
@@ -37,21 +28,7 @@ async fn next_answer(peer: &mut MemoryPeer) -> Value {
 /// A client with `config`, initialized against the peer; returns the
 /// `initialize` request it sent.
 async fn connected(config: ClientConfig) -> (Client, MemoryPeer, Value) {
-    let (transport, mut peer) = memory_pair();
-    let client = Client::with_config(transport, config);
-    let (initialized, initialize) = tokio::join!(client.initialize(), async {
-        let initialize = next(&mut peer).await;
-        peer.send(
-            &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
-            "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},
-            "serverInfo": {"name": "scripted", "version": "1"}}}),
-        );
-        let confirmed = next(&mut peer).await;
-        assert_eq!(confirmed["method"], "notifications/initialized");
-        initialize
-    });
-    initialized.expect("initialized");
-    (client, peer, initialize)
+    support::memory::connected_with(config, json!({})).await
 }
 
 fn sampling_request(id: Value) -> Value {
@@ -152,18 +129,19 @@ async fn a_failing_or_panicking_handler_answers_with_an_error_and_the_client_liv
     pinged.expect("the client survived the panic");
 }
 
-/// Set when dropped: tells whether a handler's future was dropped.
-struct DropFlag(Arc<AtomicBool>);
+/// Opens its gate when dropped: tells whether a handler's future was
+/// dropped.
+struct DropFlag(Gate);
 
 impl Drop for DropFlag {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.open();
     }
 }
 
 #[tokio::test]
 async fn a_long_handler_can_call_back_into_the_client_and_the_server_can_cancel_it() {
-    let dropped = Arc::new(AtomicBool::new(false));
+    let dropped = Gate::default();
     let flag = dropped.clone();
     let config = ClientConfig::default().with_sampling(
         move |request: CreateMessageRequest, context: RequestContext| {
@@ -205,15 +183,11 @@ async fn a_long_handler_can_call_back_into_the_client_and_the_server_can_cancel_
         peer.send(&json!({"jsonrpc": "2.0", "id": ping["id"], "result": {}}));
     });
     pinged.expect("calls go on while a handler runs");
-    assert!(!dropped.load(Ordering::SeqCst), "the handler still runs");
+    assert!(!dropped.is_open(), "the handler still runs");
     peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42}}));
-    tokio::time::timeout(PATIENCE, async {
-        while !dropped.load(Ordering::SeqCst) {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the cancelled handler was dropped");
+    tokio::time::timeout(PATIENCE, dropped.opened())
+        .await
+        .expect("the cancelled handler was dropped");
     // No answer to the cancelled request: the next message is the ping's.
     let (pinged, next_message) = tokio::join!(client.ping(), async {
         let message = next_answer(&mut peer).await;
@@ -273,7 +247,7 @@ async fn roots_are_listed_and_a_change_is_announced() {
         .await
         .expect("changed");
     assert_eq!(
-        next(&mut peer).await["method"],
+        next_message(&mut peer).await["method"],
         "notifications/roots/list_changed"
     );
     peer.send(&json!({"jsonrpc": "2.0", "id": "r2", "method": "roots/list"}));
@@ -296,7 +270,7 @@ async fn a_request_before_the_handshake_is_answered_with_an_error_not_a_hang() {
         let client = client.clone();
         async move { client.initialize().await.map(|_| ()) }
     });
-    let initialize = next(&mut peer).await;
+    let initialize = next_message(&mut peer).await;
     peer.send(&json!({"jsonrpc": "2.0", "id": "early", "method": "roots/list"}));
     let early = next_answer(&mut peer).await;
     assert_eq!(early["id"], "early");

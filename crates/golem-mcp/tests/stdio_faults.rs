@@ -4,8 +4,10 @@
 
 mod support;
 
+use support::calls::call_text;
 use support::{
-    FAKE, process_alive, read_pid, reaped, scratch_path, until_gone, wrapped_with_grandchild,
+    FAKE, args, bounded, fake, polled, process_alive, read_pid, reaped, scratch_path, until_gone,
+    wrapped_with_grandchild,
 };
 
 use std::time::{Duration, Instant};
@@ -14,19 +16,7 @@ use golem_mcp::{
     Client, Error, Inbound, Outgoing, ServerStderr, ShutdownTimeouts, StdioConfig, StdioTransport,
     Transport, TransportError,
 };
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
-
-/// A bound for anything that should take milliseconds: generous, so a busy
-/// machine does not fail the test, and finite, so a bug cannot hang it.
-const PATIENCE: Duration = Duration::from_secs(20);
-
-fn fake(mode: &str) -> StdioConfig {
-    StdioConfig {
-        env: vec![("FAKE_MODE".into(), mode.into())],
-        ..StdioConfig::new(FAKE)
-    }
-}
 
 /// `fake(mode)`, given 300 ms after end of input and 300 ms after SIGTERM
 /// to exit: short enough for a test to wait out a server that ignores both.
@@ -38,16 +28,6 @@ fn quick_to_stop(mode: &str) -> StdioConfig {
         },
         ..fake(mode)
     }
-}
-
-fn args(json: Value) -> Box<RawValue> {
-    RawValue::from_string(json.to_string()).expect("valid JSON")
-}
-
-async fn bounded<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(PATIENCE, future)
-        .await
-        .expect("finished within the bound")
 }
 
 /// A spawned, initialized client, with the server's pid and stderr.
@@ -68,13 +48,6 @@ async fn connect(config: StdioConfig) -> Connected {
         pid,
         stderr,
     }
-}
-
-async fn call_text(client: &Client, tool: &str, arguments: Value) -> Result<String, Error> {
-    let arguments = args(arguments);
-    bounded(client.call_tool(tool, &arguments))
-        .await
-        .map(|result| result.text())
 }
 
 // ---- spawning -------------------------------------------------------------
@@ -414,13 +387,16 @@ async fn a_half_read_line_is_completed_by_the_next_read() {
     bounded(transport.send(request)).await.expect("sent");
     // Wait for the fake to say half a line is on the pipe, so that the read
     // below really starts on half a line.
+    // (The stdio fake's stderr is the only sign: nothing signals a line.)
     let stderr = transport.stderr();
-    bounded(async {
-        while !stderr.tail().contains("fake: half a line written") {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+    polled(async || {
+        stderr
+            .tail()
+            .contains("fake: half a line written")
+            .then_some(())
     })
-    .await;
+    .await
+    .expect("the fake wrote half a line");
     // The read takes the first half and is cancelled waiting for the rest.
     let first = tokio::time::timeout(Duration::from_millis(100), transport.recv()).await;
     assert!(first.is_err(), "only half a line was written");
@@ -564,7 +540,7 @@ async fn close_leaves_no_grandchild_behind() {
     // SIGKILL was sent to the group before close returned; the kernel tears
     // the grandchild down asynchronously.
     assert!(
-        until_gone(grandchild, PATIENCE).await,
+        until_gone(grandchild).await,
         "the grandchild was killed with the group"
     );
     let _ = std::fs::remove_file(&pid_file);
@@ -588,14 +564,8 @@ async fn dropping_the_client_ends_the_group_without_blocking() {
         "drop must not wait for the server: {:?}",
         started.elapsed()
     );
-    assert!(
-        until_gone(connected.pid, PATIENCE).await,
-        "the server ended"
-    );
-    assert!(
-        until_gone(grandchild, PATIENCE).await,
-        "the grandchild ended"
-    );
+    assert!(until_gone(connected.pid).await, "the server ended");
+    assert!(until_gone(grandchild).await, "the grandchild ended");
     let _ = std::fs::remove_file(&pid_file);
 }
 
@@ -618,12 +588,13 @@ fn dropping_outside_a_runtime_kills_the_group_at_once() {
     drop(runtime);
     drop(transport);
     // SIGKILL is delivered synchronously to the group: no wait is needed
-    // beyond the kernel tearing the processes down.
-    let deadline = Instant::now() + PATIENCE;
-    while (process_alive(pid) || process_alive(grandchild)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert!(!process_alive(pid) && !process_alive(grandchild));
+    // beyond the kernel tearing the processes down (watched from a runtime
+    // made after the drop).
+    let watcher = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    assert!(watcher.block_on(async { until_gone(pid).await && until_gone(grandchild).await }));
     assert!(reaped(pid), "no zombie is left behind");
     let _ = std::fs::remove_file(&pid_file);
 }
@@ -653,7 +624,7 @@ async fn a_server_dying_while_a_grandchild_holds_stdout_fails_the_call_at_once()
         "{error}"
     );
     assert!(
-        until_gone(grandchild, PATIENCE).await,
+        until_gone(grandchild).await,
         "the group went with the server"
     );
     let _ = std::fs::remove_file(&pid_file);
@@ -715,7 +686,7 @@ async fn answers_written_before_the_server_went_are_read_after_a_send_met_its_en
     })
     .expect("spawns");
     let pid = transport.pid().expect("running");
-    assert!(until_gone(pid, PATIENCE).await, "the script ends");
+    assert!(until_gone(pid).await, "the script ends");
     let sent = bounded(
         transport.send(Outgoing::notification(
             "notifications/initialized",

@@ -10,33 +10,14 @@
 //! says when it holds the calls (`held`, or `release`/`crash_after_held` with
 //! `after`), so no test sleeps to let something happen.
 
+mod support;
+
 use std::time::{Duration, Instant};
 
-use golem_mcp::{CallResult, Client, Error, ServerStderr, StdioConfig, StdioTransport};
-use serde_json::value::RawValue;
+use golem_mcp::{Client, Error, ServerStderr, StdioConfig, StdioTransport};
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
-
-const FAKE: &str = env!("CARGO_BIN_EXE_golem-mcp-fake-server");
-
-/// A bound for anything that should take milliseconds: generous, so a busy
-/// machine does not fail the test, and finite, so a client that serializes
-/// requests fails rather than hangs.
-const PATIENCE: Duration = Duration::from_secs(10);
-
-/// How many calls each test keeps in flight.
-const CALLS: usize = 8;
-
-fn args(json: Value) -> Box<RawValue> {
-    RawValue::from_string(json.to_string()).expect("valid JSON")
-}
-
-async fn bounded<F: std::future::Future>(what: &str, future: F) -> F::Output {
-    match tokio::time::timeout(PATIENCE, future).await {
-        Ok(output) => output,
-        Err(_) => panic!("{what} did not finish within {PATIENCE:?}"),
-    }
-}
+use support::calls::{CALLS, Call, call_text, drop_calls, outcome_of, spawn_call, text_of};
+use support::{FAKE, PATIENCE, args, bounded, polled};
 
 /// A spawned, initialized client with the server's stderr.
 struct Connected {
@@ -48,35 +29,18 @@ async fn connect() -> Connected {
     let transport = StdioTransport::spawn(StdioConfig::new(FAKE)).expect("spawns");
     let stderr = transport.stderr();
     let client = Client::new(transport);
-    bounded("initialize", client.initialize())
-        .await
-        .expect("initializes");
+    bounded(client.initialize()).await.expect("initializes");
     Connected { client, stderr }
 }
 
-async fn call_text(client: &Client, tool: &str, arguments: Value) -> Result<String, Error> {
-    let arguments = args(arguments);
-    bounded(tool, client.call_tool(tool, &arguments))
-        .await
-        .map(|result| result.text())
-}
-
-/// The text of call `n`, which the fake hands back on release.
-fn text_of(n: usize) -> String {
-    format!("call {n}")
-}
-
-/// Starts `hold` call `n` on a clone of `client`, on its own task.
-fn hold(client: &Client, n: usize) -> JoinHandle<Result<CallResult, Error>> {
-    let client = client.clone();
-    tokio::spawn(async move {
-        let arguments = args(json!({"text": text_of(n)}));
-        client.call_tool("hold", &arguments).await
-    })
+/// Starts `hold` call `n`, which the fake answers with `text_of(n)` on
+/// release.
+fn hold(client: &Client, n: usize) -> Call {
+    spawn_call(client, "hold", json!({"text": text_of(n)}))
 }
 
 /// Starts `CALLS` held calls and waits until the fake holds them all.
-async fn hold_all(client: &Client) -> Vec<JoinHandle<Result<CallResult, Error>>> {
+async fn hold_all(client: &Client) -> Vec<Call> {
     let calls: Vec<_> = (0..CALLS).map(|n| hold(client, n)).collect();
     let held = call_text(client, "held", json!({"count": CALLS}))
         .await
@@ -85,43 +49,24 @@ async fn hold_all(client: &Client) -> Vec<JoinHandle<Result<CallResult, Error>>>
     calls
 }
 
-/// Drops call `task`'s future (by aborting its task) and waits until it is
-/// gone.
-async fn drop_call(task: JoinHandle<Result<CallResult, Error>>) {
-    task.abort();
-    let outcome = bounded("an aborted call", task).await;
-    assert!(
-        outcome.as_ref().is_err_and(|error| error.is_cancelled()),
-        "the call was dropped before its answer: {outcome:?}"
-    );
-}
-
-/// Waits for the answer of a call that was not dropped.
-async fn answer_of(task: JoinHandle<Result<CallResult, Error>>) -> Result<CallResult, Error> {
-    bounded("a held call", task).await.expect("the call's task")
-}
-
-/// Polls the fake's stderr until it contains `count` lines starting with
-/// `prefix`, within the bound; returns those lines.
+/// Polls the fake's stderr (nothing signals a line) until it contains
+/// `count` lines starting with `prefix`, within the bound; returns those
+/// lines.
 async fn stderr_lines(stderr: &ServerStderr, prefix: &str, count: usize) -> Vec<String> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let lines: Vec<String> = stderr
-            .tail()
-            .lines()
-            .filter(|line| line.starts_with(prefix))
-            .map(str::to_owned)
-            .collect();
-        if lines.len() >= count {
-            return lines;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{count} stderr lines starting with {prefix:?} expected within {PATIENCE:?}, got \
-             {lines:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let lines = || -> Vec<String> {
+        let tail = stderr.tail();
+        let lines = tail.lines().filter(|line| line.starts_with(prefix));
+        lines.map(str::to_owned).collect()
+    };
+    polled(async || Some(lines()).filter(|lines| lines.len() >= count))
+        .await
+        .unwrap_or_else(|| {
+            panic!(
+                "{count} stderr lines starting with {prefix:?} expected within {PATIENCE:?}, got \
+                 {:?}",
+                lines()
+            )
+        })
 }
 
 /// The fake's record of cancellations (`cancelled` tool).
@@ -144,7 +89,7 @@ async fn answers_in_reverse_order_reach_their_own_calls() {
         .expect("release answered");
     assert_eq!(released, format!("released {CALLS}"));
     for (n, call) in calls.into_iter().enumerate() {
-        let result = answer_of(call).await.expect("answered");
+        let result = outcome_of(call).await.expect("answered");
         assert_eq!(result.text(), text_of(n), "call {n} got its own answer");
     }
 }
@@ -163,25 +108,25 @@ async fn a_server_ping_and_sampling_request_between_answers_are_answered() {
     .expect("release answered");
     assert_eq!(released, format!("released {CALLS}"));
     for (n, call) in calls.into_iter().enumerate() {
-        let result = answer_of(call).await.expect("answered");
+        let result = outcome_of(call).await.expect("answered");
         assert_eq!(result.text(), text_of(n));
     }
     // The answers were written before the release's answer was read, but
-    // may reach the fake after the next request: poll, within the bound.
-    let deadline = Instant::now() + PATIENCE;
-    let answers = loop {
+    // may reach the fake after the next request, and the fake says nothing
+    // when they do: poll, within the bound.
+    let answered = async || -> Vec<Value> {
         let text = call_text(client, "server_requests_answered", json!({}))
             .await
             .expect("answered");
-        let answers: Vec<Value> = serde_json::from_str(&text).expect("a JSON array");
-        if answers.len() >= 2 {
-            break answers;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the server's two requests were not both answered: {answers:?}"
+        serde_json::from_str(&text).expect("a JSON array")
+    };
+    let Some(answers) =
+        polled(async || Some(answered().await).filter(|answers| answers.len() >= 2)).await
+    else {
+        panic!(
+            "the server's two requests were not both answered: {:?}",
+            answered().await
         );
-        tokio::time::sleep(Duration::from_millis(5)).await;
     };
     assert_eq!(answers.len(), 2, "{answers:?}");
     let ping = answers
@@ -206,7 +151,7 @@ async fn an_answer_to_a_call_dropped_a_moment_before_is_discarded() {
     let client = &connected.client;
     let mut calls: Vec<_> = hold_all(client).await.into_iter().map(Some).collect();
     let dropped = 3;
-    drop_call(calls[dropped].take().expect("a call")).await;
+    drop_calls(vec![calls[dropped].take().expect("a call")]).await;
     // The fake answers every held call, the dropped one too.
     let released = call_text(client, "release", json!({}))
         .await
@@ -214,7 +159,7 @@ async fn an_answer_to_a_call_dropped_a_moment_before_is_discarded() {
     assert_eq!(released, format!("released {CALLS}"));
     for (n, call) in calls.into_iter().enumerate() {
         let Some(call) = call else { continue };
-        let result = answer_of(call).await.expect("answered");
+        let result = outcome_of(call).await.expect("answered");
         assert_eq!(result.text(), text_of(n), "call {n} got its own answer");
     }
     assert_eq!(
@@ -287,7 +232,7 @@ async fn four_dropped_calls_are_cancelled_and_the_other_four_answered() {
     let mut calls: Vec<_> = hold_all(client).await.into_iter().map(Some).collect();
     let dropped = [0, 2, 5, 7];
     for n in dropped {
-        drop_call(calls[n].take().expect("a call")).await;
+        drop_calls(vec![calls[n].take().expect("a call")]).await;
     }
     // Announced when dropped, not at the client's next request: the fake
     // logs each cancellation as it arrives, and no request is made until
@@ -317,7 +262,7 @@ async fn four_dropped_calls_are_cancelled_and_the_other_four_answered() {
     assert_eq!(released, format!("released {CALLS}"));
     for (n, call) in calls.into_iter().enumerate() {
         let Some(call) = call else { continue };
-        let result = answer_of(call).await.expect("answered");
+        let result = outcome_of(call).await.expect("answered");
         assert_eq!(result.text(), text_of(n), "call {n} got its own answer");
     }
     // Answered calls are never announced as cancelled.
@@ -340,7 +285,7 @@ async fn ten_thousand_notifications_while_eight_calls_wait() {
         .expect("release answered");
     assert_eq!(released, format!("released {CALLS}"));
     for (n, call) in calls.into_iter().enumerate() {
-        let result = answer_of(call).await.expect("answered");
+        let result = outcome_of(call).await.expect("answered");
         assert_eq!(result.text(), text_of(n), "call {n} got its own answer");
     }
     // 10,000 small messages take milliseconds even in a debug build.
@@ -386,7 +331,7 @@ async fn progress_reaches_the_observer_of_its_own_call() {
         .expect("release answered");
     assert_eq!(released, format!("released {CALLS}"));
     for (n, call) in calls.into_iter().enumerate() {
-        let (result, reports) = bounded("a held call", call).await.expect("the task");
+        let (result, reports) = bounded(call).await.expect("the task");
         assert_eq!(result.expect("answered").text(), text_of(n));
         let messages: Vec<Option<&str>> = reports
             .iter()

@@ -4,27 +4,17 @@
 
 mod support;
 
-use std::time::Duration;
-
-use golem_mcp::memory::{MemoryPeer, memory_pair};
-use golem_mcp::{
-    Client, Error, LATEST_PROTOCOL_VERSION, OutputError, StdioTransport, TaskSupport, ToolInfo,
-};
+use golem_mcp::{Client, Error, OutputError, StdioTransport, TaskSupport, ToolInfo};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-fn args(json: &str) -> Box<RawValue> {
-    RawValue::from_string(json.to_owned()).expect("valid JSON")
-}
+use support::memory::serving_one_tool;
+use support::{peer_bounded, python_stdio, raw};
 
 #[tokio::test]
 async fn the_reference_server_keeps_its_output_schema_and_annotations() {
     let client = Client::new(StdioTransport::spawn(support::everything_stdio()).expect("spawns"));
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     let tools = client.list_tools().await.expect("lists");
     let weather = tools
@@ -45,7 +35,7 @@ async fn the_reference_server_keeps_its_output_schema_and_annotations() {
         "{weather:?}"
     );
     let result = client
-        .call_tool_checked(weather, &args(r#"{"location":"Chicago"}"#))
+        .call_tool_checked(weather, &raw(r#"{"location":"Chicago"}"#))
         .await
         .expect("the result matches its schema");
     let structured: Value = serde_json::from_str(
@@ -68,7 +58,7 @@ async fn the_reference_server_keeps_its_output_schema_and_annotations() {
     let echo = tools.iter().find(|tool| tool.name == "echo").expect("echo");
     assert!(echo.output_schema.is_none());
     let echoed = client
-        .call_tool_checked(echo, &args(r#"{"message":"hi"}"#))
+        .call_tool_checked(echo, &raw(r#"{"message":"hi"}"#))
         .await
         .expect("unchecked");
     assert_eq!(echoed.text(), "Echo: hi");
@@ -79,26 +69,15 @@ async fn the_reference_server_keeps_its_output_schema_and_annotations() {
 /// stdio: it derives an output schema from every tool's return type.
 #[tokio::test]
 async fn the_python_sdk_servers_derived_schemas_are_checked_and_bridged() {
-    let client = Client::new(
-        StdioTransport::spawn(golem_mcp::StdioConfig {
-            args: vec![
-                support::peer("python/mcp_py_server.py")
-                    .to_string_lossy()
-                    .into_owned(),
-            ],
-            ..golem_mcp::StdioConfig::new(support::peer(".venv/bin/python").to_string_lossy())
-        })
-        .expect("spawns"),
-    );
-    tokio::time::timeout(PATIENCE, client.initialize())
+    let client = Client::new(StdioTransport::spawn(python_stdio()).expect("spawns"));
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     let tools = client.list_tools().await.expect("lists");
     let add = tools.iter().find(|tool| tool.name == "add").expect("add");
     assert!(add.output_schema.is_some(), "{add:?}");
     let sum = client
-        .call_tool_checked(add, &args(r#"{"a":2,"b":3}"#))
+        .call_tool_checked(add, &raw(r#"{"a":2,"b":3}"#))
         .await
         .expect("matches its derived schema");
     assert_eq!(
@@ -108,7 +87,7 @@ async fn the_python_sdk_servers_derived_schemas_are_checked_and_bridged() {
     // An isError result carries no structured content and is not checked.
     let fail = tools.iter().find(|tool| tool.name == "fail").expect("fail");
     let failed = client
-        .call_tool_checked(fail, &args("{}"))
+        .call_tool_checked(fail, &raw("{}"))
         .await
         .expect("isError is not checked");
     assert!(failed.is_error);
@@ -124,7 +103,7 @@ async fn the_python_sdk_servers_derived_schemas_are_checked_and_bridged() {
     let text = add
         .call(
             golem_tool::ToolContext::new(std::sync::Arc::new(()), "call_1", 0),
-            args(r#"{"a":2,"b":3}"#),
+            raw(r#"{"a":2,"b":3}"#),
         )
         .await
         .expect("checked and rendered");
@@ -134,28 +113,10 @@ async fn the_python_sdk_servers_derived_schemas_are_checked_and_bridged() {
 
 /// A scripted server with one tool whose listing and result are given.
 async fn serving(tool: Value, result: Value) -> (Client, ToolInfo) {
-    let (transport, peer) = memory_pair();
-    tokio::spawn(answer(peer, tool, result));
-    let client = Client::new(transport);
-    client.initialize().await.expect("initializes");
+    let unread = json!({"error": {"code": -32601, "message": "not in this test"}});
+    let client = serving_one_tool(tool, result, unread).await;
     let tool = client.list_tools().await.expect("lists").remove(0);
     (client, tool)
-}
-
-async fn answer(mut peer: MemoryPeer, tool: Value, result: Value) {
-    while let Some(message) = peer.recv().await {
-        let answer = match message["method"].as_str() {
-            Some("initialize") => json!({
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "scripted", "version": "1"}
-            }),
-            Some("tools/list") => json!({"tools": [tool]}),
-            Some("tools/call") => result.clone(),
-            _ => continue,
-        };
-        peer.send(&json!({"jsonrpc": "2.0", "id": message["id"], "result": answer}));
-    }
 }
 
 fn weather_tool(schema: Value) -> Value {
@@ -174,7 +135,7 @@ async fn a_result_that_breaks_the_schema_is_an_output_error_naming_the_mismatch(
     )
     .await;
     let error = client
-        .call_tool_checked(&tool, &args("{}"))
+        .call_tool_checked(&tool, &raw("{}"))
         .await
         .expect_err("a string is not a number");
     let Error::Output { result, source, .. } = &error else {
@@ -191,7 +152,7 @@ async fn a_result_that_breaks_the_schema_is_an_output_error_naming_the_mismatch(
         "{message}"
     );
     // The plain call does not check.
-    assert!(client.call_tool("weather", &args("{}")).await.is_ok());
+    assert!(client.call_tool("weather", &raw("{}")).await.is_ok());
 }
 
 #[tokio::test]
@@ -203,7 +164,7 @@ async fn a_result_without_structured_content_is_told_apart() {
     )
     .await;
     let error = client
-        .call_tool_checked(&tool, &args("{}"))
+        .call_tool_checked(&tool, &raw("{}"))
         .await
         .expect_err("missing structuredContent");
     assert_eq!(error.output_error(), Some(&OutputError::Missing));
@@ -218,7 +179,7 @@ async fn an_is_error_result_is_not_checked() {
     )
     .await;
     let result = client
-        .call_tool_checked(&tool, &args("{}"))
+        .call_tool_checked(&tool, &raw("{}"))
         .await
         .expect("isError results pass");
     assert!(result.is_error);
@@ -234,7 +195,7 @@ async fn an_invalid_output_schema_keeps_the_tool_listed_and_calls_say_why() {
     assert_eq!(tool.name, "weather");
     for _ in 0..2 {
         let error = client
-            .call_tool_checked(&tool, &args("{}"))
+            .call_tool_checked(&tool, &raw("{}"))
             .await
             .expect_err("cannot be validated");
         assert!(
@@ -263,7 +224,7 @@ async fn a_draft_07_schema_is_read_as_draft_07() {
     )
     .await;
     client
-        .call_tool_checked(&listed, &args("{}"))
+        .call_tool_checked(&listed, &raw("{}"))
         .await
         .expect("draft-07 ignores dependentRequired");
 }

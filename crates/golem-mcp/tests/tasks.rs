@@ -7,27 +7,21 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use golem_mcp::memory::{MemoryPeer, memory_pair};
+use golem_mcp::memory::memory_pair;
 use golem_mcp::{
     Client, ClientConfig, ElicitationRequest, ElicitationResponse, Error, LATEST_PROTOCOL_VERSION,
     StdioTransport, Task, TaskOptions, TaskStatus, ToolInfo,
 };
 use golem_tool::{Tool, ToolContext};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use support::memory::{handshake, next_message, reply};
+use support::{peer_bounded, raw};
 use tokio::sync::mpsc;
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-fn args(json: &str) -> Box<RawValue> {
-    RawValue::from_string(json.to_owned()).expect("valid JSON")
-}
 
 async fn everything() -> (Client, Vec<ToolInfo>) {
     let client = Client::new(StdioTransport::spawn(support::everything_stdio()).expect("spawns"));
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     let tools = client.list_tools().await.expect("lists");
     (client, tools)
@@ -46,17 +40,13 @@ async fn the_reference_servers_task_tool_runs_to_its_result_showing_each_stage()
     assert!(client.offers_tool_tasks());
     let research = tool(&tools, "simulate-research-query");
     let mut seen: Vec<(TaskStatus, Option<String>)> = Vec::new();
-    let result = tokio::time::timeout(
-        PATIENCE,
-        client.call_tool_as_task(
-            research,
-            &args(r#"{"topic":"tides"}"#),
-            &TaskOptions::default(),
-            |task: &Task| seen.push((task.status, task.status_message.clone())),
-        ),
-    )
+    let result = peer_bounded(client.call_tool_as_task(
+        research,
+        &raw(r#"{"topic":"tides"}"#),
+        &TaskOptions::default(),
+        |task: &Task| seen.push((task.status, task.status_message.clone())),
+    ))
     .await
-    .expect("in time")
     .expect("the task completes");
     assert!(
         result.text().contains("Research Report: tides"),
@@ -84,14 +74,14 @@ async fn the_reference_servers_task_tool_runs_to_its_result_showing_each_stage()
     let echo = tool(&tools, "echo");
     assert_eq!(
         client
-            .call_tool("echo", &args(r#"{"message":"hi"}"#))
+            .call_tool("echo", &raw(r#"{"message":"hi"}"#))
             .await
             .expect("plain call")
             .text(),
         "Echo: hi"
     );
     let refused = client
-        .call_tool_as_task(echo, &args("{}"), &TaskOptions::default(), |_| {})
+        .call_tool_as_task(echo, &raw("{}"), &TaskOptions::default(), |_| {})
         .await
         .expect_err("echo forbids tasks");
     assert!(matches!(refused, Error::NotSupported { .. }), "{refused}");
@@ -116,23 +106,18 @@ async fn a_task_that_needs_input_gets_it_through_the_elicitation_handler() {
         StdioTransport::spawn(support::everything_stdio()).expect("spawns"),
         config,
     );
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     let tools = client.list_tools().await.expect("lists");
     let mut statuses = Vec::new();
-    let result = tokio::time::timeout(
-        PATIENCE,
-        client.call_tool_as_task(
-            tool(&tools, "simulate-research-query"),
-            &args(r#"{"topic":"python","ambiguous":true}"#),
-            &TaskOptions::default(),
-            |task: &Task| statuses.push(task.status),
-        ),
-    )
+    let result = peer_bounded(client.call_tool_as_task(
+        tool(&tools, "simulate-research-query"),
+        &raw(r#"{"topic":"python","ambiguous":true}"#),
+        &TaskOptions::default(),
+        |task: &Task| statuses.push(task.status),
+    ))
     .await
-    .expect("in time")
     .expect("the task completes");
     assert!(
         result.text().contains("Research Report: python (snake)"),
@@ -154,30 +139,25 @@ async fn over_streamable_http_a_task_runs_and_structured_output_is_checked() {
         golem_mcp::HttpTransport::new(golem_mcp::HttpConfig::new(peer.url.clone()))
             .expect("transport"),
     );
-    tokio::time::timeout(PATIENCE, client.initialize())
+    peer_bounded(client.initialize())
         .await
-        .expect("in time")
         .expect("initializes");
     let tools = client.list_tools().await.expect("lists");
     let weather = client
         .call_tool_checked(
             tool(&tools, "get-structured-content"),
-            &args(r#"{"location":"New York"}"#),
+            &raw(r#"{"location":"New York"}"#),
         )
         .await
         .expect("matches its schema");
     assert!(weather.structured_content.is_some());
-    let result = tokio::time::timeout(
-        PATIENCE,
-        client.call_tool_as_task(
-            tool(&tools, "simulate-research-query"),
-            &args(r#"{"topic":"rivers"}"#),
-            &TaskOptions::default(),
-            |_| {},
-        ),
-    )
+    let result = peer_bounded(client.call_tool_as_task(
+        tool(&tools, "simulate-research-query"),
+        &raw(r#"{"topic":"rivers"}"#),
+        &TaskOptions::default(),
+        |_| {},
+    ))
     .await
-    .expect("in time")
     .expect("the task completes");
     assert!(
         result.text().contains("Research Report: rivers"),
@@ -194,7 +174,7 @@ async fn a_running_task_can_be_cancelled_and_then_reads_as_cancelled() {
     // cancelling on drop, so that the test cancels it itself.
     let options = TaskOptions::default().with_cancel_on_drop(false);
     let (seen_sender, mut seen) = mpsc::unbounded_channel();
-    let arguments = args(r#"{"topic":"dunes"}"#);
+    let arguments = raw(r#"{"topic":"dunes"}"#);
     let call = client.call_tool_as_task(
         tool(&tools, "simulate-research-query"),
         &arguments,
@@ -230,15 +210,11 @@ async fn the_bridge_calls_a_task_only_tool_as_a_task() {
         .iter()
         .find(|tool| tool.name() == "simulate-research-query")
         .expect("bridged");
-    let text = tokio::time::timeout(
-        PATIENCE,
-        research.call(
-            ToolContext::new(Arc::new(()), "call_1", 0),
-            args(r#"{"topic":"owls"}"#),
-        ),
-    )
+    let text = peer_bounded(research.call(
+        ToolContext::new(Arc::new(()), "call_1", 0),
+        raw(r#"{"topic":"owls"}"#),
+    ))
     .await
-    .expect("in time")
     .expect("the task's result");
     assert!(text.contains("Research Report: owls"), "{text}");
     client.close().await.expect("closes");
@@ -303,10 +279,6 @@ async fn task_server(
     (client, tool, seen)
 }
 
-fn reply(peer: &MemoryPeer, id: &Value, result: Value) {
-    peer.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
-}
-
 fn task(id: &str, status: &str) -> Value {
     json!({"taskId": id, "status": status, "createdAt": "2025-11-25T10:30:00Z",
            "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": null, "pollInterval": 1})
@@ -334,7 +306,7 @@ async fn a_task_that_never_finishes_is_cancelled_on_the_server_when_the_caller_g
     let (client, tool, mut seen) = task_server(Box::new(|_| task("task-1", "working")), None).await;
     let outcome = tokio::time::timeout(
         Duration::from_millis(200),
-        client.call_tool_as_task(&tool, &args("{}"), &fast(), |_| {}),
+        client.call_tool_as_task(&tool, &raw("{}"), &fast(), |_| {}),
     )
     .await;
     assert!(outcome.is_err(), "the task never finishes");
@@ -355,7 +327,7 @@ async fn a_plain_call_of_a_tool_that_offers_tasks_as_an_option_sends_no_task() {
     let (client, tool, mut seen) = task_server(Box::new(|_| task("task-1", "working")), None).await;
     assert_eq!(tool.task_support(), golem_mcp::TaskSupport::Optional);
     let result = client
-        .call_tool("slow", &args("{}"))
+        .call_tool("slow", &raw("{}"))
         .await
         .expect("plain call");
     assert_eq!(result.text(), "plain");
@@ -371,7 +343,7 @@ async fn a_task_call_before_initialize_says_so() {
         serde_json::from_value(json!({"name": "slow", "execution": {"taskSupport": "required"}}))
             .expect("a tool");
     let error = client
-        .call_tool_as_task(&tool, &args("{}"), &TaskOptions::default(), |_| {})
+        .call_tool_as_task(&tool, &raw("{}"), &TaskOptions::default(), |_| {})
         .await
         .expect_err("not initialized");
     assert!(matches!(error, Error::NotInitialized { .. }), "{error}");
@@ -381,24 +353,13 @@ async fn a_task_call_before_initialize_says_so() {
 async fn a_caller_gone_before_the_task_was_created_still_cancels_it() {
     let (transport, mut peer) = memory_pair();
     let client = Client::new(transport);
-    let (initialized, ()) = tokio::join!(client.initialize(), async {
-        let initialize = peer.recv().await.expect("initialize");
-        reply(
-            &peer,
-            &initialize["id"],
-            json!({
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}},
-                "serverInfo": {"name": "slow to create", "version": "1"}
-            }),
-        );
-        peer.recv().await.expect("initialized");
-    });
+    let capabilities = json!({"tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}});
+    let (initialized, _) = tokio::join!(client.initialize(), handshake(&mut peer, capabilities));
     initialized.expect("initializes");
     let tool: ToolInfo =
         serde_json::from_value(json!({"name": "slow", "execution": {"taskSupport": "required"}}))
             .expect("a tool");
-    let arguments = args("{}");
+    let arguments = raw("{}");
     let options = TaskOptions::default();
     // The caller gives up while the server has not answered the call yet.
     let (outcome, call) = tokio::join!(
@@ -416,10 +377,7 @@ async fn a_caller_gone_before_the_task_was_created_still_cancels_it() {
         &call["id"],
         json!({"task": task("task-7", "working")}),
     );
-    let cancel = tokio::time::timeout(Duration::from_secs(10), peer.recv())
-        .await
-        .expect("in time")
-        .expect("a message");
+    let cancel = next_message(&mut peer).await;
     assert_eq!(cancel["method"], "tasks/cancel", "{cancel}");
     assert_eq!(cancel["params"]["taskId"], "task-7");
 }
@@ -429,7 +387,7 @@ async fn a_poll_about_another_task_fails_the_call_and_cancels_the_task() {
     let (client, tool, mut seen) =
         task_server(Box::new(|_| task("task-2", "completed")), None).await;
     let error = client
-        .call_tool_as_task(&tool, &args("{}"), &fast(), |_| {})
+        .call_tool_as_task(&tool, &raw("{}"), &fast(), |_| {})
         .await
         .expect_err("task-2 is not ours");
     assert!(
@@ -451,7 +409,7 @@ async fn a_status_that_goes_back_from_completed_fails_the_call() {
     let (client, tool, _seen) = task_server(polls, Some(2)).await;
     let mut statuses = Vec::new();
     let outcome = client
-        .call_tool_as_task(&tool, &args("{}"), &fast(), |task: &Task| {
+        .call_tool_as_task(&tool, &raw("{}"), &fast(), |task: &Task| {
             statuses.push(task.status)
         })
         .await;
@@ -495,7 +453,7 @@ async fn status_notifications_are_delivered_and_a_server_that_answers_at_once_is
     let quick = client.list_tools().await.expect("lists").remove(0);
     let options = TaskOptions::default().with_ttl(Duration::from_secs(5));
     let result = client
-        .call_tool_as_task(&quick, &args("{}"), &options, |_| {})
+        .call_tool_as_task(&quick, &raw("{}"), &options, |_| {})
         .await
         .expect("a plain result is accepted");
     assert_eq!(result.text(), "at once");
@@ -547,7 +505,7 @@ async fn a_result_that_fails_while_the_task_runs_still_cancels_it() {
     let tool = client.list_tools().await.expect("lists").remove(0);
 
     let error = client
-        .call_tool_as_task(&tool, &args("{}"), &fast(), |_| {})
+        .call_tool_as_task(&tool, &raw("{}"), &fast(), |_| {})
         .await
         .expect_err("the result failed");
     assert!(error.protocol_error().is_some(), "{error}");

@@ -1,27 +1,21 @@
 //! An MCP server's tools as an agent's toolset: prefixed names, and the list
 //! kept current when the server announces a change.
 
+mod support;
+
 use std::time::Duration;
 
 use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{Client, LATEST_PROTOCOL_VERSION, McpToolset, ToolsetConfig};
 use golem_tool::{ToolContext, Toolset};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
-
-const PATIENCE: Duration = Duration::from_secs(10);
-
-async fn next(peer: &mut MemoryPeer) -> Value {
-    tokio::time::timeout(PATIENCE, peer.recv())
-        .await
-        .expect("a message in time")
-        .expect("connected")
-}
+use support::memory::next_message;
+use support::{polled, raw};
 
 /// Answers the next `tools/list` with tools of these names.
 async fn list(peer: &mut MemoryPeer, names: &[&str]) {
     let request = loop {
-        let message = next(peer).await;
+        let message = next_message(peer).await;
         if message["method"] == "tools/list" {
             break message;
         }
@@ -46,7 +40,7 @@ async fn a_prefixed_toolset_follows_list_changes_and_calls_the_servers_names() {
     let (transport, mut peer) = memory_pair();
     let client = Client::new(transport);
     let (initialized, _) = tokio::join!(client.initialize(), async {
-        let initialize = next(&mut peer).await;
+        let initialize = next_message(&mut peer).await;
         peer.send(&json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
             "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "files", "version": "1"}}}));
@@ -62,7 +56,7 @@ async fn a_prefixed_toolset_follows_list_changes_and_calls_the_servers_names() {
 
     // A call names the server's tool, not the prefixed one.
     let tool = toolset.tools().remove(0);
-    let arguments = RawValue::from_string("{}".into()).expect("JSON");
+    let arguments = raw("{}");
     let (called, request) = tokio::join!(
         tool.call(
             ToolContext::new(std::sync::Arc::new(()), "c1", 0),
@@ -70,7 +64,7 @@ async fn a_prefixed_toolset_follows_list_changes_and_calls_the_servers_names() {
         ),
         async {
             let request = loop {
-                let message = next(&mut peer).await;
+                let message = next_message(&mut peer).await;
                 if message["method"] == "tools/call" {
                     break message;
                 }
@@ -87,18 +81,15 @@ async fn a_prefixed_toolset_follows_list_changes_and_calls_the_servers_names() {
     peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
     peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
     list(&mut peer, &["read", "write"]).await;
-    tokio::time::timeout(PATIENCE, async {
-        while names(&toolset).len() < 2 {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await
-    .expect("the new list arrived");
+    // The toolset takes the new list on a task of its own, and says nothing.
+    polled(async || (names(&toolset).len() >= 2).then_some(()))
+        .await
+        .expect("the new list arrived");
     assert_eq!(names(&toolset), ["fs_read", "fs_write"]);
     // Debounced: no second listing follows the burst.
     let extra = tokio::time::timeout(Duration::from_millis(300), async {
         loop {
-            let message = next(&mut peer).await;
+            let message = next_message(&mut peer).await;
             if message["method"] == "tools/list" {
                 return message;
             }

@@ -1,190 +1,137 @@
-//! What several integration tests share: where the real peers are, the
-//! process checks, scratch files, and a server process started for a test.
-//! Each test file uses part of it (`mod support;`).
+//! The test kit of `golem-mcp`'s integration tests. Each test file takes
+//! what it needs (`mod support;`):
+//!
+//! - here: the bound every wait is given ([`bounded`]), the one poll for
+//!   state nothing signals ([`polled`]), a signal ([`Gate`]), arguments;
+//! - [`calls`]: calls in flight on tasks of their own;
+//! - [`memory`]: a scripted server over the in-memory transport;
+//! - [`fake_http`]: the one scripted fake streamable-HTTP server;
+//! - [`logs`]: the library's traces, captured and waited for;
+//! - [`peers`]: the real servers nobody here wrote;
+//! - [`processes`]: the stdio fake, pid files and `/proc` checks.
+//!
+//! No test sleeps to let something happen: a fake says when it has got
+//! somewhere (`FakeHttp::wait_for`, the stdio fake's `held`), and a test
+//! says when a fake may go on (`FakeHttp::answer`, [`Gate`]).
 #![allow(dead_code)]
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+pub mod calls;
+#[cfg(feature = "http")]
+pub mod fake_http;
+pub mod logs;
+pub mod memory;
+pub mod peers;
+pub mod processes;
+
+// Not every test file uses them.
+#[allow(unused_imports)]
+pub use peers::*;
+#[allow(unused_imports)]
+pub use processes::*;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::Location;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use golem_mcp::StdioConfig;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use tokio::sync::watch;
 
-/// The misbehaving stdio server of the fault tests.
-pub const FAKE: &str = env!("CARGO_BIN_EXE_golem-mcp-fake-server");
+/// How long anything that should take milliseconds may take: generous, so
+/// a busy machine does not fail a test, and finite, so a bug (a client
+/// that serializes its requests, a leak, a lost answer) fails the test
+/// rather than hangs it.
+pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// How long starting a peer may take.
-const PEER_PATIENCE: Duration = Duration::from_secs(60);
+/// How long a real peer may take: a Node or Python process can take
+/// seconds to start on a busy machine.
+pub const PEER_PATIENCE: Duration = Duration::from_secs(60);
 
-/// A file or program under `peers/`, which `scripts/install-peers.sh`
-/// installs (the README's test command runs it); a missing one fails the
-/// test rather than skipping it.
-pub fn peer(relative: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers")
-        .join(relative);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path
+/// `future`'s output, failing the test (naming the caller's line) if it
+/// takes longer than [`PATIENCE`].
+#[track_caller]
+pub fn bounded<F: Future>(future: F) -> impl Future<Output = F::Output> {
+    within(PATIENCE, future)
 }
 
-/// The reference server `@modelcontextprotocol/server-everything`.
-pub fn server_everything() -> PathBuf {
-    peer("node_modules/.bin/mcp-server-everything")
+/// `future`'s output, within [`PEER_PATIENCE`]: for a real peer.
+#[track_caller]
+pub fn peer_bounded<F: Future>(future: F) -> impl Future<Output = F::Output> {
+    within(PEER_PATIENCE, future)
 }
 
-/// server-everything over stdio.
-pub fn everything_stdio() -> StdioConfig {
-    StdioConfig {
-        args: vec!["stdio".into()],
-        ..StdioConfig::new(server_everything().to_string_lossy())
+#[track_caller]
+fn within<F: Future>(patience: Duration, future: F) -> impl Future<Output = F::Output> {
+    let caller = Location::caller();
+    async move {
+        match tokio::time::timeout(patience, future).await {
+            Ok(output) => output,
+            Err(_) => panic!("the wait at {caller} did not finish within {patience:?}"),
+        }
     }
 }
 
-/// A fresh path in the temp directory, for files a test and a server share.
-pub fn scratch_path(name: &str) -> PathBuf {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("golem-mcp-test-{}-{n}-{name}", std::process::id()))
-}
-
-/// Starts the fake server through `sh -c`, which first starts a grandchild
-/// (`sleep`) and records its pid in `pid_file`.
-pub fn wrapped_with_grandchild(pid_file: &Path) -> StdioConfig {
-    StdioConfig {
-        args: vec![
-            "-c".into(),
-            format!("sleep 600 & echo $! > {}; exec \"$0\"", pid_file.display()),
-            FAKE.into(),
-        ],
-        ..StdioConfig::new("sh")
-    }
-}
-
-/// The pid a pid file holds.
-pub fn read_pid(path: &Path) -> u32 {
-    std::fs::read_to_string(path)
-        .expect("pid file")
-        .trim()
-        .parse()
-        .expect("a pid")
-}
-
-/// Fails unless this system has a `/proc` to read: the process checks read
-/// `/proc/<pid>/stat`, and without it every process would look gone and the
-/// assertions would pass vacuously.
-pub fn require_proc() {
-    assert!(
-        Path::new("/proc/self/stat").exists(),
-        "/proc/self/stat is missing: the process checks of these tests read /proc (Linux)"
-    );
-}
-
-/// Whether a process exists and is not a zombie.
-pub fn process_alive(pid: u32) -> bool {
-    require_proc();
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name.
-        Ok(stat) => !matches!(
-            stat.rsplit(')').next().map(str::trim_start),
-            Some(rest) if rest.starts_with('Z') || rest.starts_with('X')
-        ),
-        Err(_) => false,
-    }
-}
-
-/// Whether our child `pid` has been reaped: no zombie left behind. (Only
-/// meaningful for our own children, whose pids cannot be reused before we
-/// reap them.) A single look: for right after an operation that promises
-/// to have reaped the child before returning.
-pub fn reaped(pid: u32) -> bool {
-    require_proc();
-    !Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// Polls until `pid` is gone, within `patience` (for ends that happen on a
-/// background task, such as a drop).
-pub async fn until_gone(pid: u32, patience: Duration) -> bool {
-    let deadline = Instant::now() + patience;
-    while process_alive(pid) {
+/// Asks `check` every 5 ms until it gives a value, for at most
+/// [`PATIENCE`]; `None` if it never did. Only for state that nothing
+/// signals (a process's end, a runtime's task count, a stdio server's
+/// stderr or record): whatever a fake of ours can say, it says.
+pub async fn polled<T>(mut check: impl AsyncFnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(value) = check().await {
+            return Some(value);
+        }
         if Instant::now() > deadline {
-            return false;
+            return None;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    true
 }
 
-/// A server process listening on a port, killed and reaped when dropped.
-pub struct Peer {
-    child: Child,
-    /// Its MCP endpoint.
-    pub url: String,
-}
+/// A signal that opens once and stays open: what a test or a fake waits
+/// for instead of sleeping.
+#[derive(Clone, Debug)]
+pub struct Gate(Arc<watch::Sender<bool>>);
 
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl Default for Gate {
+    fn default() -> Self {
+        Gate(Arc::new(watch::Sender::new(false)))
     }
 }
 
-/// A port nothing listens on, never the same twice in this process (the
-/// kernel may hand a just-released port out again, and the tests run in
-/// parallel).
-pub fn free_port() -> u16 {
-    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
-    let mut given = GIVEN
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    loop {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("address").port();
-        if !given.contains(&port) {
-            given.push(port);
-            return port;
-        }
+impl Gate {
+    pub fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    pub fn is_open(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Returns once the gate is open (at once if it is); unbounded.
+    pub async fn opened(&self) {
+        let mut open = self.0.subscribe();
+        // The sender lives in `self`: the wait cannot fail.
+        let _ = open.wait_for(|open| *open).await;
     }
 }
 
-/// Starts `command` and waits until `port` accepts connections.
-pub fn start_peer(mut command: Command, port: u16) -> Peer {
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the peer starts");
-    let mut peer = Peer {
-        child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
-    };
-    let address = SocketAddr::from(([127, 0, 0, 1], port));
-    let deadline = Instant::now() + PEER_PATIENCE;
-    while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
-        if let Ok(Some(status)) = peer.child.try_wait() {
-            panic!("the peer exited before listening: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the peer did not listen on {address} in time"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    if let Ok(Some(status)) = peer.child.try_wait() {
-        panic!("the peer exited (another process holds {address}?): {status}");
-    }
-    peer
+/// `json` as the arguments of a call.
+pub fn args(json: Value) -> Box<RawValue> {
+    RawValue::from_string(json.to_string()).expect("valid JSON")
 }
 
-/// server-everything in its streamable-HTTP mode.
-pub fn everything_http() -> Peer {
-    let port = free_port();
-    let mut command = Command::new(server_everything());
-    command.arg("streamableHttp").env("PORT", port.to_string());
-    start_peer(command, port)
+/// `text` as the arguments of a call, byte for byte.
+pub fn raw(text: &str) -> Box<RawValue> {
+    RawValue::from_string(text.to_owned()).expect("valid JSON")
+}
+
+/// The arguments of a prompt or a completion, from pairs.
+pub fn arguments(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
 }
