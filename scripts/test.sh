@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace, from a fresh clone on a fresh machine:
 # installs the real MCP peers the integration tests use (npm and PyPI, pinned
-# in peers/), then checks formatting and lints, runs all tests (doc tests
+# in peers/), then checks formatting, lints and the module graph, runs all tests (doc tests
 # included), the official MCP conformance suite's client scenarios and the
 # interop suite (the golem-mcp command against the real servers; it checks
 # that docs/interop.md matches what it tested), and builds the docs. Exits
@@ -19,6 +19,9 @@ echo "== cargo clippy"
 # --all-features lints the rmcp comparison programs of bench/ too (feature
 # golem-bench/rmcp), without making the test build below compile rmcp.
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+
+echo "== module graph (no circle in any crate, no upward import between golem-mcp's layers)"
+python3 scripts/module-graph.py
 
 echo "== stdio-only build (golem with feature mcp alone compiles no HTTP stack)"
 if cargo tree -p golem --no-default-features --features mcp -e normal --locked --prefix none \

@@ -43,6 +43,7 @@
 //! # }
 //! ```
 
+mod error;
 mod stream;
 mod wire;
 
@@ -55,11 +56,9 @@ use golem_model::{
 use golem_provider_http::{Attempt, Reader, retry_after};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 
+use crate::error::{PROVIDER, invalid};
 use crate::stream::Assembler;
 use crate::wire::{ErrorBody, MessagesRequest, MessagesResponse};
-
-/// The provider name in errors and in [`Model::name`].
-const PROVIDER: &str = "anthropic";
 
 /// How much of an error body is read (the rest is not needed to report it).
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -345,22 +344,4 @@ fn tool_call(id: &str, name: &str, arguments: &str) -> Result<ToolCall, Provider
             "the input of tool_use {id:?} to {name:?} is not JSON: {error}"
         ))
     })
-}
-
-fn invalid(message: impl Into<String>) -> ProviderError {
-    ProviderError::new(PROVIDER, ProviderErrorKind::InvalidResponse, message)
-}
-
-/// An `error` event inside a stream (it has no status of its own). Overload, rate
-/// limits, API errors and timeouts are worth retrying, as their statuses would be.
-fn stream_error(error_type: Option<String>, message: String) -> ProviderError {
-    let retryable = matches!(
-        error_type.as_deref(),
-        Some("overloaded_error" | "rate_limit_error" | "api_error" | "timeout_error")
-    );
-    ProviderError {
-        error_type,
-        retryable,
-        ..ProviderError::new(PROVIDER, ProviderErrorKind::Status, message)
-    }
 }

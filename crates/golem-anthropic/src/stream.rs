@@ -11,8 +11,8 @@
 use golem_model::{ProviderError, ProviderErrorKind, Response, StreamEvent, StreamSink, Usage};
 use golem_provider_http::{Assemble, EventStream};
 
+use crate::error::{PROVIDER, invalid, stream_error};
 use crate::wire::{self, StreamData};
-use crate::{PROVIDER, invalid, stream_error};
 
 /// What a content block of the stream is, keyed by the wire's `index`.
 enum Block {

@@ -62,8 +62,10 @@
 #[doc(inline)]
 pub use golem_mcp_auth as auth;
 
-// The layers, from the bottom up: each uses only those above it in this
-// list (ARCHITECTURE.md, "Code map of golem-mcp").
+// The layers, from the bottom up: wire, error, transports, session,
+// features, server_requests, bridge, config. Each imports only those below
+// it (ARCHITECTURE.md, "Code map of golem-mcp"; scripts/module-graph.py
+// checks it).
 mod bridge;
 pub mod config;
 mod error;

@@ -39,23 +39,22 @@
 //! # }
 //! ```
 
+mod error;
 mod stream;
 mod wire;
 
 use std::time::Duration;
 
 use golem_model::{
-    ApiKey, BoxFuture, Model, ModelError, ProviderError, ProviderErrorKind, Request, Response,
-    RetryPolicy, StreamSink, ToolCall, Usage,
+    ApiKey, BoxFuture, Model, ModelError, ProviderError, Request, Response, RetryPolicy,
+    StreamSink, ToolCall, Usage,
 };
 use golem_provider_http::{Attempt, Reader, retry_after};
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
+use crate::error::{PROVIDER, invalid, status_error};
 use crate::stream::Assembler;
 use crate::wire::{ChatRequest, ChatResponse, ErrorBody, StreamOptions};
-
-/// The provider name in errors and in [`Model::name`].
-const PROVIDER: &str = "openai";
 
 /// How much of an error body is read (the rest is not needed to report it).
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -311,31 +310,4 @@ fn tool_call(id: &str, name: &str, arguments: &str) -> Result<ToolCall, Provider
             "the arguments of tool call {id:?} to {name:?} are not JSON: {error}"
         ))
     })
-}
-
-fn invalid(message: impl Into<String>) -> ProviderError {
-    ProviderError::new(PROVIDER, ProviderErrorKind::InvalidResponse, message)
-}
-
-/// An error answer (or an error event inside a stream, with no status).
-fn status_error(
-    status: Option<u16>,
-    retry_after: Option<Duration>,
-    error_type: Option<String>,
-    message: String,
-) -> ProviderError {
-    // A 429 for an exhausted quota will not clear by waiting.
-    let quota = error_type.as_deref() == Some("insufficient_quota");
-    let retryable = match status {
-        Some(status) => ProviderError::retryable_status(status) && !quota,
-        // An error inside a stream: OpenAI sends these for server-side failures.
-        None => matches!(error_type.as_deref(), Some("server_error")),
-    };
-    ProviderError {
-        status,
-        error_type,
-        retryable,
-        retry_after,
-        ..ProviderError::new(PROVIDER, ProviderErrorKind::Status, message)
-    }
 }

@@ -5,8 +5,8 @@
 use golem_model::{ProviderError, ProviderErrorKind, Response, StreamEvent, StreamSink, Usage};
 use golem_provider_http::{Assemble, EventStream};
 
+use crate::error::{PROVIDER, invalid, status_error};
 use crate::wire::{self, Chunk};
-use crate::{PROVIDER, invalid, status_error};
 
 /// One tool call being assembled, keyed by the wire's `index`.
 struct PartialCall {
