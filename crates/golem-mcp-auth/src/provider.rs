@@ -33,7 +33,9 @@ pub struct Refusal {
 impl Refusal {
     /// The refusal a transport reports to its provider: `url` answered
     /// `status`, with `challenge` parsed from its `WWW-Authenticate`, to a
-    /// request that carried `sent`.
+    /// request that carried `sent`. For `golem-mcp`'s HTTP transport, which
+    /// lives in another crate; not a stable API (the type may gain fields).
+    #[doc(hidden)]
     pub fn new(url: Url, status: u16, challenge: Option<Challenge>, sent: Option<Secret>) -> Self {
         Refusal {
             url,

@@ -3,9 +3,9 @@
 //! as the server changes them; `links` reads linked resources inline when
 //! asked.
 //!
-//! The bridge uses only the client's public methods: it knows the agent's
-//! tool types and the client's API, never the session's inside or a
-//! transport.
+//! The bridge uses the client's methods (and the tools feature's output
+//! check): it knows the agent's tool types and the client's API, never the
+//! session's inside or a transport.
 
 pub(crate) mod as_tools;
 pub(crate) mod links;

@@ -3,7 +3,8 @@
 //! completion, tools run as tasks, and the level of its log messages.
 //!
 //! Each feature is one file that adds an `impl Client` block on the
-//! session's `request` and `list_all`. Features never touch the transport
+//! session's `request` and `list_all` (`output.rs` and `tool_details.rs`
+//! are the tools feature's types). Features never touch the transport
 //! or the request table directly, and know nothing of the agent bridge or
 //! of configuration files.
 

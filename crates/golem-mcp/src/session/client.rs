@@ -439,9 +439,8 @@ impl Client {
 
     /// Sends request `method` (about `target`, for error messages: a tool,
     /// a prompt, a URI) once the client is initialized, and reads its
-    /// result: how the feature modules (`resources.rs`, `prompts.rs`,
-    /// `completion.rs`, `tasks.rs`) ask the server. Cancel safe (see
-    /// [`Client`]).
+    /// result: how the feature modules (`features/`) ask the server.
+    /// Cancel safe (see [`Client`]).
     pub(crate) async fn request<R: serde::de::DeserializeOwned, P: serde::Serialize>(
         &self,
         method: &'static str,

@@ -82,9 +82,11 @@ impl std::error::Error for HandlerError {}
 
 /// What the client offers the server, as the session runs it; the
 /// `server_requests` layer implements it (ADR 0007). The inbound driver
-/// asks it about each server request other than `ping`, in this order:
-/// whether the method is offered, whether it is answered at once, and else
-/// the work that answers it.
+/// asks it about each server request other than `ping`: whether the
+/// method is offered (else "method not found"); then, once the connection
+/// is open and negotiated, whether it is answered at once; then, within
+/// [`max_running`](Offer::max_running), the work that answers it
+/// ([`Running::start`] makes those checks in that order).
 pub(crate) trait Offer: Send + Sync + 'static {
     /// The capabilities `initialize` announces: exactly what is offered.
     fn capabilities(&self) -> Value;
