@@ -1,5 +1,6 @@
 //! How to start a stdio server, and the checks made before starting it.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use super::process::ShutdownTimeouts;
@@ -25,7 +26,11 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 /// };
 /// assert_eq!(config.command, "npx");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Its `Debug` shows the command, how many arguments there are and the
+/// names of the environment entries, never the arguments or the values
+/// (a `${VAR}` from a configuration file often expands to a secret).
+#[derive(Clone, PartialEq, Eq)]
 pub struct StdioConfig {
     /// The program to run, looked up in `PATH` when it has no slash.
     pub command: String,
@@ -49,6 +54,22 @@ pub struct StdioConfig {
     pub max_message_bytes: usize,
     /// How long closing waits at each step before escalating.
     pub shutdown: ShutdownTimeouts,
+}
+
+impl fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env_names: Vec<&str> = self.env.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("StdioConfig")
+            .field("command", &self.command)
+            .field("args", &format_args!("<{} not shown>", self.args.len()))
+            .field("dir", &self.dir)
+            .field("env", &env_names)
+            .field("env_remove", &self.env_remove)
+            .field("stderr", &self.stderr)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .field("shutdown", &self.shutdown)
+            .finish()
+    }
 }
 
 impl StdioConfig {
@@ -130,4 +151,28 @@ pub(crate) fn check_env_entry(name: &str, value: &str) -> Result<(), &'static st
         return Err("it contains a NUL byte");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_argument_or_environment_value() {
+        let config = StdioConfig {
+            args: vec!["--token".into(), "arg-secret-1".into()],
+            env: vec![("API_KEY".into(), "env-secret-2".into())],
+            ..StdioConfig::new("server")
+        };
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("arg-secret-1") && !shown.contains("env-secret-2"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("\"server\"") && shown.contains("API_KEY"),
+            "{shown}"
+        );
+        assert!(shown.contains("<2 not shown>"), "{shown}");
+    }
 }
