@@ -92,7 +92,9 @@ pub struct AnthropicConfig {
     pub request_timeout: Duration,
     /// The largest answer read, whole or streamed (default 16 MiB).
     pub max_response_bytes: usize,
-    /// The HTTP client to use (proxies, TLS settings); `None` builds a default one.
+    /// The HTTP client to use (proxies, TLS settings); `None` builds a
+    /// default one, which follows redirects within the API's origin only
+    /// (a client given here brings its own redirect policy).
     pub client: Option<reqwest::Client>,
 }
 
@@ -153,7 +155,10 @@ impl Anthropic {
             })?;
         Ok(Self {
             name: format!("{PROVIDER}:{}", config.model),
-            client: config.client.clone().unwrap_or_default(),
+            client: config
+                .client
+                .clone()
+                .unwrap_or_else(golem_provider_http::default_client),
             url,
             config,
         })

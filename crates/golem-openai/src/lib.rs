@@ -80,7 +80,9 @@ pub struct OpenAiConfig {
     pub request_timeout: Duration,
     /// The largest answer read, whole or streamed (default 16 MiB).
     pub max_response_bytes: usize,
-    /// The HTTP client to use (proxies, TLS settings); `None` builds a default one.
+    /// The HTTP client to use (proxies, TLS settings); `None` builds a
+    /// default one, which follows redirects within the API's origin only
+    /// (a client given here brings its own redirect policy).
     pub client: Option<reqwest::Client>,
 }
 
@@ -125,7 +127,10 @@ impl OpenAi {
             })?;
         Ok(Self {
             name: format!("{PROVIDER}:{}", config.model),
-            client: config.client.clone().unwrap_or_default(),
+            client: config
+                .client
+                .clone()
+                .unwrap_or_else(golem_provider_http::default_client),
             url,
             config,
         })

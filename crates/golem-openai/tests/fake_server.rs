@@ -300,3 +300,27 @@ async fn images_outside_user_messages_are_refused_before_sending() {
     );
     assert_eq!(fake.request_count(), 0, "nothing was sent");
 }
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_not_followed_with_the_prompt() {
+    // The default client follows redirects within the API's origin only
+    // (ADR 0017): a 307 elsewhere would carry the whole prompt there.
+    let elsewhere = FakeProvider::start([Raw::json(200, COMPLETION)]);
+    let mut redirect = Raw::json(307, "");
+    redirect.headers.push((
+        "location".into(),
+        format!("{}/chat/completions", elsewhere.openai_base_url()),
+    ));
+    let (fake, config) = serve(vec![redirect]);
+    let error = model(config)
+        .request(&request())
+        .await
+        .expect_err("the redirect is not followed");
+    assert_eq!(provider_error(&error).status, Some(307));
+    assert_eq!(fake.request_count(), 1);
+    assert_eq!(
+        elsewhere.request_count(),
+        0,
+        "another origin got the prompt"
+    );
+}

@@ -1,7 +1,8 @@
 //! The HTTP plumbing Golem's model providers share (`golem-openai`,
 //! `golem-anthropic`): reading an answer within a time and size bound,
 //! turning a connection failure into a [`ProviderError`] that shows no URL,
-//! reading `Retry-After`, and the loop that asks again per the
+//! reading `Retry-After`, the default client ([`default_client`]: redirects
+//! within the provider's origin only), and the loop that asks again per the
 //! [`RetryPolicy`] ([`ask`]) around a streamed or whole answer. What
 //! differs between providers (the wire format and its stream parser, how an
 //! error body is read, which statuses a stream error maps to) stays in each
@@ -14,6 +15,38 @@ use golem_model::{
 };
 use golem_sse::{SseError, SseEvent, SseParser};
 use reqwest::header::HeaderMap;
+
+/// How many redirects within one origin the default client follows
+/// (reqwest's own default).
+const MAX_REDIRECTS: usize = 10;
+
+/// The HTTP client a provider uses when the application gives none:
+/// reqwest's defaults, except that a redirect is followed only within the
+/// origin of the request (ADR 0017). reqwest strips `Authorization` on a
+/// redirect to another host, but not a provider's own key header
+/// (`x-api-key`), nor the prompt in the body: a redirect elsewhere is the
+/// answer instead, an error with its status.
+pub fn default_client() -> reqwest::Client {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .redirect(policy)
+        .build()
+        // Only a TLS backend that fails to start makes `build` fail, and
+        // `Client::default` panics then too.
+        .unwrap_or_default()
+}
 
 /// One provider's two ways of asking once: the whole answer as JSON, or
 /// the answer streamed to a sink. [`ask`] retries them.

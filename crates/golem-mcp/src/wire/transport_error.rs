@@ -168,6 +168,10 @@ pub struct HttpStatusError {
     /// The answer's `Retry-After` header, when it had one (a `429` or `503`
     /// says there when to try again).
     pub retry_after: Option<String>,
+    /// Where a redirect that was not followed pointed (its `Location`,
+    /// without credentials, query or fragment): the default client follows
+    /// redirects within the server's origin only.
+    pub location: Option<String>,
 }
 
 impl HttpStatusError {
@@ -194,6 +198,12 @@ impl fmt::Display for HttpStatusError {
                 f,
                 " (the server requires authorization: send a token in an \
                  \"Authorization: Bearer …\" header)"
+            )?;
+        } else if let Some(location) = &self.location {
+            write!(
+                f,
+                " (a redirect to {location}, another origin: not followed, so that \
+                 nothing sent to this server goes there; use that URL if you trust it)"
             )?;
         }
         let excerpt = one_line(&self.body_excerpt, DISPLAYED_BODY);
@@ -322,7 +332,21 @@ mod tests {
             session_expired: false,
             www_authenticate: None,
             retry_after: None,
+            location: None,
         }
+    }
+
+    #[test]
+    fn a_redirect_not_followed_says_where_it_pointed_and_why() {
+        let error = HttpStatusError {
+            location: Some("https://elsewhere.example/mcp".to_owned()),
+            ..status(307, "")
+        };
+        let text = error.to_string();
+        assert!(
+            text.starts_with("HTTP 307 from http://127.0.0.1:1/mcp (a redirect to https://elsewhere.example/mcp, another origin: not followed"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -22,6 +22,9 @@ const RESERVED_HEADERS: &[&str] = &[
 ];
 /// The connect timeout of the default client.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many redirects within the endpoint's origin the default client
+/// follows (reqwest's own default).
+const MAX_REDIRECTS: usize = 10;
 
 /// How a broken or closed event stream is resumed (protocol revision
 /// 2025-11-25): with a `GET` carrying `Last-Event-ID`, after the server's
@@ -78,7 +81,9 @@ pub struct HttpConfig {
     /// The HTTP client to use. The default one has a 10 s connect timeout,
     /// `TCP_NODELAY`, and **no** overall timeout: event streams last as long
     /// as the caller waits (bound calls with a timeout on the future, or
-    /// supply a client with one).
+    /// supply a client with one). It follows redirects within the
+    /// endpoint's origin only (ADR 0017); a client given here brings its
+    /// own redirect policy, and with it the decision what crosses origins.
     pub client: Option<reqwest::Client>,
     /// The longest message accepted, in bytes ([`DEFAULT_MAX_MESSAGE_BYTES`]
     /// by default).
@@ -142,6 +147,29 @@ impl fmt::Debug for HttpConfig {
     }
 }
 
+/// The default client's redirect policy (ADR 0017): a redirect within the
+/// origin of the request is followed (a trailing slash added, a path
+/// moved), one to another origin is not: the headers configured for this
+/// server, its session and its `Authorization` never reach another origin,
+/// and an answer from somewhere else is never taken for the server's (its
+/// `401` would pick the authorization server). The `3xx` is then the
+/// answer, an `HttpStatusError` naming where it pointed.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
 /// A checked configuration: what the transport uses.
 pub(super) struct Endpoint {
     pub(super) url: Url,
@@ -190,6 +218,7 @@ impl HttpConfig {
             None => reqwest::Client::builder()
                 .connect_timeout(CONNECT_TIMEOUT)
                 .tcp_nodelay(true)
+                .redirect(same_origin_redirects())
                 .build()
                 .map_err(|error| {
                     invalid(

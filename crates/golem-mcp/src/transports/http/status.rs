@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use reqwest::Response;
-use reqwest::header::{HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::header::{HeaderValue, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
 
 use super::headers::redact;
 use crate::wire::transport_error::{HttpStatusError, TransportError};
@@ -29,6 +29,12 @@ pub(super) async fn status_error(response: Response, session_expired: bool) -> T
     };
     let www_authenticate = header(WWW_AUTHENTICATE);
     let retry_after = header(RETRY_AFTER);
+    // A redirect still here is one the client did not follow (to another
+    // origin): say where it pointed, as errors show URLs.
+    let location = header(LOCATION)
+        .filter(|_| status.is_redirection())
+        .and_then(|location| response.url().join(&location).ok())
+        .map(|location| redact(&location));
     let body_excerpt = tokio::time::timeout(BODY_EXCERPT_TIME, read_excerpt(response))
         .await
         .unwrap_or_default();
@@ -39,6 +45,7 @@ pub(super) async fn status_error(response: Response, session_expired: bool) -> T
         session_expired,
         www_authenticate,
         retry_after,
+        location,
     }))
 }
 
