@@ -31,6 +31,9 @@ pub(crate) struct ServerMetadata {
     pub(crate) token_endpoint_auth_methods_supported: Option<Vec<String>>,
     #[serde(default)]
     pub(crate) client_id_metadata_document_supported: bool,
+    /// Whether authorization responses carry `iss` (RFC 9207).
+    #[serde(default)]
+    pub(crate) authorization_response_iss_parameter_supported: bool,
 }
 
 /// What discovery found: everything the flow needs to authorize.
@@ -44,6 +47,11 @@ pub(crate) struct Discovered {
     /// The authorization server's identifier (its issuer, or the base URL
     /// it was found at).
     pub(crate) issuer: Url,
+    /// The issuer identifier exactly as the metadata states it (checked to
+    /// be the one its well-known URL was built from, RFC 8414 §3.3): what
+    /// stored grants are bound to and an authorization response's `iss` is
+    /// compared with, byte for byte.
+    pub(crate) issuer_id: String,
     pub(crate) authorization_endpoint: Url,
     pub(crate) token_endpoint: Url,
     pub(crate) registration_endpoint: Option<Url>,
@@ -58,10 +66,7 @@ impl Discovered {
     /// The audience of client assertions: the authorization server's
     /// issuer identifier as its metadata states it.
     pub(crate) fn audience(&self) -> String {
-        self.metadata
-            .issuer
-            .clone()
-            .unwrap_or_else(|| self.issuer.as_str().trim_end_matches('/').to_owned())
+        self.issuer_id.clone()
     }
 
     /// Whether the authorization server lists `method` for the token
@@ -194,6 +199,7 @@ pub(crate) async fn discover(
             detail: "the protected-resource metadata names no authorization server".to_owned(),
         });
     };
+    let issuer_id = issuer.clone();
     let issuer = secure_url("authorization server", issuer)?;
     let mut found = None;
     for url in server_metadata_urls(&issuer) {
@@ -201,6 +207,7 @@ pub(crate) async fn discover(
             fetch_optional::<ServerMetadata>(http, "fetch authorization server metadata", &url)
                 .await?
         {
+            check_issuer(&metadata, &[issuer_id.as_str()], &url)?;
             found = Some(metadata);
             break;
         }
@@ -233,6 +240,10 @@ async fn legacy(http: &OAuthHttp, server: &Url) -> Result<Discovered, AuthError>
     if let Some(metadata) =
         fetch_optional::<ServerMetadata>(http, "fetch authorization server metadata", &url).await?
     {
+        // 2025-03-26 placed this document by the server's origin, not by an
+        // issuer, so there is no issuer to hold it to (servers of that
+        // revision state one with a path); grants are still bound to the
+        // one it states.
         return from_metadata(resource, None, base, metadata);
     }
     let endpoint = |path: &str| {
@@ -250,6 +261,7 @@ async fn legacy(http: &OAuthHttp, server: &Url) -> Result<Discovered, AuthError>
         authorization_endpoint: endpoint("/authorize"),
         token_endpoint: endpoint("/token"),
         registration_endpoint: Some(endpoint("/register")),
+        issuer_id: base.as_str().trim_end_matches('/').to_owned(),
         issuer: base,
         metadata: ServerMetadata::default(),
         defaults: true,
@@ -288,6 +300,12 @@ fn from_metadata(
     Ok(Discovered {
         resource,
         resource_scopes,
+        // Checked against the well-known URL's issuer when fetched (except
+        // for the 2025-03-26 fallback, which has none to check against).
+        issuer_id: metadata
+            .issuer
+            .clone()
+            .unwrap_or_else(|| issuer.as_str().trim_end_matches('/').to_owned()),
         issuer,
         authorization_endpoint,
         token_endpoint,
@@ -295,6 +313,31 @@ fn from_metadata(
         metadata,
         defaults: false,
     })
+}
+
+/// Checks that `metadata`, fetched from `url`, names as its issuer the one
+/// the URL was built from (one of `expected`): RFC 8414 §3.3. Metadata that
+/// claims another issuer (an honest one, say) is refused, so that it can
+/// neither receive that issuer's assertions nor have its tokens taken for
+/// that issuer's.
+fn check_issuer(metadata: &ServerMetadata, expected: &[&str], url: &Url) -> Result<(), AuthError> {
+    match metadata.issuer.as_deref() {
+        Some(issuer) if expected.contains(&issuer) => Ok(()),
+        Some(issuer) => Err(AuthError::Discovery {
+            detail: format!(
+                "the authorization server metadata at {} names the issuer {issuer:?}, not {:?}, \
+                 the one it was looked up for; refusing it (RFC 8414 §3.3)",
+                shown(url),
+                expected[0]
+            ),
+        }),
+        None => Err(AuthError::Discovery {
+            detail: format!(
+                "the authorization server metadata at {} names no issuer (RFC 8414 requires it)",
+                shown(url)
+            ),
+        }),
+    }
 }
 
 async fn fetch_resource_metadata(

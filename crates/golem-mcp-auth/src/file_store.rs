@@ -54,6 +54,10 @@ struct Record {
     client_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     client_secret: Option<String>,
+    /// The authorization server that issued them (absent in files written
+    /// before grants were bound to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issuer: Option<String>,
 }
 
 impl FileTokenStore {
@@ -159,6 +163,7 @@ impl TokenStore for FileTokenStore {
             },
             client_id: record.client_id,
             client_secret: record.client_secret.map(Secret::new),
+            issuer: record.issuer,
         }))
     }
 
@@ -187,6 +192,7 @@ impl TokenStore for FileTokenStore {
                     .client_secret
                     .as_ref()
                     .map(|secret| secret.expose().to_owned()),
+                issuer: grant.issuer.clone(),
             },
         );
         self.write(&records)
@@ -234,6 +240,7 @@ mod tests {
             },
             client_id: "client".into(),
             client_secret: Some(Secret::new("secret")),
+            issuer: Some("https://as.example".into()),
         }
     }
 

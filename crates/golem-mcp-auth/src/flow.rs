@@ -423,7 +423,7 @@ impl OAuthProvider {
             }
         }
         let redirect = pending.wait(url, expected_state.clone()).await?;
-        let code = code_of(&redirect, &expected_state)?;
+        let code = code_of(&redirect, &expected_state, discovered)?;
         let params = [
             ("grant_type", "authorization_code"),
             ("code", code.expose()),
@@ -458,6 +458,7 @@ impl OAuthProvider {
         if !step_up
             && let Some(grant) = &current
             && let Some(refresh_token) = &grant.tokens.refresh_token
+            && issued_by(grant, &discovered)
         {
             match self.refresh(&discovered, grant, refresh_token).await {
                 Ok(grant) => return self.keep(&server, grant),
@@ -497,6 +498,7 @@ impl OAuthProvider {
                 tokens,
                 client_id: client.client_id,
                 client_secret,
+                issuer: Some(discovered.issuer_id.clone()),
             },
         )
     }
@@ -544,6 +546,9 @@ impl OAuthProvider {
             return Ok(()); // refreshed meanwhile
         }
         let discovered = self.discovered(&mut state, url, None).await?;
+        if !issued_by(&grant, &discovered) {
+            return Ok(()); // another authorization server now: the refusal authorizes anew
+        }
         let grant = self.refresh(&discovered, &grant, &refresh_token).await?;
         self.keep(&server, grant)
     }
@@ -582,6 +587,18 @@ impl AuthProvider for OAuthProvider {
     fn authorize<'a>(&'a self, refusal: &'a Refusal) -> AuthFuture<'a, ()> {
         Box::pin(self.run(refusal))
     }
+}
+
+/// Whether `grant` was issued by the authorization server discovery found
+/// now: only then may its refresh token and client secret go there.
+fn issued_by(grant: &StoredGrant, discovered: &Discovered) -> bool {
+    let same = grant.issuer.as_deref() == Some(discovered.issuer_id.as_str());
+    if !same {
+        tracing::debug!(
+            "mcp: the stored tokens were issued by another authorization server (or by an unknown one); not refreshing them there"
+        );
+    }
+    same
 }
 
 fn bearer(tokens: &Tokens) -> String {
@@ -629,9 +646,13 @@ pub(crate) fn select_scope(
     Some(scopes.join(" "))
 }
 
-/// The authorization code of a redirect, after checking its `state`; the
-/// server's error if it sent one.
-fn code_of(redirect: &Url, expected_state: &str) -> Result<Secret, AuthError> {
+/// The authorization code of a redirect, after checking its `state` and
+/// its `iss`; the server's error if it sent one.
+fn code_of(
+    redirect: &Url,
+    expected_state: &str,
+    discovered: &Discovered,
+) -> Result<Secret, AuthError> {
     check_state(redirect, expected_state)?;
     let value = |key: &str| {
         redirect
@@ -639,6 +660,7 @@ fn code_of(redirect: &Url, expected_state: &str) -> Result<Secret, AuthError> {
             .find(|(name, _)| name == key)
             .map(|(_, value)| value.into_owned())
     };
+    check_iss(value("iss").as_deref(), discovered)?;
     if let Some(error) = value("error") {
         return Err(AuthError::Denied {
             error,
@@ -650,6 +672,34 @@ fn code_of(redirect: &Url, expected_state: &str) -> Result<Secret, AuthError> {
         .ok_or_else(|| AuthError::UserAgent {
             detail: "the redirect carries neither a code nor an error".to_owned(),
         })
+}
+
+/// RFC 9207: an authorization response's `iss` must be the issuer's
+/// identifier, compared as it is (no normalisation); a server that says it
+/// sends `iss` must send it. What fails is a response from another
+/// authorization server (a mix-up), refused before its code or error is
+/// read.
+fn check_iss(iss: Option<&str>, discovered: &Discovered) -> Result<(), AuthError> {
+    let expected = discovered.issuer_id.as_str();
+    match iss {
+        Some(iss) if iss == expected => Ok(()),
+        Some(iss) => Err(AuthError::UserAgent {
+            detail: format!(
+                "the redirect's iss {iss:?} is not the authorization server's issuer {expected:?}; refusing it (a mix-up, RFC 9207)"
+            ),
+        }),
+        None if discovered
+            .metadata
+            .authorization_response_iss_parameter_supported =>
+        {
+            Err(AuthError::UserAgent {
+                detail: format!(
+                    "the redirect has no iss, though {expected:?} says it sends one; refusing it (RFC 9207)"
+                ),
+            })
+        }
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -685,20 +735,77 @@ mod tests {
         assert_eq!(select_scope(None, None, None, None, true), None);
     }
 
+    /// What discovery found for an issuer `https://as.example/tenant`.
+    fn discovered(sends_iss: bool) -> Discovered {
+        let url = |text: &str| Url::parse(text).expect("valid test input");
+        Discovered {
+            resource: "https://mcp.example/mcp".into(),
+            resource_scopes: None,
+            issuer: url("https://as.example/tenant"),
+            issuer_id: "https://as.example/tenant".into(),
+            authorization_endpoint: url("https://as.example/tenant/authorize"),
+            token_endpoint: url("https://as.example/tenant/token"),
+            registration_endpoint: None,
+            metadata: crate::discovery::ServerMetadata {
+                authorization_response_iss_parameter_supported: sends_iss,
+                ..Default::default()
+            },
+            defaults: false,
+        }
+    }
+
     #[test]
     fn redirects_with_a_wrong_or_missing_state_are_refused() {
         let url = |text: &str| Url::parse(text).expect("valid test input");
-        assert!(code_of(&url("http://localhost/cb?code=c&state=s"), "s").is_ok());
+        let found = discovered(false);
+        assert!(code_of(&url("http://localhost/cb?code=c&state=s"), "s", &found).is_ok());
         for bad in [
             "http://localhost/cb?code=c&state=t",
             "http://localhost/cb?code=c",
         ] {
-            let error = code_of(&url(bad), "s").expect_err("must be refused");
+            let error = code_of(&url(bad), "s", &found).expect_err("must be refused");
             assert!(matches!(error, AuthError::UserAgent { .. }), "{error}");
             assert!(!error.to_string().contains("code=c"));
         }
-        let denied = code_of(&url("http://localhost/cb?error=access_denied&state=s"), "s")
-            .expect_err("must be refused");
+        let denied = code_of(
+            &url("http://localhost/cb?error=access_denied&state=s"),
+            "s",
+            &found,
+        )
+        .expect_err("must be refused");
         assert!(matches!(denied, AuthError::Denied { .. }), "{denied}");
+    }
+
+    #[test]
+    fn a_redirect_from_another_issuer_is_refused_before_its_code_or_error_is_read() {
+        let url = |text: &str| Url::parse(text).expect("valid test input");
+        let with_iss = |iss: &str, rest: &str| {
+            let mut redirect = url(&format!("http://localhost/cb?state=s&{rest}"));
+            redirect.query_pairs_mut().append_pair("iss", iss);
+            redirect
+        };
+        for sends_iss in [false, true] {
+            let found = discovered(sends_iss);
+            let right = with_iss("https://as.example/tenant", "code=c");
+            assert!(code_of(&right, "s", &found).is_ok());
+            // Compared as sent: a trailing slash, another case or another
+            // server are all another issuer.
+            for wrong in [
+                "https://as.example/tenant/",
+                "https://AS.example/tenant",
+                "https://evil.example/tenant",
+            ] {
+                for rest in ["code=c", "error=access_denied"] {
+                    let error = code_of(&with_iss(wrong, rest), "s", &found)
+                        .expect_err("another issuer's redirect");
+                    assert!(error.to_string().contains("mix-up"), "{error}");
+                }
+            }
+        }
+        let without = url("http://localhost/cb?code=c&state=s");
+        assert!(code_of(&without, "s", &discovered(false)).is_ok());
+        let error = code_of(&without, "s", &discovered(true))
+            .expect_err("a server that sends iss must send it");
+        assert!(error.to_string().contains("no iss"), "{error}");
     }
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::discovery::Discovered;
 use crate::error::AuthError;
-use crate::http::{OAuthHttp, json};
+use crate::http::{OAuthHttp, is_loopback, json};
 use crate::jwt::SigningKey;
 use crate::secret::Secret;
 
@@ -113,6 +113,18 @@ struct Registered {
     token_endpoint_auth_method: Option<String>,
 }
 
+/// What kind of application registers (OpenID Connect Dynamic Client
+/// Registration's `application_type`, which the 2026-07-28 revision asks
+/// for): `native` for a redirect to a loopback address or to a scheme of
+/// the application's own, where the user's device receives it; `web` for
+/// a redirect to a web server.
+fn application_type(redirect_uri: &str) -> &'static str {
+    match reqwest::Url::parse(redirect_uri) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && !is_loopback(&url) => "web",
+        _ => "native",
+    }
+}
+
 /// Registers a new client (RFC 7591) for the authorization-code grant with
 /// refresh tokens, asking to be a public client when the server allows it.
 pub(crate) async fn register(
@@ -136,6 +148,7 @@ pub(crate) async fn register(
     };
     let request = json!({
         "client_name": registration.client_name,
+        "application_type": application_type(registration.redirect_uri),
         "redirect_uris": [registration.redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
@@ -175,4 +188,22 @@ pub(crate) async fn register(
         client_id: registered.client_id,
         auth,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_or_private_scheme_redirect_is_a_native_application() {
+        for native in [
+            "http://127.0.0.1:8123/callback",
+            "http://localhost/callback",
+            "http://[::1]:9/cb",
+            "com.example.app:/oauth",
+        ] {
+            assert_eq!(application_type(native), "native", "{native}");
+        }
+        assert_eq!(application_type("https://app.example/callback"), "web");
+    }
 }

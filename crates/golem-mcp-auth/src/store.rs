@@ -9,8 +9,14 @@ use crate::error::AuthError;
 use crate::secret::Secret;
 use crate::token::Tokens;
 
-/// What is kept for one server: the tokens and the client they were
-/// issued to (needed to refresh them).
+/// What is kept for one server: the tokens, the client they were issued
+/// to (needed to refresh them), and the authorization server that issued
+/// both.
+///
+/// A grant is bound to its issuer: its refresh token and client secret go
+/// to that authorization server only. When discovery names another one,
+/// the grant is not refreshed there; the provider registers and authorizes
+/// anew (RFC 6749 §10.4, RFC 9700 §4.4).
 #[derive(Clone, PartialEq, Eq)]
 pub struct StoredGrant {
     /// The tokens.
@@ -20,6 +26,12 @@ pub struct StoredGrant {
     /// That client's secret, if it has one (a dynamically registered
     /// confidential client).
     pub client_secret: Option<Secret>,
+    /// The issuer identifier of the authorization server that issued them,
+    /// as its metadata states it. `None` for a grant kept before grants
+    /// were bound (or by a store that does not keep it): such a grant's
+    /// access token is still sent to its server, but it is never
+    /// refreshed; a new authorization replaces it.
+    pub issuer: Option<String>,
 }
 
 impl fmt::Debug for StoredGrant {
@@ -28,6 +40,7 @@ impl fmt::Debug for StoredGrant {
             .field("tokens", &self.tokens)
             .field("client_id", &self.client_id)
             .field("has_client_secret", &self.client_secret.is_some())
+            .field("issuer", &self.issuer)
             .finish()
     }
 }

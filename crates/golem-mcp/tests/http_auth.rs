@@ -313,19 +313,24 @@ async fn tokens_are_only_sent_to_the_server_they_were_issued_for() {
             .is_none()
     );
 
-    // A server that redirects the request elsewhere does not get the token
-    // carried there.
+    // A server that redirects the request elsewhere does not get the token,
+    // or anything else, carried there: the redirect is not followed (ADR
+    // 0017), and the error says where it pointed.
     *fake.knobs().redirect_to.lock().expect("lock") = Some(other.clone());
-    let _ = bounded(client.list_tools()).await;
-    let seen: Vec<_> = other_origin
-        .seen()
-        .into_iter()
-        .map(|seen| seen.header("authorization").map(str::to_owned))
-        .collect();
-    assert!(!seen.is_empty(), "the redirect was not followed at all");
+    let error = bounded(client.list_tools())
+        .await
+        .expect_err("a redirect to another origin is not followed");
+    let status = error.http_status().expect("the redirect is the answer");
+    assert!((300..400).contains(&status.status), "{error}");
+    assert!(status.location.is_some(), "{error}");
     assert!(
-        seen.iter().all(Option::is_none),
-        "a token reached another origin: {seen:?}"
+        other_origin.seen().is_empty(),
+        "another origin was sent the request: {:?}",
+        other_origin
+            .seen()
+            .iter()
+            .map(|seen| seen.header("authorization").map(str::to_owned))
+            .collect::<Vec<_>>()
     );
 }
 
@@ -405,6 +410,7 @@ async fn stored_tokens_are_used_only_by_the_client_they_were_issued_to() {
             },
             client_id: stored.to_owned(),
             client_secret: None,
+            issuer: None,
         };
         store.save(&format!("{base}/mcp"), &grant).expect("saved");
         let mut config = oauth_config(store);
