@@ -19,9 +19,10 @@ use crate::user_agent::{PendingRedirect, UserAgent};
 const MAX_REQUEST_BYTES: usize = 16 * 1024;
 /// How long one browser connection may take to send its request.
 const REQUEST_TIME: Duration = Duration::from_secs(10);
-/// How many unrelated requests (a favicon, a probe) are answered before
-/// the receiver gives up.
-const MAX_STRAY_REQUESTS: usize = 16;
+/// How many connections are served at once: a browser opens a few (the
+/// redirect, a favicon, a speculative one), and one that sends nothing
+/// must not hold up the redirect behind it.
+const MAX_CONNECTIONS: usize = 32;
 
 /// Opens a URL for the user; the default is [`open_in_browser`].
 pub type Opener = Arc<dyn Fn(&Url) -> std::io::Result<()> + Send + Sync>;
@@ -137,55 +138,65 @@ impl PendingRedirect for Pending {
 }
 
 impl Pending {
-    /// Accepts connections until the redirect comes (or too many stray
-    /// requests did).
+    /// Serves connections, several at once, until one brings the redirect
+    /// with the expected `state`. Anything else (a favicon, a probe, a
+    /// forged or stale redirect, a connection that sends nothing) is
+    /// answered or dropped and the wait goes on, within the caller's
+    /// overall timeout: no stray request can end the authorization.
     async fn receive(self, state: &str) -> Result<Url, AuthError> {
         let base = Url::parse(&self.redirect_uri).map_err(|error| AuthError::UserAgent {
             detail: format!("invalid redirect URI ({error})"),
         })?;
-        for _ in 0..MAX_STRAY_REQUESTS {
-            let (mut stream, _) =
-                self.listener
-                    .accept()
-                    .await
-                    .map_err(|error| AuthError::UserAgent {
+        let mut connections = tokio::task::JoinSet::new();
+        loop {
+            tokio::select! {
+                accepted = self.listener.accept(), if connections.len() < MAX_CONNECTIONS => {
+                    let (stream, _) = accepted.map_err(|error| AuthError::UserAgent {
                         detail: format!("accepting the redirect failed ({error})"),
                     })?;
-            let Ok(Some(target)) =
-                tokio::time::timeout(REQUEST_TIME, read_target(&mut stream)).await
-            else {
-                continue;
-            };
-            let Ok(url) = base.join(&target) else {
-                respond(&mut stream, "400 Bad Request", "Not a redirect.").await;
-                continue;
-            };
-            if url.path() != base.path() {
-                respond(&mut stream, "404 Not Found", "Not found.").await;
-                continue;
+                    connections.spawn(serve(stream, base.clone(), state.to_owned()));
+                }
+                Some(served) = connections.join_next(), if !connections.is_empty() => {
+                    if let Ok(Some(redirect)) = served {
+                        return Ok(redirect); // the other connections are dropped
+                    }
+                }
             }
-            if let Err(error) = crate::pkce::check_state(&url, state) {
-                respond(
-                    &mut stream,
-                    "400 Bad Request",
-                    "This authorization response was not expected; authorization failed.",
-                )
-                .await;
-                return Err(error);
-            }
-            respond(
-                &mut stream,
-                "200 OK",
-                "Authorization received. You can close this tab and return to the application.",
-            )
-            .await;
-            return Ok(url);
         }
-        Err(AuthError::UserAgent {
-            detail: "too many requests to the redirect receiver that were not the redirect"
-                .to_owned(),
-        })
     }
+}
+
+/// Serves one connection: the redirect (its URL, once answered), or
+/// anything else (`None`, answered with what it is).
+async fn serve(mut stream: TcpStream, base: Url, state: String) -> Option<Url> {
+    let Ok(target) = tokio::time::timeout(REQUEST_TIME, read_target(&mut stream)).await else {
+        return None; // sent nothing in time
+    };
+    let Some(url) = target.and_then(|target| base.join(&target).ok()) else {
+        respond(&mut stream, "400 Bad Request", "Not a redirect.").await;
+        return None;
+    };
+    if url.path() != base.path() {
+        respond(&mut stream, "404 Not Found", "Not found.").await;
+        return None;
+    }
+    if let Err(error) = crate::pkce::check_state(&url, &state) {
+        tracing::debug!(%error, "mcp: refused a redirect with another state; still waiting");
+        respond(
+            &mut stream,
+            "400 Bad Request",
+            "This authorization response was not expected, and was refused.",
+        )
+        .await;
+        return None;
+    }
+    respond(
+        &mut stream,
+        "200 OK",
+        "Authorization received. You can close this tab and return to the application.",
+    )
+    .await;
+    Some(url)
 }
 
 /// Reads an HTTP request's head and returns its target (`/callback?...`),

@@ -1,6 +1,8 @@
 //! The loopback redirect receiver, driven by a stand-in browser: it binds
 //! 127.0.0.1 only, takes one redirect with the right `state`, answers
-//! strays, refuses a wrong `state`, is gone after one use, and times out.
+//! strays and refuses a wrong `state` while it goes on waiting (serving
+//! connections at once, so an idle one holds nothing up), is gone after
+//! one use, and times out.
 #![cfg(feature = "http")]
 
 mod support;
@@ -8,7 +10,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use golem_mcp::auth::{AuthError, LoopbackConfig, LoopbackRedirect, UserAgent};
+use golem_mcp::auth::{LoopbackConfig, LoopbackRedirect, UserAgent};
 use reqwest::Url;
 use support::PATIENCE;
 use tokio::sync::mpsc;
@@ -71,24 +73,52 @@ async fn one_redirect_with_the_right_state_is_taken_then_the_receiver_is_gone() 
 }
 
 #[tokio::test]
-async fn a_redirect_with_another_state_fails_the_authorization() {
+async fn forged_redirects_strays_and_idle_connections_do_not_end_the_wait() {
     let (agent, mut urls) = receiver(PATIENCE);
     let pending = agent.prepare().await.expect("bound");
     let redirect_uri = pending.redirect_uri().to_owned();
+    let port = Url::parse(&redirect_uri)
+        .expect("url")
+        .port()
+        .expect("a port");
     let wait = tokio::spawn(pending.wait(
         Url::parse("https://auth.example.com/authorize").expect("url"),
         "expected".into(),
     ));
     urls.recv().await.expect("opened");
+
+    // A connection that sends nothing, held open throughout: the redirect
+    // must not wait behind it.
+    let idle = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connected");
     let (status, _) = visit(&format!("{redirect_uri}?code=c&state=attacker-state-42")).await;
     assert_eq!(status, 400);
-    let error = tokio::time::timeout(PATIENCE, wait)
+    // More strays than a browser ever sends.
+    for n in 0..40 {
+        let (status, _) = visit(&format!("http://127.0.0.1:{port}/probe-{n}")).await;
+        assert_eq!(status, 404);
+    }
+    // The real redirect is taken at once (well within the idle
+    // connection's 10 s allowance).
+    let (status, _) = tokio::time::timeout(
+        Duration::from_secs(5),
+        visit(&format!("{redirect_uri}?code=the-code&state=expected")),
+    )
+    .await
+    .expect("answered while another connection is idle");
+    assert_eq!(status, 200);
+    let redirect = tokio::time::timeout(PATIENCE, wait)
         .await
         .expect("in time")
         .expect("no panic")
-        .expect_err("a forged redirect");
-    assert!(matches!(error, AuthError::UserAgent { .. }), "{error}");
-    assert!(!error.to_string().contains("attacker-state-42"), "{error}");
+        .expect("the real redirect");
+    assert!(
+        redirect
+            .query()
+            .is_some_and(|query| query.contains("code=the-code"))
+    );
+    drop(idle);
 }
 
 #[tokio::test]
