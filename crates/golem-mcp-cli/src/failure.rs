@@ -83,7 +83,9 @@ impl Failure {
 
     /// Prints the message on stderr and returns the exit status.
     pub fn report(self) -> Exit {
-        eprintln!("golem-mcp: {}", self.message);
+        // The message carries what servers said: escaped, and indented
+        // past its first line so that none of it passes for a line of ours.
+        eprintln!("golem-mcp: {}", golem_terminal::message(&self.message));
         self.exit
     }
 }

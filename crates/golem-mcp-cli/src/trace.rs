@@ -27,6 +27,7 @@ fn trace_event(event: WireEvent<'_>) {
 
 fn trace(direction: &str, message: &[u8]) {
     let line = shown(message);
+    let line = golem_terminal::one_line(&line);
     // A trace line that cannot be written is not worth failing the command.
     let _ = writeln!(std::io::stderr().lock(), "golem-mcp: {direction} {line}");
 }
@@ -59,9 +60,12 @@ where
             .message
             .strip_prefix("mcp: ")
             .unwrap_or(&fields.message);
+        // Fields carry what servers sent (a method name, an error): escaped.
+        let message = golem_terminal::one_line(message);
         write!(writer, "golem-mcp: · {severity}{message}")?;
         if !fields.pairs.is_empty() {
-            write!(writer, " ({})", fields.pairs.join(", "))?;
+            let pairs = fields.pairs.join(", ");
+            write!(writer, " ({})", golem_terminal::one_line(&pairs))?;
         }
         writeln!(writer)
     }

@@ -830,7 +830,7 @@ fn a_server_that_never_answers_shows_its_stderr_at_the_timeout() {
         .stderr(
             predicate::str::contains(
                 "timed out after 2 s while connecting to the server: the server never \
-                 answered initialize; its stderr ended with:\ncould not bind port 8080",
+                 answered initialize; its stderr ended with:\n  could not bind port 8080",
             )
             .and(predicate::str::contains("raise --timeout").not()),
         );

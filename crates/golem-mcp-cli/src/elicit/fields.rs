@@ -14,29 +14,35 @@ pub fn describe_field(
     count: usize,
     output: &mut impl Write,
 ) -> std::io::Result<()> {
-    let title = field.title.as_deref().unwrap_or(&field.name);
+    let title = golem_terminal::one_line(field.title.as_deref().unwrap_or(&field.name));
     let required = if field.required { ", required" } else { "" };
     writeln!(
         output,
         "[{number}/{count}] {title} ({}{required})",
-        field.name
+        golem_terminal::one_line(&field.name)
     )?;
     if let Some(description) = &field.description {
-        writeln!(output, "  {description}")?;
+        writeln!(output, "  {}", golem_terminal::message(description))?;
     }
     writeln!(output, "  type: {}", describe_kind(&field.kind))?;
     if let FieldKind::Choice { choices } | FieldKind::MultiChoice { choices, .. } = &field.kind {
         for (index, choice) in choices.iter().enumerate() {
+            let value = golem_terminal::one_line(&choice.value);
             match &choice.title {
                 Some(title) if title != &choice.value => {
-                    writeln!(output, "    {}) {} ({title})", index + 1, choice.value)?;
+                    let title = golem_terminal::one_line(title);
+                    writeln!(output, "    {}) {value} ({title})", index + 1)?;
                 }
-                _ => writeln!(output, "    {}) {}", index + 1, choice.value)?,
+                _ => writeln!(output, "    {}) {value}", index + 1)?,
             }
         }
     }
     match &field.default {
-        Some(default) => writeln!(output, "  default (Enter): {}", shown(default))?,
+        Some(default) => writeln!(
+            output,
+            "  default (Enter): {}",
+            golem_terminal::one_line(&shown(default))
+        )?,
         None if !field.required => writeln!(output, "  Enter leaves it out")?,
         None => {}
     }

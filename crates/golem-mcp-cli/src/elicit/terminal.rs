@@ -22,7 +22,11 @@ pub fn ask_form(
     input: &mut impl BufRead,
     output: &mut impl Write,
 ) -> std::io::Result<ElicitationResponse> {
-    writeln!(output, "\nThe server asks: {message}")?;
+    writeln!(
+        output,
+        "\nThe server asks: {}",
+        golem_terminal::message(message)
+    )?;
     write!(
         output,
         "Fill in its form of {} field{}? [Y/n] (Ctrl-D cancels) ",
@@ -42,7 +46,7 @@ pub fn ask_form(
         writeln!(output)?;
         describe_field(field, index + 1, form.fields.len(), output)?;
         loop {
-            write!(output, "{}> ", field.name)?;
+            write!(output, "{}> ", golem_terminal::one_line(&field.name))?;
             output.flush()?;
             let Some(text) = read_line(input)? else {
                 writeln!(output)?;
@@ -61,8 +65,10 @@ pub fn ask_form(
     Ok(ElicitationResponse::Accept(content))
 }
 
-/// Shows the URL, opens it with `open` (`$BROWSER`), and waits for Enter
-/// (accept) or the end of input (decline).
+/// Shows the URL (its terminal controls escaped) and asks first: only a
+/// yes opens it with `open` (`$BROWSER`); then Enter accepts, and the end
+/// of input declines. A no declines without opening anything (the
+/// specification asks for the user's consent before any navigation).
 pub fn ask_url(
     message: &str,
     url: &str,
@@ -70,8 +76,21 @@ pub fn ask_url(
     output: &mut impl Write,
     open: impl FnOnce(&str) -> Option<String>,
 ) -> std::io::Result<ElicitationResponse> {
-    writeln!(output, "\nThe server asks you to open a URL: {message}")?;
-    writeln!(output, "  {url}")?;
+    writeln!(
+        output,
+        "\nThe server asks you to open a URL: {}",
+        golem_terminal::message(message)
+    )?;
+    writeln!(output, "  {}", golem_terminal::one_line(url))?;
+    write!(output, "Open it? [y/N] (Ctrl-D declines) ")?;
+    output.flush()?;
+    let Some(answer) = read_line(input)? else {
+        writeln!(output)?;
+        return Ok(ElicitationResponse::Decline);
+    };
+    if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        return Ok(ElicitationResponse::Decline);
+    }
     // The library refuses any other scheme before we see it; checked again
     // because this is what runs a program.
     let web = url.starts_with("https://") || url.starts_with("http://");
@@ -80,7 +99,7 @@ pub fn ask_url(
     }
     write!(
         output,
-        "Press Enter once you have opened it, or Ctrl-D to decline. "
+        "Press Enter once you are done there, or Ctrl-D to decline. "
     )?;
     output.flush()?;
     match read_line(input)? {
@@ -196,13 +215,13 @@ mod tests {
     }
 
     #[test]
-    fn a_url_is_shown_opened_and_accepted_with_enter() {
+    fn a_url_is_shown_then_opened_only_after_a_yes_and_accepted_with_enter() {
         let mut opened = None;
         let mut output = Vec::new();
         let response = ask_url(
             "Sign in",
             "https://example.com/auth",
-            &mut &b"\n"[..],
+            &mut &b"y\n\n"[..],
             &mut output,
             |url| {
                 opened = Some(url.to_owned());
@@ -214,23 +233,48 @@ mod tests {
         assert_eq!(opened.as_deref(), Some("https://example.com/auth"));
         let shown = String::from_utf8(output).expect("UTF-8");
         assert!(shown.contains("  https://example.com/auth\n"), "{shown}");
-        let declined = ask_url(
-            "Sign in",
-            "https://example.com/auth",
-            &mut &b""[..],
-            &mut Vec::new(),
-            |_| None,
-        )
-        .expect("prompted");
-        assert_eq!(declined, ElicitationResponse::Decline);
+        assert!(shown.contains("Open it? [y/N]"), "{shown}");
+        // No, Enter alone (the default is no), or the end of input: declined,
+        // and nothing is opened.
+        for answer in [&b"n\n"[..], &b"\n"[..], &b""[..]] {
+            let declined = ask_url(
+                "Sign in",
+                "https://example.com/auth",
+                &mut &answer[..],
+                &mut Vec::new(),
+                |url| panic!("opened {url} without consent"),
+            )
+            .expect("prompted");
+            assert_eq!(declined, ElicitationResponse::Decline);
+        }
         // Never handed to a program, whatever reaches this far.
         let never = ask_url(
             "x",
             "file:///etc/passwd",
-            &mut &b"\n"[..],
+            &mut &b"y\n\n"[..],
             &mut Vec::new(),
             |url| panic!("opened {url}"),
         );
         assert!(never.is_ok());
+    }
+
+    #[test]
+    fn what_the_server_wrote_cannot_drive_the_terminal() {
+        let mut output = Vec::new();
+        let _ = ask_url(
+            "Sign in\x1b]52;c;aGk=\x07\ngolem-mcp: forged",
+            "https://example.com/\x1b[2J",
+            &mut &b"n\n"[..],
+            &mut output,
+            |url| panic!("opened {url}"),
+        )
+        .expect("prompted");
+        let shown = String::from_utf8(output).expect("UTF-8");
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\x07'),
+            "{shown:?}"
+        );
+        assert!(!shown.contains("\ngolem-mcp: forged"), "{shown}");
+        assert!(shown.contains("\\u{1b}[2J"), "{shown}");
     }
 }

@@ -17,13 +17,7 @@ pub fn line(text: &str) -> String {
 /// `text` with control characters (newlines, terminal escapes) shown
 /// escaped, appended to `out`: the text is the server's, the terminal ours.
 pub fn push_escaped(out: &mut String, text: &str) {
-    for c in text.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
+    out.push_str(&golem_terminal::one_line(text));
 }
 
 /// Every line of `text` indented by two spaces (empty lines stay empty).

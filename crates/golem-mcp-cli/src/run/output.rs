@@ -1,4 +1,5 @@
-//! Writing to stdout and to files: the rendered text, or `read`'s bytes.
+//! Writing to stdout and to files: the rendered text (its terminal
+//! controls escaped), JSON as it is, or `read`'s bytes.
 //! A closed pipe (`golem-mcp list | head -1`) is not an error. It knows
 //! nothing of what the text says.
 
@@ -7,9 +8,15 @@ use std::path::Path;
 
 use crate::failure::{Exit, Failure};
 
-/// Writes `text` to stdout. A closed pipe (`golem-mcp list | head -1`) is
-/// not an error.
-pub fn emit(text: &str) -> Result<(), Failure> {
+/// Writes `text` to stdout: JSON (`json`) exactly as it is, other text
+/// with every terminal control the server's strings may carry escaped
+/// (newlines and tabs kept: the text is laid out in lines). A closed pipe
+/// (`golem-mcp list | head -1`) is not an error.
+pub fn emit(text: &str, json: bool) -> Result<(), Failure> {
+    let text = match json {
+        true => std::borrow::Cow::Borrowed(text),
+        false => golem_terminal::text(text),
+    };
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())

@@ -21,10 +21,13 @@ pub async fn list(client: &Client, json: bool, feedback: &mut Feedback) -> Resul
     feedback.stage("listing prompts");
     let listed = client.list_prompts().await.map_err(mcp)?;
     feedback.finish();
-    emit(&match json {
-        true => prompts_json(&listed),
-        false => prompts_text(&listed),
-    })?;
+    emit(
+        &match json {
+            true => prompts_json(&listed),
+            false => prompts_text(&listed),
+        },
+        json,
+    )?;
     Ok(Exit::Success)
 }
 
@@ -40,10 +43,13 @@ pub async fn get(
     feedback.stage(format!("getting prompt {name}"));
     let prompt = client.get_prompt(name, arguments).await.map_err(mcp)?;
     feedback.finish();
-    emit(&match json {
-        true => prompt_json(&prompt),
-        false => prompt_text(&prompt),
-    })?;
+    emit(
+        &match json {
+            true => prompt_json(&prompt),
+            false => prompt_text(&prompt),
+        },
+        json,
+    )?;
     Ok(Exit::Success)
 }
 
@@ -69,9 +75,9 @@ pub async fn complete(
         .map_err(mcp)?;
     feedback.finish();
     if json {
-        emit(&completion_json(&completion))?;
+        emit(&completion_json(&completion), json)?;
     } else {
-        emit(&completion_text(&completion))?;
+        emit(&completion_text(&completion), json)?;
         if let Some(note) = completion_note(&completion) {
             eprintln!("{note}");
         }

@@ -19,10 +19,13 @@ pub async fn list(client: &Client, json: bool, feedback: &mut Feedback) -> Resul
     feedback.stage("listing resources");
     let resources = client.list_resources().await.map_err(mcp)?;
     feedback.finish();
-    emit(&match json {
-        true => resources_json(&resources),
-        false => resources_text(&resources),
-    })?;
+    emit(
+        &match json {
+            true => resources_json(&resources),
+            false => resources_text(&resources),
+        },
+        json,
+    )?;
     Ok(Exit::Success)
 }
 
@@ -36,10 +39,13 @@ pub async fn templates(
     feedback.stage("listing resource templates");
     let templates = client.list_resource_templates().await.map_err(mcp)?;
     feedback.finish();
-    emit(&match json {
-        true => templates_json(&templates),
-        false => templates_text(&templates),
-    })?;
+    emit(
+        &match json {
+            true => templates_json(&templates),
+            false => templates_text(&templates),
+        },
+        json,
+    )?;
     Ok(Exit::Success)
 }
 
@@ -56,8 +62,8 @@ pub async fn read(
     let read = client.read_resource(uri).await.map_err(mcp)?;
     feedback.finish();
     match sink {
-        Sink::Text if json => emit(&read_json(&read))?,
-        Sink::Text => emit(&read_text(&read))?,
+        Sink::Text if json => emit(&read_json(&read), json)?,
+        Sink::Text => emit(&read_text(&read), json)?,
         Sink::Raw => write_stdout(&bytes(&read)?)?,
         Sink::File(path) => write_file(path, &bytes(&read)?)?,
     }

@@ -16,7 +16,7 @@ pub fn info(server: &ServerInfo, json: bool, feedback: &mut Feedback) -> Result<
         info_text(server)
     };
     feedback.finish();
-    emit(&text)?;
+    emit(&text, json)?;
     Ok(Exit::Success)
 }
 
@@ -28,9 +28,12 @@ pub async fn ping(client: &Client, json: bool, feedback: &mut Feedback) -> Resul
     client.ping().await.map_err(mcp)?;
     let millis = started.elapsed().as_secs_f64() * 1000.0;
     feedback.finish();
-    emit(&match json {
-        true => ping_json(millis),
-        false => ping_text(millis),
-    })?;
+    emit(
+        &match json {
+            true => ping_json(millis),
+            false => ping_text(millis),
+        },
+        json,
+    )?;
     Ok(Exit::Success)
 }

@@ -83,14 +83,16 @@ impl TaskSlot {
 /// After a timeout: asks the server to cancel the task `call --task` was
 /// waiting for, within `limit`, and says so on stderr.
 pub async fn cancel_abandoned(client: &Client, task_id: &str, limit: Duration) {
+    // The id is the server's: shown escaped.
+    let shown = golem_terminal::one_line(task_id);
     match tokio::time::timeout(limit, client.cancel_task(task_id)).await {
-        Ok(Ok(_)) => eprintln!("golem-mcp: cancelled task {task_id} on the server"),
+        Ok(Ok(_)) => eprintln!("golem-mcp: cancelled task {shown} on the server"),
         Ok(Err(error)) => eprintln!(
-            "golem-mcp: could not cancel task {task_id} on the server: {}",
+            "golem-mcp: could not cancel task {shown} on the server: {}",
             describe(&error)
         ),
         Err(_) => {
-            eprintln!("golem-mcp: the server did not confirm cancelling task {task_id} in time")
+            eprintln!("golem-mcp: the server did not confirm cancelling task {shown} in time")
         }
     }
 }

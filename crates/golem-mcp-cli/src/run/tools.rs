@@ -34,7 +34,7 @@ pub async fn list(
         list_text(&tools, long)
     };
     feedback.finish();
-    emit(&text)?;
+    emit(&text, json)?;
     Ok(Exit::Success)
 }
 
@@ -91,9 +91,9 @@ pub async fn finish_call(
     }
     feedback.finish();
     if json {
-        emit(&line(raw.get()))?;
+        emit(&line(raw.get()), json)?;
     } else {
-        emit(&line(&call_text(&result)))?;
+        emit(&line(&call_text(&result)), json)?;
     }
     if result.is_error {
         eprintln!("golem-mcp: the tool {tool:?} answered with an error (isError)");
