@@ -105,7 +105,9 @@ impl Failure {
 
     /// Prints the message on stderr and returns the exit status.
     pub fn report(self) -> Exit {
-        eprintln!("golem: {}", self.message);
+        // The message carries what servers and models said: escaped, and
+        // indented past its first line so that none of it passes for ours.
+        eprintln!("golem: {}", golem_terminal::message(&self.message));
         self.exit
     }
 }

@@ -28,11 +28,14 @@ struct State {
 }
 
 impl Output {
-    /// A fragment of the answer, on stdout at once.
+    /// A fragment of the answer, on stdout at once, with whatever in it
+    /// would drive the terminal (escape sequences, carriage returns, bidi
+    /// controls) escaped: the model's text is shown, never run.
     pub fn text(&self, fragment: &str) {
         if fragment.is_empty() {
             return;
         }
+        let fragment = golem_terminal::text(fragment);
         let mut state = self.lock();
         if state.closed {
             return;
@@ -64,6 +67,9 @@ impl Output {
         if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
             self.end_line();
         }
+        // Notes carry what servers and models said: escaped, and indented
+        // past their first line so that none of it passes for ours.
+        let line = golem_terminal::message(line);
         let _ = writeln!(std::io::stderr().lock(), "golem: {line}");
     }
 

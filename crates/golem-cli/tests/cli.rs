@@ -1006,7 +1006,7 @@ fn a_server_that_never_answers_fails_at_the_start_timeout_with_its_stderr() {
         .stderr(
             predicate::str::contains(
                 "MCP server \"silent\": initialize: no answer from the server within 2s; its \
-                 stderr ended with:\ncould not bind port 8080",
+                 stderr ended with:\n  could not bind port 8080",
             )
             // The disabled entry was not started (its command does not exist).
             .and(predicate::str::contains("off").not()),
@@ -1046,4 +1046,30 @@ fn servers_start_together_not_one_after_another() {
         text(&output.stderr)
     );
     assert_eq!(text(&output.stdout), "you said: hi\n");
+}
+
+#[test]
+fn a_models_escape_sequences_are_shown_not_run() {
+    // Colour, an OSC 52 clipboard write, a title change, a carriage return
+    // and a bidi override, streamed in pieces: none reaches the terminal.
+    let hostile =
+        "\x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 \x1b]0;title\x07 \roverwritten \u{202e}fdp.exe";
+    let provider = FakeProvider::start([Reply::Text(hostile.into())]);
+    let output = run_on(&provider)
+        .arg("Say something")
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    for forbidden in ['\x1b', '\x07', '\r', '\u{202e}'] {
+        assert!(
+            !stdout.contains(forbidden),
+            "{forbidden:?} reached the terminal: {stdout:?}"
+        );
+    }
+    assert!(stdout.starts_with("\\u{1b}[31mred"), "{stdout:?}");
+    assert!(
+        stdout.contains("\\roverwritten \\u{202e}fdp.exe"),
+        "{stdout:?}"
+    );
 }
