@@ -76,9 +76,11 @@ pub(crate) async fn identity_assertion(
     discovered: &Discovered,
     scope: Option<&str>,
 ) -> Result<Secret, AuthError> {
+    // The application's own configuration: a local one may be http.
     let endpoint = secure_url(
         "identity provider token endpoint",
         &access.idp_token_endpoint,
+        true,
     )?;
     let audience = discovered.audience();
     let mut form = vec![

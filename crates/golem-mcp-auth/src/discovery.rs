@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::challenge::Challenge;
 use crate::error::AuthError;
-use crate::http::{OAuthHttp, json, secure_url, shown};
+use crate::http::{OAuthHttp, is_loopback, json, secure_url, shown};
 
 /// Protected-resource metadata (RFC 9728 §2), the fields used.
 #[derive(Debug, Clone, Deserialize)]
@@ -175,7 +175,10 @@ pub(crate) async fn discover(
     server: &Url,
     challenge: Option<&Challenge>,
 ) -> Result<Discovered, AuthError> {
-    let Some(resource_metadata) = fetch_resource_metadata(http, server, challenge).await? else {
+    // Plain http only where the MCP server itself is on loopback.
+    let local = is_loopback(server);
+    let Some(resource_metadata) = fetch_resource_metadata(http, server, challenge, local).await?
+    else {
         return legacy(http, server).await;
     };
     let resource = match &resource_metadata.resource {
@@ -200,7 +203,7 @@ pub(crate) async fn discover(
         });
     };
     let issuer_id = issuer.clone();
-    let issuer = secure_url("authorization server", issuer)?;
+    let issuer = secure_url("authorization server", issuer, local)?;
     let mut found = None;
     for url in server_metadata_urls(&issuer) {
         if let Some(metadata) =
@@ -225,6 +228,7 @@ pub(crate) async fn discover(
         resource_metadata.scopes_supported,
         issuer,
         metadata,
+        local,
     )
 }
 
@@ -234,7 +238,8 @@ pub(crate) async fn discover(
 /// and `/register` there.
 async fn legacy(http: &OAuthHttp, server: &Url) -> Result<Discovered, AuthError> {
     let base = origin(server);
-    secure_url("authorization server", base.as_str())?;
+    let local = is_loopback(server);
+    secure_url("authorization server", base.as_str(), local)?;
     let resource = canonical(server);
     let url = well_known(&base, "oauth-authorization-server", "");
     if let Some(metadata) =
@@ -244,7 +249,7 @@ async fn legacy(http: &OAuthHttp, server: &Url) -> Result<Discovered, AuthError>
         // issuer, so there is no issuer to hold it to (servers of that
         // revision state one with a path); grants are still bound to the
         // one it states.
-        return from_metadata(resource, None, base, metadata);
+        return from_metadata(resource, None, base, metadata, local);
     }
     let endpoint = |path: &str| {
         let mut url = base.clone();
@@ -273,6 +278,7 @@ fn from_metadata(
     resource_scopes: Option<Vec<String>>,
     issuer: Url,
     metadata: ServerMetadata,
+    local: bool,
 ) -> Result<Discovered, AuthError> {
     let missing = |field: &str| AuthError::Discovery {
         detail: format!(
@@ -286,16 +292,17 @@ fn from_metadata(
             .token_endpoint
             .as_deref()
             .ok_or_else(|| missing("token_endpoint"))?,
+        local,
     )?;
     // Authorization-code clients need it; client-credentials ones do not.
     let authorization_endpoint = match metadata.authorization_endpoint.as_deref() {
-        Some(url) => secure_url("authorization endpoint", url)?,
+        Some(url) => secure_url("authorization endpoint", url, local)?,
         None => token_endpoint.clone(),
     };
     let registration_endpoint = metadata
         .registration_endpoint
         .as_deref()
-        .map(|url| secure_url("registration endpoint", url))
+        .map(|url| secure_url("registration endpoint", url, local))
         .transpose()?;
     Ok(Discovered {
         resource,
@@ -344,9 +351,10 @@ async fn fetch_resource_metadata(
     http: &OAuthHttp,
     server: &Url,
     challenge: Option<&Challenge>,
+    local: bool,
 ) -> Result<Option<ResourceMetadata>, AuthError> {
     for url in resource_metadata_urls(server, challenge) {
-        let url = secure_url("protected-resource metadata URL", url.as_str())?;
+        let url = secure_url("protected-resource metadata URL", url.as_str(), local)?;
         if let Some(metadata) =
             fetch_optional(http, "fetch protected-resource metadata", &url).await?
         {
@@ -454,5 +462,28 @@ mod tests {
             canonical(&url("https://mcp.example.com:8443/mcp?x=1#f")),
             "https://mcp.example.com:8443/mcp"
         );
+    }
+
+    #[test]
+    fn a_remote_servers_metadata_cannot_point_at_plain_http_on_this_machine() {
+        let metadata = ServerMetadata {
+            issuer: Some("https://as.example".into()),
+            token_endpoint: Some("http://127.0.0.1:6379/token".into()),
+            ..ServerMetadata::default()
+        };
+        let issuer = url("https://as.example");
+        let remote = from_metadata(
+            "https://mcp.example/mcp".into(),
+            None,
+            issuer.clone(),
+            metadata.clone(),
+            false,
+        );
+        assert!(
+            matches!(remote, Err(AuthError::InsecureEndpoint { .. })),
+            "{remote:?}"
+        );
+        let local = from_metadata("http://127.0.0.1/mcp".into(), None, issuer, metadata, true);
+        assert!(local.is_ok(), "{local:?}");
     }
 }

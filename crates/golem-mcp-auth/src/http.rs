@@ -199,15 +199,18 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// Parses an endpoint URL from metadata and refuses one that is not
-/// `https` (plain `http` only on loopback hosts).
-pub(crate) fn secure_url(what: &'static str, url: &str) -> Result<Url, AuthError> {
+/// Parses an endpoint URL and refuses one that is not `https`: plain
+/// `http` only on a loopback host, and only when `local` (the MCP server
+/// itself is on loopback, or the application configured the URL). A
+/// remote server's metadata cannot make the client send requests to the
+/// user's own machine.
+pub(crate) fn secure_url(what: &'static str, url: &str, local: bool) -> Result<Url, AuthError> {
     let parsed = Url::parse(url).map_err(|error| AuthError::Discovery {
         detail: format!("the {what} {url:?} is not a URL ({error})"),
     })?;
     match parsed.scheme() {
         "https" => Ok(parsed),
-        "http" if is_loopback(&parsed) => Ok(parsed),
+        "http" if local && is_loopback(&parsed) => Ok(parsed),
         _ => Err(AuthError::InsecureEndpoint {
             what,
             url: shown(&parsed),
@@ -257,7 +260,10 @@ mod tests {
             "http://127.8.9.1/token",
             "http://[::1]:8080/token",
         ] {
-            assert!(secure_url("token endpoint", ok).is_ok(), "{ok}");
+            assert!(secure_url("token endpoint", ok, true).is_ok(), "{ok}");
+            // Named by a remote server's metadata: only https.
+            let remote = secure_url("token endpoint", ok, false);
+            assert_eq!(remote.is_ok(), ok.starts_with("https://"), "{ok}");
         }
         for refused in [
             "http://auth.example.com/token",
@@ -265,7 +271,7 @@ mod tests {
             "http://localhost.example.com/token",
             "ftp://auth.example.com/token",
         ] {
-            let error = secure_url("token endpoint", refused).expect_err("must be refused");
+            let error = secure_url("token endpoint", refused, true).expect_err("must be refused");
             assert!(
                 matches!(error, AuthError::InsecureEndpoint { .. }),
                 "{refused}: {error}"
