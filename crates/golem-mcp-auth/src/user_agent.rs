@@ -94,7 +94,7 @@ impl PendingRedirect for RedirectFollower {
                             "the authorization server redirected to an invalid URL ({error})"
                         ),
                     })?;
-            if !redirect.as_str().starts_with(&self.redirect_uri) {
+            if !is_redirect_uri(&redirect, &self.redirect_uri) {
                 return Err(AuthError::UserAgent {
                     detail:
                         "the authorization server redirected somewhere other than the redirect URI"
@@ -104,5 +104,37 @@ impl PendingRedirect for RedirectFollower {
             crate::pkce::check_state(&redirect, &state)?;
             Ok(redirect)
         })
+    }
+}
+
+/// Whether `redirect` goes to `redirect_uri`: the same origin and the same
+/// path, whatever the query (a string prefix would take `/callbackx` or a
+/// longer port for it).
+fn is_redirect_uri(redirect: &Url, redirect_uri: &str) -> bool {
+    Url::parse(redirect_uri).is_ok_and(|expected| {
+        expected.origin() == redirect.origin() && expected.path() == redirect.path()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_redirect_uri_itself_is_the_redirect() {
+        let uri = "http://127.0.0.1:3000/callback";
+        let url = |text: &str| Url::parse(text).expect("valid test input");
+        assert!(is_redirect_uri(
+            &url("http://127.0.0.1:3000/callback?code=c&state=s"),
+            uri
+        ));
+        for other in [
+            "http://127.0.0.1:3000/callbackx?code=c",
+            "http://127.0.0.1:30001/callback?code=c",
+            "http://127.0.0.1:3000/callback/more?code=c",
+            "https://127.0.0.1:3000/callback?code=c",
+        ] {
+            assert!(!is_redirect_uri(&url(other), uri), "{other}");
+        }
     }
 }
