@@ -80,7 +80,36 @@ impl FileTokenStore {
         }
     }
 
+    /// Refuses a directory that another user owns or may write to: in it,
+    /// they could put a file of their own in the cache's place.
+    fn check_directory(&self) -> Result<(), AuthError> {
+        let Some(dir) = self.path.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
+            return Ok(());
+        };
+        let metadata = match fs::metadata(dir) {
+            Ok(metadata) => metadata,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(error) => return Err(self.failure("cannot read the directory of", error)),
+        };
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        if metadata.uid() != uid {
+            return Err(self.failure("refusing", "its directory belongs to another user"));
+        }
+        if metadata.mode() & 0o022 != 0 {
+            return Err(self.failure(
+                "refusing",
+                format!(
+                    "other users can write to its directory (mode {:o}); run chmod go-w on it",
+                    metadata.mode() & 0o777
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn read(&self) -> Result<BTreeMap<String, Record>, AuthError> {
+        self.check_directory()?;
         let metadata = match fs::symlink_metadata(&self.path) {
             Ok(metadata) => metadata,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -287,5 +316,26 @@ mod tests {
         assert!(error.to_string().contains("chmod 600"), "{error}");
         assert!(!error.to_string().contains("token-value"), "{error}");
         let _ = fs::remove_dir_all(path.parent().expect("a dir"));
+    }
+
+    #[test]
+    fn a_directory_others_can_write_to_is_refused_before_anything_is_read_or_written() {
+        let path = scratch("open-dir");
+        let store = FileTokenStore::new(&path);
+        store
+            .save("https://a.example/mcp", &grant())
+            .expect("saved");
+        let dir = path.parent().expect("a dir");
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o777)).expect("chmod");
+        let error = store.load("https://a.example/mcp").expect_err("refused");
+        assert!(error.to_string().contains("chmod go-w"), "{error}");
+        let error = store
+            .save("https://b.example/mcp", &grant())
+            .expect_err("refused");
+        assert!(
+            error.to_string().contains("write to its directory"),
+            "{error}"
+        );
+        let _ = fs::remove_dir_all(dir);
     }
 }

@@ -485,6 +485,10 @@ impl OAuthProvider {
                     .as_ref()
                     .is_some_and(|scopes| scopes.iter().any(|scope| scope == "offline_access")),
         );
+        // A store that cannot keep what is obtained (refused, unreadable)
+        // fails the authorization now, before the user is sent to a
+        // browser for nothing.
+        self.config.store.load(&server)?;
         let (client, tokens) = self
             .obtain(&mut state, &discovered, scope.as_deref())
             .await?;

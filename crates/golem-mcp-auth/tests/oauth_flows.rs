@@ -1,8 +1,10 @@
-//! Credentials are bound to the authorization server that issued them: a
-//! refresh token and a client secret go back to that issuer only, whatever
-//! discovery names later (RFC 6749 §10.4, RFC 9700 §4.4); metadata that
-//! claims another issuer than the one it was looked up for is refused
-//! (RFC 8414 §3.3); a registration says what kind of application registers.
+//! The OAuth flow against fake servers: credentials are bound to the
+//! authorization server that issued them (a refresh token and a client
+//! secret go back to that issuer only, whatever discovery names later: RFC
+//! 6749 §10.4, RFC 9700 §4.4); metadata that claims another issuer than the
+//! one it was looked up for is refused (RFC 8414 §3.3); a registration says
+//! what kind of application registers; a token cache that cannot be used
+//! fails the authorization before the user is sent anywhere.
 //!
 //! The servers are fakes on 127.0.0.1: a protected resource whose metadata
 //! names an authorization server the test can change, and two
@@ -153,12 +155,15 @@ async fn resource(names: Arc<Mutex<String>>) -> String {
 }
 
 /// A user who approves at once: the redirect carries a code and the state.
-struct Approver;
+/// Counts the authorizations it was asked for.
+#[derive(Default)]
+struct Approver(std::sync::atomic::AtomicUsize);
 
 struct Approval;
 
 impl UserAgent for Approver {
     fn prepare(&self) -> AuthFuture<'_, Box<dyn PendingRedirect>> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         Box::pin(async { Ok(Box::new(Approval) as Box<dyn PendingRedirect>) })
     }
 }
@@ -181,7 +186,7 @@ impl PendingRedirect for Approval {
 }
 
 fn provider(store: &Arc<MemoryTokenStore>) -> OAuthProvider {
-    let mut config = OAuthConfig::new(Arc::new(Approver));
+    let mut config = OAuthConfig::new(Arc::new(Approver::default()));
     config.store = store.clone();
     OAuthProvider::new(config).expect("a provider")
 }
@@ -279,4 +284,35 @@ async fn metadata_that_claims_another_issuer_is_refused() {
     assert!(impostor.registrations.lock().expect("lock").is_empty());
     assert!(impostor.token_requests.lock().expect("lock").is_empty());
     assert!(store.load(&server).expect("readable").is_none());
+}
+
+#[tokio::test]
+async fn a_token_cache_that_cannot_be_used_fails_before_the_user_is_asked() {
+    use std::os::unix::fs::PermissionsExt;
+    let issuer = authorization_server().await;
+    let names = Arc::new(Mutex::new(issuer.base.lock().expect("lock").clone()));
+    let server = format!("{}/mcp", resource(names).await);
+    let dir =
+        std::env::temp_dir().join(format!("golem-mcp-auth-open-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let approver = Arc::new(Approver::default());
+    let mut config = OAuthConfig::new(approver.clone());
+    config.store = Arc::new(golem_mcp_auth::FileTokenStore::new(dir.join("tokens.json")));
+    let provider = OAuthProvider::new(config).expect("a provider");
+
+    let error = bounded(provider.login(&server))
+        .await
+        .expect_err("the cache is refused");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        error.to_string().contains("write to its directory"),
+        "{error}"
+    );
+    assert_eq!(
+        approver.0.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the user was sent to authorize for tokens that could not be kept"
+    );
+    assert!(issuer.token_requests.lock().expect("lock").is_empty());
 }
