@@ -202,12 +202,22 @@ impl OAuthProvider {
     /// The tokens in use for `server` (read from the store the first
     /// time).
     fn grant(&self, server: &str) -> Option<StoredGrant> {
-        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((key, grant)) = current.as_ref()
-            && key == server
         {
-            return grant.clone();
+            let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some((key, grant)) = current.as_ref()
+                && key == server
+            {
+                return grant.clone();
+            }
         }
+        self.reload(server)
+    }
+
+    /// The grant for `server` as the store has it now (another process
+    /// sharing the store may have refreshed it since it was read: its
+    /// rotated refresh token is the one to use, not ours), kept in use.
+    fn reload(&self, server: &str) -> Option<StoredGrant> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         let grant = match self.config.store.load(server) {
             // Tokens of another client are not this one's to use.
             Ok(Some(grant))
@@ -438,7 +448,7 @@ impl OAuthProvider {
     async fn run(&self, refusal: &Refusal) -> Result<(), AuthError> {
         let server = canonical(&refusal.url);
         let mut state = self.flow.lock().await;
-        let current = self.grant(&server);
+        let current = self.reload(&server);
         let step_up = refusal.is_insufficient_scope();
         let wanted = refusal
             .challenge
@@ -546,8 +556,8 @@ impl OAuthProvider {
             return Ok(());
         };
         let mut state = self.flow.lock().await;
-        if self.grant(&server).as_ref() != Some(&grant) {
-            return Ok(()); // refreshed meanwhile
+        if self.reload(&server).as_ref() != Some(&grant) {
+            return Ok(()); // refreshed meanwhile, here or by another process
         }
         let discovered = self.discovered(&mut state, url, None).await?;
         if !issued_by(&grant, &discovered) {

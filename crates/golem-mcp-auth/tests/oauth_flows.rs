@@ -316,3 +316,51 @@ async fn a_token_cache_that_cannot_be_used_fails_before_the_user_is_asked() {
     );
     assert!(issuer.token_requests.lock().expect("lock").is_empty());
 }
+
+#[tokio::test]
+async fn a_refresh_token_another_process_rotated_is_not_sent_again() {
+    let issuer = authorization_server().await;
+    let names = Arc::new(Mutex::new(issuer.base.lock().expect("lock").clone()));
+    let server = format!("{}/mcp", resource(names).await);
+    let url = Url::parse(&server).expect("valid");
+    let store = Arc::new(MemoryTokenStore::new());
+
+    // Two processes on one token cache: both read the same grant.
+    let first = provider(&store);
+    bounded(first.login(&server)).await.expect("authorized");
+    let second = provider(&store);
+    assert_eq!(second.authorization(&url), first.authorization(&url));
+
+    // The first refreshes (the issuer rotates the refresh token); then the
+    // second's token expires too. It must use the rotated refresh token,
+    // never send the spent one again (which a rotating issuer answers by
+    // revoking the whole grant).
+    bounded(first.prepare(&url))
+        .await
+        .expect("prepare never fails");
+    bounded(second.prepare(&url))
+        .await
+        .expect("prepare never fails");
+    let spent: Vec<String> = issuer
+        .token_requests
+        .lock()
+        .expect("lock")
+        .iter()
+        .filter_map(|(form, _)| form.get("refresh_token").cloned())
+        .collect();
+    // The second found the first's refreshed grant in the store and took
+    // it: one refresh in all, and both send the same, current token.
+    assert_eq!(
+        spent.len(),
+        1,
+        "a spent refresh token was sent again: {spent:?}"
+    );
+    assert_eq!(second.authorization(&url), first.authorization(&url));
+    let kept = store.load(&server).expect("readable").expect("kept");
+    assert_eq!(
+        second
+            .authorization(&url)
+            .map(|token| token.expose().to_owned()),
+        Some(format!("Bearer {}", kept.tokens.access_token.expose()))
+    );
+}
