@@ -294,3 +294,59 @@ fn call_prints_an_embedded_text_resource_under_its_uri() {
             })
         }));
 }
+
+/// `-- mcp-server-filesystem DIR`: a real server that offers tools only.
+fn filesystem_stdio(dir: &std::path::Path) -> [String; 3] {
+    let server =
+        support::installed(support::peers().join("node_modules/.bin/mcp-server-filesystem"));
+    ["--".into(), server, dir.display().to_string()]
+}
+
+#[test]
+fn a_feature_the_server_does_not_offer_is_an_empty_listing_or_a_usage_error() {
+    let dir = TempDir::new();
+    for (args, listing) in [
+        (vec!["prompts"], "prompts"),
+        (vec!["resources"], "resources"),
+        (vec!["resources", "--templates"], "resource templates"),
+    ] {
+        let output = golem_mcp()
+            .args(&args)
+            .args(filesystem_stdio(&dir.0))
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(&format!("the server offers no {listing} (it declares no")),
+            "{args:?}: {stderr}"
+        );
+        let json = golem_mcp()
+            .args(&args)
+            .arg("--json")
+            .args(filesystem_stdio(&dir.0))
+            .output()
+            .expect("runs");
+        assert_eq!(json.status.code(), Some(0), "{args:?}: {json:?}");
+        let listed = stdout_json(&json);
+        let items = listed.as_object().and_then(|object| object.values().next());
+        assert_eq!(items, Some(&json!([])), "{args:?}: {listed}");
+    }
+    for (args, capability) in [
+        (vec!["read", "file:///etc/hostname"], "\"resources\""),
+        (vec!["prompt", "greet"], "\"prompts\""),
+        (
+            vec!["complete", "--prompt", "greet", "name", "a"],
+            "\"completions\"",
+        ),
+    ] {
+        golem_mcp()
+            .args(&args)
+            .args(filesystem_stdio(&dir.0))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!(
+                "it declares no {capability} capability"
+            )));
+    }
+}

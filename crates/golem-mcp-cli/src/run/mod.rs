@@ -7,6 +7,7 @@
 //! of clap: every usage check was made in `plan/`.
 
 mod account;
+mod capabilities;
 mod connect;
 mod deadline;
 mod logs;
@@ -172,29 +173,42 @@ async fn work(
             arguments,
             task: true,
         } => task::call(client, tool, arguments, (json, quiet), task_slot, feedback).await,
-        Action::Features(action) => match action {
-            FeatureAction::Resources { templates: false } => {
-                resources::list(client, json, feedback).await
+        Action::Features(action) => {
+            if let Some(outcome) = capabilities::unless_offered(server, action, json, feedback) {
+                return outcome;
             }
-            FeatureAction::Resources { templates: true } => {
-                resources::templates(client, json, feedback).await
-            }
-            FeatureAction::Read { uri, sink } => {
-                resources::read(client, uri, sink, json, feedback).await
-            }
-            FeatureAction::Prompts => prompts::list(client, json, feedback).await,
-            FeatureAction::Prompt { name, arguments } => {
-                prompts::get(client, name, arguments, json, feedback).await
-            }
-            FeatureAction::Complete {
-                target,
-                argument,
-                value,
-                context,
-            } => {
-                prompts::complete(client, target, (argument, value), context, json, feedback).await
-            }
-            FeatureAction::Ping => server::ping(client, json, feedback).await,
-        },
+            features(client, action, json, feedback).await
+        }
+    }
+}
+
+/// Runs a feature's subcommand on a server that offers the feature.
+async fn features(
+    client: &Client,
+    action: &FeatureAction,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
+    match action {
+        FeatureAction::Resources { templates: false } => {
+            resources::list(client, json, feedback).await
+        }
+        FeatureAction::Resources { templates: true } => {
+            resources::templates(client, json, feedback).await
+        }
+        FeatureAction::Read { uri, sink } => {
+            resources::read(client, uri, sink, json, feedback).await
+        }
+        FeatureAction::Prompts => prompts::list(client, json, feedback).await,
+        FeatureAction::Prompt { name, arguments } => {
+            prompts::get(client, name, arguments, json, feedback).await
+        }
+        FeatureAction::Complete {
+            target,
+            argument,
+            value,
+            context,
+        } => prompts::complete(client, target, (argument, value), context, json, feedback).await,
+        FeatureAction::Ping => server::ping(client, json, feedback).await,
     }
 }
