@@ -120,6 +120,11 @@ pub struct Options {
     /// all of them].
     #[arg(long = "server", value_name = "NAME", help_heading = "Tools")]
     pub servers: Vec<String>,
+    /// Fail when an MCP server of the --config file cannot be read or
+    /// started [default: report it on stderr and go on without it, as
+    /// desktop hosts do; a server named with --server always fails].
+    #[arg(long, help_heading = "Tools")]
+    pub strict: bool,
     /// The most model requests for one answer [default: 50].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     pub max_turns: Option<u32>,
@@ -160,6 +165,12 @@ pub struct Plan {
     pub model: Arc<dyn Model>,
     /// The MCP servers, by name, in the order given (or the file's).
     pub servers: Vec<(String, ServerConfig)>,
+    /// Entries of the file that could not be read, reported and left out
+    /// (none with `--strict` or `--server`, which fail instead).
+    pub skipped: Vec<Failure>,
+    /// Whether a server that fails to start fails the command
+    /// (`--strict`, or named with `--server`) instead of being left out.
+    pub strict: bool,
     /// `--system`.
     pub system: Option<String>,
     /// `--max-turns`.
@@ -198,12 +209,17 @@ impl Plan {
             Command::Chat { options } => (Mode::Chat, options),
         };
         let model = build_model(&options, &env)?;
-        let mut servers = select_servers(options.config.as_deref(), &options.servers)?;
+        // Named servers are the user's choice: they fail, never skipped.
+        let strict = options.strict || !options.servers.is_empty();
+        let (mut servers, skipped) =
+            select_servers(options.config.as_deref(), &options.servers, strict)?;
         withhold_model_keys(&mut servers, options.api_key_env.as_deref());
         Ok(Plan {
             mode,
             model,
             servers,
+            skipped,
+            strict,
             system: options.system.filter(|text| !text.trim().is_empty()),
             max_turns: options.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             tool_timeout: options
@@ -372,14 +388,20 @@ fn withhold_model_keys(servers: &mut [(String, ServerConfig)], named: Option<&st
     }
 }
 
-/// The servers of `--config` named by `--server` (all by default).
+/// The servers chosen, by name, and the entries left out (with why).
+type Selected = (Vec<(String, ServerConfig)>, Vec<Failure>);
+
+/// The servers of `--config` named by `--server` (all by default), and the
+/// entries that could not be read (left out, unless `strict`: then the
+/// first one fails the command).
 fn select_servers(
     path: Option<&std::path::Path>,
     names: &[String],
-) -> Result<Vec<(String, ServerConfig)>, Failure> {
+    strict: bool,
+) -> Result<Selected, Failure> {
     let Some(path) = path else {
         if names.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Vec::new()));
         }
         return Err(Failure::usage(
             "--server names an entry of a config file; add --config FILE",
@@ -398,13 +420,15 @@ fn select_servers(
         }
         unique
     };
-    names
-        .into_iter()
-        .map(|name| match servers.get(&name) {
-            Ok(server) => Ok((name, server)),
-            Err(error) => Err(Failure::usage(describe_config(&error))),
-        })
-        .collect()
+    let (mut selected, mut skipped) = (Vec::new(), Vec::new());
+    for name in names {
+        match servers.get(&name) {
+            Ok(server) => selected.push((name, server)),
+            Err(error) if strict => return Err(Failure::usage(describe_config(&error))),
+            Err(error) => skipped.push(Failure::usage(describe_config(&error))),
+        }
+    }
+    Ok((selected, skipped))
 }
 
 fn describe_config(error: &config::ConfigError) -> String {
@@ -438,6 +462,7 @@ mod tests {
             system: None,
             config: None,
             servers: Vec::new(),
+            strict: false,
             max_turns: None,
             tool_timeout: None,
             start_timeout: None,
@@ -529,11 +554,13 @@ mod tests {
 
     #[test]
     fn servers_need_a_config_file() {
-        assert!(select_servers(None, &[]).expect("none").is_empty());
-        assert!(usage_message(select_servers(None, &["fs".into()])).contains("--config"));
+        assert!(select_servers(None, &[], false).expect("none").0.is_empty());
+        assert!(usage_message(select_servers(None, &["fs".into()], true)).contains("--config"));
+        // A file that cannot be read fails even when entries may be skipped.
         let message = usage_message(select_servers(
             Some(std::path::Path::new("/no/such/mcp.json")),
             &[],
+            false,
         ));
         assert!(message.contains("/no/such/mcp.json"), "{message}");
     }

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::try_join_all;
+use futures_util::future::join_all;
+use golem::mcp::ToolInfo;
 use golem::mcp::config::ServerConfig;
 use golem::mcp::{
     Client, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification, ServerStderr,
@@ -46,13 +47,17 @@ pub struct Servers {
 impl Servers {
     /// Starts every server and lists its tools, each step within `limit`
     /// (`--start-timeout`): a server that never answers (a wrong command,
-    /// one waiting on a prompt) fails the command instead of hanging it.
-    /// The servers start together: every process is spawned first, then
-    /// the handshakes and listings run at once, so several npm servers
-    /// start in the time of the slowest, not of all of them in turn. The
-    /// failure reported is the first to happen (a command that cannot be
-    /// spawned, before any handshake); the servers started so far stay
-    /// here, for [`close`](Self::close).
+    /// one waiting on a prompt) is not waited for. The servers start
+    /// together: every process is spawned first, then the handshakes and
+    /// listings run at once, so several npm servers start in the time of
+    /// the slowest, not of all of them in turn.
+    ///
+    /// A server that cannot be spawned, initialized or listed is stopped
+    /// and left out, and its failure returned with the others (desktop
+    /// hosts go on without a broken entry too); with `strict`, the first
+    /// failure fails the command instead. When every server fails, the
+    /// first failure does. The servers started stay here, for
+    /// [`close`](Self::close).
     ///
     /// Cancel safe: a server is added here as soon as it is spawned.
     pub async fn start(
@@ -60,13 +65,23 @@ impl Servers {
         configs: Vec<(String, ServerConfig)>,
         limit: Duration,
         output: &Output,
-    ) -> Result<(), Failure> {
+        strict: bool,
+    ) -> Result<Vec<Failure>, Failure> {
         // The servers of this call: those before (none, in practice) are
         // initialized already.
         let first = self.servers.len();
+        let wanted = configs.len();
+        let mut failed = Vec::new();
         let mut stderrs = Vec::new();
         for (name, config) in configs {
-            let (client, stderr) = connect(&name, config)?;
+            let (client, stderr) = match connect(&name, config) {
+                Ok(connected) => connected,
+                Err(failure) if strict => return Err(failure),
+                Err(failure) => {
+                    failed.push(failure);
+                    continue;
+                }
+            };
             // Subscribed before the handshake: a log message may come with it.
             let notifications = client.notifications();
             let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
@@ -79,49 +94,92 @@ impl Servers {
             });
             stderrs.push(stderr);
         }
-        try_join_all(
-            self.servers[first..]
-                .iter()
-                .zip(&stderrs)
-                .map(|(server, stderr)| {
-                    let handshake = server.client.initialize();
-                    bounded(
-                        &server.name,
-                        "initialize",
-                        limit,
-                        stderr.as_ref(),
-                        handshake,
-                    )
-                }),
-        )
-        .await?;
-        self.prefix_clashes(limit).await?;
-        let toolsets = try_join_all(self.servers.iter().map(|server| {
+        let handshakes = join_all(self.servers[first..].iter().zip(&stderrs).map(
+            |(server, stderr)| {
+                // Only whether it succeeded is kept (the answer borrows the client).
+                let handshake = async { server.client.initialize().await.map(|_| ()) };
+                bounded(
+                    &server.name,
+                    "initialize",
+                    limit,
+                    stderr.as_ref(),
+                    handshake,
+                )
+            },
+        ))
+        .await;
+        self.leave_out(first, handshakes, strict, &mut failed)?;
+        let listings = join_all(self.servers[first..].iter().map(|server| {
+            let listing = server.client.list_tools();
+            bounded(&server.name, "tools/list", limit, None, listing)
+        }))
+        .await;
+        let listings = self.leave_out(first, listings, strict, &mut failed)?;
+        self.prefix_clashes(first, listings);
+        let toolsets = join_all(self.servers[first..].iter().map(|server| {
             let mut config = ToolsetConfig::default();
             config.name = Some(server.name.clone());
             config.prefix = server.prefix.clone();
             let listing = McpToolset::new(&server.client, config);
             bounded(&server.name, "tools/list", limit, None, listing)
         }))
-        .await?;
-        for (server, toolset) in self.servers.iter_mut().zip(toolsets) {
+        .await;
+        let toolsets = self.leave_out(first, toolsets, strict, &mut failed)?;
+        for (server, toolset) in self.servers[first..].iter_mut().zip(toolsets) {
             server.toolset = Some(Arc::new(toolset));
         }
-        Ok(())
+        if wanted > 0 && self.servers.len() == first {
+            // Nothing left to offer the model: the first failure is the
+            // command's.
+            return Err(failed.remove(0));
+        }
+        Ok(failed)
     }
 
-    /// Lists every server's tools once and gives a prefix to each server
-    /// with a tool name another server also has.
-    async fn prefix_clashes(&mut self, limit: Duration) -> Result<(), Failure> {
-        let listings = try_join_all(self.servers.iter().map(|server| {
-            let listing = server.client.list_tools();
-            bounded(&server.name, "tools/list", limit, None, listing)
-        }))
-        .await?;
+    /// Keeps the servers (from `first`) whose step succeeded, in order, and
+    /// the values it gave; the others are stopped (dropped: their process
+    /// group is killed) and their failures added to `failed`, unless
+    /// `strict`, where the first failure is returned.
+    fn leave_out<T>(
+        &mut self,
+        first: usize,
+        results: Vec<Result<T, Failure>>,
+        strict: bool,
+        failed: &mut Vec<Failure>,
+    ) -> Result<Vec<T>, Failure> {
+        let servers = self.servers.split_off(first);
+        let mut values = Vec::new();
+        let mut first_failure = None;
+        for (server, result) in servers.into_iter().zip(results) {
+            match result {
+                Ok(value) => {
+                    self.servers.push(server);
+                    values.push(value);
+                }
+                // The command fails: every server stays for `close`.
+                Err(failure) if strict => {
+                    self.servers.push(server);
+                    first_failure.get_or_insert(failure);
+                }
+                Err(failure) => {
+                    server.relay.abort();
+                    failed.push(failure);
+                }
+            }
+        }
+        match first_failure {
+            Some(failure) => Err(failure),
+            None => Ok(values),
+        }
+    }
+
+    /// Gives a prefix to each server (from `first`) with a tool name
+    /// another server also has, from their `listings`.
+    fn prefix_clashes(&mut self, first: usize, listings: Vec<Vec<ToolInfo>>) {
         let mut owners: HashMap<String, Vec<usize>> = HashMap::new();
         for (index, tools) in listings.into_iter().enumerate() {
             for tool in tools {
-                owners.entry(tool.name).or_default().push(index);
+                owners.entry(tool.name).or_default().push(first + index);
             }
         }
         for indexes in owners.values().filter(|indexes| indexes.len() > 1) {
@@ -130,7 +188,6 @@ impl Servers {
                 server.prefix = Some(tool_prefix(&server.name));
             }
         }
-        Ok(())
     }
 
     /// The toolsets for the agent.

@@ -35,12 +35,17 @@ pub async fn execute(plan: Plan) -> Exit {
 
 async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut Signals) -> Exit {
     let started = signals
-        .or_signal(servers.start(plan.servers, plan.start_timeout, output))
+        .or_signal(servers.start(plan.servers, plan.start_timeout, output, plan.strict))
         .await;
-    match started {
+    let failed = match started {
         Err(signal) => return signal.report(output),
         Ok(Err(failure)) => return failure.report(),
-        Ok(Ok(())) => {}
+        Ok(Ok(failed)) => failed,
+    };
+    // Entries that could not be read or started, together, before the
+    // run: the others carry on without them (`--strict` fails instead).
+    for failure in plan.skipped.iter().chain(&failed) {
+        output.note(&format!("left out: {}", failure.message));
     }
     let agent = match Agent::new(
         plan.model,

@@ -1073,3 +1073,52 @@ fn a_models_escape_sequences_are_shown_not_run() {
         "{stdout:?}"
     );
 }
+
+#[test]
+fn broken_entries_of_a_real_config_are_left_out_and_the_run_goes_on() {
+    let dir = TempDir::new();
+    let notes = dir.file("notes.txt", "still here");
+    let config = dir.file(
+        "mcp.json",
+        &json!({"mcpServers": {
+            "fs": {"command": filesystem_server(), "args": [dir.0]},
+            "typo": {"command": 42},
+            "missing": {"command": "/no/such/mcp-server"},
+            "crashes": {"command": "sh", "args": ["-c", "echo 'cannot open the database' >&2; exit 3"]},
+        }})
+        .to_string(),
+    );
+    let provider = FakeProvider::start_with(reader(notes, "read_text_file"));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .arg("Read notes.txt")
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The file says: still here\n");
+    for (name, cause) in [
+        ("typo", "command"),
+        ("missing", "executable not found"),
+        ("crashes", "cannot open the database"),
+    ] {
+        assert!(
+            stderr
+                .lines()
+                .any(|line| line.starts_with("golem: left out: ") && line.contains(name))
+                && stderr.contains(cause),
+            "{name}: {stderr}"
+        );
+    }
+
+    // --strict: the first broken entry fails the command before any run.
+    let strict = run_on(&provider)
+        .args(["--strict", "--config"])
+        .arg(&config)
+        .arg("Read notes.txt")
+        .output()
+        .expect("golem runs");
+    assert_ne!(strict.status.code(), Some(0), "{strict:?}");
+    assert!(!text(&strict.stderr).contains("left out"), "{strict:?}");
+}
