@@ -223,10 +223,13 @@ pub(crate) async fn discover(
             ),
         });
     };
+    // Checked to be the one the well-known URL was built from.
+    let issuer_id = metadata.issuer.clone().unwrap_or(issuer_id);
     from_metadata(
         resource,
         resource_metadata.scopes_supported,
         issuer,
+        issuer_id,
         metadata,
         local,
     )
@@ -246,10 +249,12 @@ async fn legacy(http: &OAuthHttp, server: &Url) -> Result<Discovered, AuthError>
         fetch_optional::<ServerMetadata>(http, "fetch authorization server metadata", &url).await?
     {
         // 2025-03-26 placed this document by the server's origin, not by an
-        // issuer, so there is no issuer to hold it to (servers of that
-        // revision state one with a path); grants are still bound to the
-        // one it states.
-        return from_metadata(resource, None, base, metadata, local);
+        // issuer (servers of that revision state one with a path), so the
+        // authorization server is the origin itself: what it claims to be
+        // is not believed, or a server could name another issuer and be
+        // handed that issuer's grants and assertions.
+        let origin = base.as_str().trim_end_matches('/').to_owned();
+        return from_metadata(resource, None, base, origin, metadata, local);
     }
     let endpoint = |path: &str| {
         let mut url = base.clone();
@@ -277,6 +282,7 @@ fn from_metadata(
     resource: String,
     resource_scopes: Option<Vec<String>>,
     issuer: Url,
+    issuer_id: String,
     metadata: ServerMetadata,
     local: bool,
 ) -> Result<Discovered, AuthError> {
@@ -307,12 +313,7 @@ fn from_metadata(
     Ok(Discovered {
         resource,
         resource_scopes,
-        // Checked against the well-known URL's issuer when fetched (except
-        // for the 2025-03-26 fallback, which has none to check against).
-        issuer_id: metadata
-            .issuer
-            .clone()
-            .unwrap_or_else(|| issuer.as_str().trim_end_matches('/').to_owned()),
+        issuer_id,
         issuer,
         authorization_endpoint,
         token_endpoint,
@@ -328,8 +329,16 @@ fn from_metadata(
 /// neither receive that issuer's assertions nor have its tokens taken for
 /// that issuer's.
 fn check_issuer(metadata: &ServerMetadata, expected: &[&str], url: &Url) -> Result<(), AuthError> {
+    // Identical, but for the trailing slash of a bare origin, which URL
+    // libraries add or drop on their own (`https://as.example/`).
+    let same = |issuer: &str, expected: &str| {
+        issuer == expected
+            || Url::parse(expected).is_ok_and(|url| {
+                url.path() == "/" && issuer.trim_end_matches('/') == expected.trim_end_matches('/')
+            })
+    };
     match metadata.issuer.as_deref() {
-        Some(issuer) if expected.contains(&issuer) => Ok(()),
+        Some(issuer) if expected.iter().any(|expected| same(issuer, expected)) => Ok(()),
         Some(issuer) => Err(AuthError::Discovery {
             detail: format!(
                 "the authorization server metadata at {} names the issuer {issuer:?}, not {:?}, \
@@ -476,6 +485,7 @@ mod tests {
             "https://mcp.example/mcp".into(),
             None,
             issuer.clone(),
+            "https://as.example".into(),
             metadata.clone(),
             false,
         );
@@ -483,7 +493,14 @@ mod tests {
             matches!(remote, Err(AuthError::InsecureEndpoint { .. })),
             "{remote:?}"
         );
-        let local = from_metadata("http://127.0.0.1/mcp".into(), None, issuer, metadata, true);
+        let local = from_metadata(
+            "http://127.0.0.1/mcp".into(),
+            None,
+            issuer,
+            "https://as.example".into(),
+            metadata,
+            true,
+        );
         assert!(local.is_ok(), "{local:?}");
     }
 }

@@ -556,7 +556,12 @@ impl OAuthProvider {
             return Ok(());
         };
         let mut state = self.flow.lock().await;
-        if self.reload(&server).as_ref() != Some(&grant) {
+        // Compared by their tokens: a store may keep the expiry to the
+        // second only.
+        if !self
+            .reload(&server)
+            .is_some_and(|now| same_tokens(&now, &grant))
+        {
             return Ok(()); // refreshed meanwhile, here or by another process
         }
         let discovered = self.discovered(&mut state, url, None).await?;
@@ -601,6 +606,13 @@ impl AuthProvider for OAuthProvider {
     fn authorize<'a>(&'a self, refusal: &'a Refusal) -> AuthFuture<'a, ()> {
         Box::pin(self.run(refusal))
     }
+}
+
+/// Whether two grants hold the same tokens (whatever precision their
+/// expiry was kept to).
+fn same_tokens(a: &StoredGrant, b: &StoredGrant) -> bool {
+    a.tokens.access_token == b.tokens.access_token
+        && a.tokens.refresh_token == b.tokens.refresh_token
 }
 
 /// Whether `grant` was issued by the authorization server discovery found

@@ -69,11 +69,12 @@ impl fmt::Debug for LoopbackConfig {
 /// and receives the redirect on `http://127.0.0.1:PORT/callback`.
 ///
 /// Each authorization binds a fresh listener on the loopback interface
-/// only, accepts exactly one redirect with the expected `state` (a
-/// redirect with another `state` fails the authorization; the listener is
-/// closed after the first redirect, so a second one finds nobody), answers
-/// it with a short page saying the tab can be closed, and gives up after
-/// the timeout.
+/// only, serves its connections at once, and accepts exactly one redirect
+/// with the expected `state`: anything else (a redirect with another
+/// `state`, a favicon, a probe) is answered and refused while the wait goes
+/// on; the listener is closed once the redirect came, so a second one finds
+/// nobody. The redirect is answered with a short page saying the tab can be
+/// closed; the wait gives up after the timeout.
 #[derive(Debug, Clone, Default)]
 pub struct LoopbackRedirect {
     config: LoopbackConfig,

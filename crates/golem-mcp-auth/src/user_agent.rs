@@ -111,8 +111,12 @@ impl PendingRedirect for RedirectFollower {
 /// path, whatever the query (a string prefix would take `/callbackx` or a
 /// longer port for it).
 fn is_redirect_uri(redirect: &Url, redirect_uri: &str) -> bool {
+    // By its parts: an opaque origin (a private scheme's) equals nothing.
     Url::parse(redirect_uri).is_ok_and(|expected| {
-        expected.origin() == redirect.origin() && expected.path() == redirect.path()
+        expected.scheme() == redirect.scheme()
+            && expected.host() == redirect.host()
+            && expected.port_or_known_default() == redirect.port_or_known_default()
+            && expected.path() == redirect.path()
     })
 }
 
@@ -136,5 +140,14 @@ mod tests {
         ] {
             assert!(!is_redirect_uri(&url(other), uri), "{other}");
         }
+        let private = "com.example.app:/oauth";
+        assert!(is_redirect_uri(
+            &url("com.example.app:/oauth?code=c"),
+            private
+        ));
+        assert!(!is_redirect_uri(
+            &url("com.example.app:/other?code=c"),
+            private
+        ));
     }
 }

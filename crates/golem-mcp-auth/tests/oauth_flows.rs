@@ -364,3 +364,118 @@ async fn a_refresh_token_another_process_rotated_is_not_sent_again() {
         Some(format!("Bearer {}", kept.tokens.access_token.expose()))
     );
 }
+
+#[tokio::test]
+async fn an_expiring_token_kept_in_a_file_is_refreshed_on_the_first_prepare() {
+    // The file keeps the expiry to the second; the grant in memory is more
+    // precise: they are the same grant all the same.
+    let issuer = authorization_server().await;
+    let names = Arc::new(Mutex::new(issuer.base.lock().expect("lock").clone()));
+    let server = format!("{}/mcp", resource(names).await);
+    let url = Url::parse(&server).expect("valid");
+    let dir = std::env::temp_dir().join(format!("golem-mcp-auth-file-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut config = OAuthConfig::new(Arc::new(Approver::default()));
+    config.store = Arc::new(golem_mcp_auth::FileTokenStore::new(dir.join("tokens.json")));
+    let provider = OAuthProvider::new(config).expect("a provider");
+    bounded(provider.login(&server)).await.expect("authorized");
+    bounded(provider.prepare(&url))
+        .await
+        .expect("prepare never fails");
+    let refreshed = issuer.refreshes();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        refreshed, 1,
+        "the first prepare of an expiring token did not refresh"
+    );
+}
+
+#[tokio::test]
+async fn a_2025_03_26_server_cannot_claim_the_issuer_of_a_stored_grant() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // The resource names an honest issuer for the login, then serves no
+    // protected-resource metadata (the 2025-03-26 way) but metadata of its
+    // own that claims the honest issuer, with a token endpoint of its own.
+    let honest = authorization_server().await;
+    let honest_base = honest.base.lock().expect("lock").clone();
+    let legacy = Arc::new(AtomicBool::new(false));
+    let stolen: Arc<Mutex<Vec<TokenRequest>>> = Arc::default();
+    let (as_resource, as_server, named) = (legacy.clone(), legacy.clone(), honest_base.clone());
+    let thief = stolen.clone();
+    let router = Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(move |headers: HeaderMap| {
+                let (legacy, named) = (as_resource.clone(), named.clone());
+                async move {
+                    if legacy.load(Ordering::SeqCst) {
+                        return StatusCode::NOT_FOUND.into_response();
+                    }
+                    let host = headers["host"].to_str().expect("a host").to_owned();
+                    axum::Json(json!({
+                        "resource": format!("http://{host}/mcp"),
+                        "authorization_servers": [named],
+                    }))
+                    .into_response()
+                }
+            }),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(|| async { StatusCode::NOT_FOUND }),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(move |headers: HeaderMap| {
+                let (legacy, claimed) = (as_server.clone(), honest_base.clone());
+                async move {
+                    if !legacy.load(Ordering::SeqCst) {
+                        return StatusCode::NOT_FOUND.into_response();
+                    }
+                    let host = headers["host"].to_str().expect("a host").to_owned();
+                    axum::Json(json!({
+                        "issuer": claimed,
+                        "authorization_endpoint": format!("http://{host}/authorize"),
+                        "token_endpoint": format!("http://{host}/steal"),
+                        "code_challenge_methods_supported": ["S256"],
+                    }))
+                    .into_response()
+                }
+            }),
+        )
+        .route(
+            "/steal",
+            post(move |headers: HeaderMap, body: String| {
+                let thief = thief.clone();
+                async move {
+                    let form = url::form_urlencoded::parse(body.as_bytes())
+                        .into_owned()
+                        .collect();
+                    let authorization = headers
+                        .get("authorization")
+                        .and_then(|value| value.to_str().ok())
+                        .map(str::to_owned);
+                    thief.lock().expect("lock").push((form, authorization));
+                    StatusCode::BAD_REQUEST
+                }
+            }),
+        );
+    let server = format!("{}/mcp", serve(router).await);
+    let url = Url::parse(&server).expect("valid");
+    let store = Arc::new(MemoryTokenStore::new());
+    bounded(provider(&store).login(&server))
+        .await
+        .expect("authorized");
+    legacy.store(true, Ordering::SeqCst);
+    // The next run, on the same cache.
+    bounded(provider(&store).prepare(&url))
+        .await
+        .expect("prepare never fails");
+    let stolen = stolen.lock().expect("lock").clone();
+    assert!(
+        stolen
+            .iter()
+            .all(|(form, _)| form.get("grant_type").map(String::as_str) != Some("refresh_token")),
+        "the honest issuer's refresh token went elsewhere: {stolen:?}"
+    );
+}

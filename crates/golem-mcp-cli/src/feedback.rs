@@ -140,9 +140,14 @@ struct Shared {
 }
 
 impl Console {
-    /// Writes `line` (one line, without its newline) on stderr.
+    /// Writes `line` (one line, without its newline) on stderr. It often
+    /// carries a server's words (a log message, an elicitation's): what
+    /// could drive the terminal is escaped, whatever the caller did
+    /// (escaping twice changes nothing), and lines after the first are
+    /// indented.
     pub fn line(&self, line: impl Into<String>) {
         let line = line.into();
+        let line = golem_terminal::message(&line).into_owned();
         let mut shared = self.lock();
         if let Some(held) = shared.held.as_mut() {
             held.push(line);
@@ -246,8 +251,9 @@ fn progress_message(stage: &str, report: &Progress) -> String {
         message.push_str(&format!("/{total}"));
     }
     if let Some(text) = report.message.as_deref().filter(|text| !text.is_empty()) {
+        // The server's words, on the spinner line: escaped.
         message.push(' ');
-        message.push_str(text);
+        message.push_str(&golem_terminal::one_line(text));
     }
     message
 }
@@ -311,5 +317,12 @@ mod tests {
         drop(browser);
         assert!(!console.is_paused());
         assert!(console.lock().held.is_none());
+    }
+
+    #[test]
+    fn a_progress_message_cannot_drive_the_terminal() {
+        let report = Progress::new(1.0, Some(2.0), Some("step\x1b]52;c;aGk=\x07\r".into()));
+        let shown = progress_message("calling x", &report);
+        assert_eq!(shown, "calling x: 1/2 step\\u{1b}]52;c;aGk=\\u{7}\\r");
     }
 }

@@ -53,7 +53,7 @@ pub async fn set_log_level(client: &Client, level: LogLevel, console: &Console) 
     if let Err(error) = client.set_log_level(level).await {
         console.line(format!(
             "golem-mcp: warning: --log-level {level}: {}; going on",
-            describe(&error)
+            golem_terminal::message(&describe(&error))
         ));
     }
 }

@@ -89,7 +89,7 @@ pub async fn cancel_abandoned(client: &Client, task_id: &str, limit: Duration) {
         Ok(Ok(_)) => eprintln!("golem-mcp: cancelled task {shown} on the server"),
         Ok(Err(error)) => eprintln!(
             "golem-mcp: could not cancel task {shown} on the server: {}",
-            describe(&error)
+            golem_terminal::message(&describe(&error))
         ),
         Err(_) => {
             eprintln!("golem-mcp: the server did not confirm cancelling task {shown} in time")
