@@ -190,6 +190,11 @@ impl Servers {
         }
     }
 
+    /// How many servers are running.
+    pub fn started(&self) -> usize {
+        self.servers.len()
+    }
+
     /// The toolsets for the agent.
     pub fn toolsets(&self) -> Vec<Arc<dyn Toolset<()>>> {
         self.servers

@@ -47,6 +47,11 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     for failure in plan.skipped.iter().chain(&failed) {
         output.note(&format!("left out: {}", failure.message));
     }
+    // Servers were asked for, and none offers a tool: say so, or the model's
+    // "I cannot do that" would be the only sign.
+    if servers.started() > 0 && servers.listing().is_empty() {
+        output.note("the MCP servers offer no tools: the model answers without any");
+    }
     let agent = match Agent::new(
         plan.model,
         golem::decode::text,

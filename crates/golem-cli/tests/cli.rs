@@ -1122,3 +1122,33 @@ fn broken_entries_of_a_real_config_are_left_out_and_the_run_goes_on() {
     assert_ne!(strict.status.code(), Some(0), "{strict:?}");
     assert!(!text(&strict.stderr).contains("left out"), "{strict:?}");
 }
+
+#[test]
+fn a_run_on_servers_that_offer_no_tools_says_so() {
+    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
+    let python = peers.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "run scripts/install-peers.sh (the README's test command does)"
+    );
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_no_tools_server.py");
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        &json!({"mcpServers": {"bare": {"command": python, "args": [script]}}}).to_string(),
+    );
+    let provider = FakeProvider::start([Reply::Text("Nothing to call.".into())]);
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .arg("Do something")
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.contains("golem: the MCP servers offer no tools"),
+        "{stderr}"
+    );
+}

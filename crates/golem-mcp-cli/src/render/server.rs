@@ -14,7 +14,9 @@ use crate::render::text::{indented, pretty};
 pub fn info_text(server: &ServerInfo) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
-    let _ = writeln!(out, "server:       {} {}", server.name, server.version);
+    let identity = format!("{} {}", server.name, server.version);
+    // A server without a version gets no trailing blank.
+    let _ = writeln!(out, "server:       {}", identity.trim_end());
     if let Some(title) = server.title.as_deref().filter(|title| !title.is_empty()) {
         let _ = writeln!(out, "title:        {title}");
     }
@@ -124,5 +126,14 @@ mod tests {
         assert_eq!(json["serverInfo"]["name"], "demo");
         assert_eq!(json["protocolVersion"], "2025-11-25");
         assert_eq!(json["capabilities"], serde_json::json!({"tools": {}}));
+    }
+
+    #[test]
+    fn a_server_without_a_version_has_no_trailing_blank() {
+        let mut info = server(json!({}), None);
+        info.version = String::new();
+        let text = info_text(&info);
+        let first = text.lines().next().expect("a first line");
+        assert_eq!(first, first.trim_end(), "{text:?}");
     }
 }

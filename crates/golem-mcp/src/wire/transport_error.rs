@@ -199,6 +199,11 @@ impl fmt::Display for HttpStatusError {
                 " (the server requires authorization: send a token in an \
                  \"Authorization: Bearer …\" header)"
             )?;
+        } else if self.status == 404 {
+            write!(
+                f,
+                " (no MCP endpoint at this URL; check its path: servers usually serve it at /mcp)"
+            )?;
         } else if let Some(location) = &self.location {
             write!(
                 f,
@@ -362,11 +367,11 @@ mod tests {
     fn a_body_shows_as_one_short_line() {
         assert_eq!(
             status(
-                404,
+                500,
                 "<!DOCTYPE html>\n<html>\n  <h1>Not   Found</h1>\n</html>"
             )
             .to_string(),
-            "HTTP 404 from http://127.0.0.1:1/mcp: Not Found"
+            "HTTP 500 from http://127.0.0.1:1/mcp: Not Found"
         );
         assert_eq!(
             status(500, "line one\n\tline two").to_string(),
@@ -392,5 +397,16 @@ mod tests {
             source: Box::new(io),
         };
         assert_eq!(error.to_string(), "POST: Connection refused");
+    }
+
+    #[test]
+    fn a_404_outside_a_session_says_to_check_the_path() {
+        let text = status(404, "").to_string();
+        assert!(text.contains("check its path"), "{text}");
+        let expired = HttpStatusError {
+            session_expired: true,
+            ..status(404, "")
+        };
+        assert!(!expired.to_string().contains("check its path"));
     }
 }
