@@ -4,8 +4,6 @@
 
 use golem_mcp::{LogMessage, Task};
 
-use crate::render::text::push_escaped;
-
 /// A server's log message as one line of stderr, e.g. `golem-mcp: server
 /// log [warning] db: slow query`. Control characters (newlines, terminal
 /// escapes) are shown escaped: the text is the server's, the terminal ours.
@@ -16,10 +14,10 @@ pub fn log_line(message: &LogMessage) -> String {
         .as_deref()
         .filter(|logger| !logger.is_empty())
     {
-        push_escaped(&mut line, logger);
+        line.push_str(&golem_terminal::one_line(logger));
         line.push_str(": ");
     }
-    push_escaped(&mut line, &message.text());
+    line.push_str(&golem_terminal::one_line(&message.text()));
     line
 }
 
@@ -27,7 +25,7 @@ pub fn log_line(message: &LogMessage) -> String {
 /// content...)`; the server's text with control characters escaped.
 pub fn task_status(task: &Task) -> String {
     let mut line = String::from("task ");
-    push_escaped(&mut line, &task.task_id);
+    line.push_str(&golem_terminal::one_line(&task.task_id));
     line.push_str(&format!(": {}", task.status));
     if let Some(message) = task
         .status_message
@@ -35,7 +33,7 @@ pub fn task_status(task: &Task) -> String {
         .filter(|message| !message.is_empty())
     {
         line.push_str(" (");
-        push_escaped(&mut line, message);
+        line.push_str(&golem_terminal::one_line(message));
         line.push(')');
     }
     line

@@ -1,5 +1,5 @@
 //! The text helpers every renderer shares: whole lines, indentation,
-//! escaped control characters, pretty JSON. It knows nothing of MCP.
+//! pretty JSON (escaping is `golem-terminal`'s). It knows nothing of MCP.
 
 use std::fmt::Write as _;
 
@@ -12,12 +12,6 @@ pub fn line(text: &str) -> String {
     } else {
         format!("{text}\n")
     }
-}
-
-/// `text` with control characters (newlines, terminal escapes) shown
-/// escaped, appended to `out`: the text is the server's, the terminal ours.
-pub fn push_escaped(out: &mut String, text: &str) {
-    out.push_str(&golem_terminal::one_line(text));
 }
 
 /// Every line of `text` indented by two spaces (empty lines stay empty).
