@@ -132,6 +132,21 @@ pub enum Error {
         /// What is wrong and what would be right.
         problem: String,
     },
+    /// A modern server asked for input to finish a request (an
+    /// elicitation, a sampling, the roots: a multi-round-trip request), and
+    /// the client could not give it: no handler is registered for it, or
+    /// the handler failed. The request was not sent again.
+    #[error(
+        "mcp: {operation}: the server asked for {method}, which could not be answered: {problem}"
+    )]
+    Input {
+        /// The request that needed the input, e.g. `tools/call book`.
+        operation: String,
+        /// What the server asked for, e.g. `elicitation/create`.
+        method: String,
+        /// Why it could not be answered.
+        problem: String,
+    },
     /// A configuration value is invalid.
     #[error("mcp: {operation}: invalid {field}: {problem}")]
     InvalidConfig {

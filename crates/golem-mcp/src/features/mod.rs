@@ -15,4 +15,5 @@ pub(crate) mod prompts;
 pub(crate) mod resources;
 pub(crate) mod tasks;
 pub(crate) mod tool_details;
+pub(crate) mod tool_headers;
 pub(crate) mod tools;

@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
+use crate::features::tool_headers;
 use crate::session::client::Client;
+use crate::session::connection::Request;
+use crate::session::era::HEADER_MISMATCH;
 use crate::session::paging::Page;
 use crate::session::progress::Progress;
 
@@ -139,14 +142,6 @@ pub(crate) struct ListToolsParams<'a> {
 pub(crate) struct CallToolParams<'a> {
     pub(crate) name: &'a str,
     pub(crate) arguments: &'a RawValue,
-    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub(crate) meta: Option<CallMeta>,
-}
-
-#[derive(Serialize)]
-pub(crate) struct CallMeta {
-    #[serde(rename = "progressToken")]
-    pub(crate) progress_token: u64,
 }
 
 impl Client {
@@ -156,7 +151,8 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
-        self.list_all::<ToolsPage>("tools/list").await
+        let tools = self.list_all::<ToolsPage>("tools/list").await?;
+        Ok(tool_headers::screen(self, tools))
     }
 
     /// Calls tool `name` with `arguments`, which are sent verbatim.
@@ -293,14 +289,44 @@ impl Client {
         arguments: &RawValue,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<R, Error> {
-        let with_progress = on_progress.is_some();
-        let params = |id| CallToolParams {
-            name,
-            arguments,
-            meta: with_progress.then_some(CallMeta { progress_token: id }),
+        // The progress token (the request's id) joins `_meta` as the
+        // request is encoded.
+        let params = CallToolParams { name, arguments };
+        let headers = tool_headers::headers_for(self, name, arguments)?;
+        let mut request = Request::new("tools/call", &params);
+        request.name = Some(name);
+        request.param_headers = &headers;
+        let wants_progress = on_progress.is_some();
+        let mut on_progress = on_progress;
+        let mut forward = |report: Progress| {
+            if let Some(observer) = on_progress.as_deref_mut() {
+                observer(report);
+            }
         };
-        self.request_with_progress("tools/call", Some(name), params, on_progress)
-            .await
+        let observer = match wants_progress {
+            true => Some(&mut forward as &mut (dyn FnMut(Progress) + Send)),
+            false => None,
+        };
+        let result = self.send_request(request, observer).await;
+        match result {
+            // The tool's annotations changed since it was listed (or it was
+            // never listed): list again and call once more, as the protocol
+            // suggests.
+            Err(Error::Protocol { source, .. })
+                if source.code == HEADER_MISMATCH && self.mirrors_headers() =>
+            {
+                tracing::debug!(tool = %name, "mcp: the server found the call's headers wrong; listing the tools again");
+                self.list_tools().await?;
+                let headers = tool_headers::headers_for(self, name, arguments)?;
+                request.param_headers = &headers;
+                let observer = match wants_progress {
+                    true => Some(&mut forward as &mut (dyn FnMut(Progress) + Send)),
+                    false => None,
+                };
+                self.send_request(request, observer).await
+            }
+            other => other,
+        }
     }
 }
 

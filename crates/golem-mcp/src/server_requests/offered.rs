@@ -10,6 +10,7 @@
 use std::any::Any;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -20,9 +21,9 @@ use crate::server_requests::elicitation::{
 use crate::server_requests::handlers::{ElicitationHandler, SamplingHandler};
 use crate::server_requests::roots::Root;
 use crate::server_requests::sampling::CreateMessageRequest;
-use crate::session::client::{Client, WeakClient};
+use crate::session::client::{Client, Settings, WeakClient};
 use crate::session::context::RequestContext;
-use crate::session::protocol::ClientInfo;
+use crate::session::protocol::{ClientInfo, ProtocolChoice};
 use crate::session::serving::{HandlerError, HandlerFuture, Offer};
 use crate::wire::transport::Transport;
 
@@ -58,6 +59,14 @@ pub struct ClientConfig {
     /// How many server requests may be handled at once (16 by default);
     /// beyond that the server is told to try again later.
     pub max_concurrent_handlers: usize,
+    /// Which protocol revision to speak: found by probing (the default,
+    /// [`ProtocolChoice::Auto`]) or pinned (ADR 0018).
+    pub protocol: ProtocolChoice,
+    /// How long the probe waits for the server's first answer before it
+    /// takes the server for a legacy one that ignores unknown requests
+    /// (10 s by default: a server started by `npx` or `uvx` may first be
+    /// installed, and answers only then).
+    pub probe_timeout: Duration,
 }
 
 impl Default for ClientConfig {
@@ -68,6 +77,8 @@ impl Default for ClientConfig {
             elicitation: None,
             roots: None,
             max_concurrent_handlers: 16,
+            protocol: ProtocolChoice::Auto,
+            probe_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -80,6 +91,8 @@ impl fmt::Debug for ClientConfig {
             .field("elicitation", &self.elicitation.is_some())
             .field("roots", &self.roots)
             .field("max_concurrent_handlers", &self.max_concurrent_handlers)
+            .field("protocol", &self.protocol)
+            .field("probe_timeout", &self.probe_timeout)
             .finish()
     }
 }
@@ -111,6 +124,15 @@ impl ClientConfig {
     /// Offers these roots.
     pub fn with_roots(mut self, roots: Vec<Root>) -> Self {
         self.roots = Some(roots);
+        self
+    }
+
+    /// Speaks exactly protocol revision `version` (e.g. `2026-07-28` or
+    /// `2025-11-25`) instead of probing for the server's era; a revision
+    /// this client does not speak fails [`Client::initialize`] with
+    /// [`Error::InvalidConfig`].
+    pub fn with_protocol(mut self, version: impl Into<String>) -> Self {
+        self.protocol = ProtocolChoice::Pinned(version.into());
         self
     }
 }
@@ -275,7 +297,12 @@ impl Client {
 
     /// A client over `transport` with the given configuration.
     pub fn with_config<T: Transport>(transport: T, config: ClientConfig) -> Self {
-        Client::open(transport, config.client_info.clone(), |client| {
+        let settings = Settings {
+            client_info: config.client_info.clone(),
+            protocol: config.protocol.clone(),
+            probe_timeout: config.probe_timeout,
+        };
+        Client::open(transport, settings, |client| {
             Arc::new(Offered::new(&config, client))
         })
     }

@@ -10,13 +10,19 @@ use tokio::sync::{Mutex, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
-use crate::session::connection::{Connection, Reply, encode_notification, settle};
+use crate::session::connection::{Connection, Reply, Request, encode_notification, settle};
+use crate::session::era::ModernMeta;
 use crate::session::extensions::Extensions;
 use crate::session::inbound;
+use crate::session::mrtr;
 use crate::session::notifications::{Hub, Notifications};
 use crate::session::paging;
+use crate::session::probe::{Probe, Verdict};
 use crate::session::progress::Progress;
-use crate::session::protocol::{ClientInfo, InitializeParams, InitializeResult, ServerInfo};
+use crate::session::protocol::{
+    ClientInfo, Era, HowChosen, InitializeParams, InitializeResult, MODERN_PROTOCOL_VERSION,
+    ProtocolChoice, ServerInfo,
+};
 use crate::session::serving::Offer;
 use crate::wire::transport::{Outgoing, RequestId, Transport};
 use crate::wire::transport_error::TransportError;
@@ -124,13 +130,33 @@ pub(crate) struct Inner {
     /// The inbound task, aborted on close and on drop.
     inbound: StdMutex<Option<AbortOnDrop>>,
     server: OnceLock<ServerInfo>,
-    client_info: ClientInfo,
+    settings: Settings,
     /// What the features keep per client (`prompts.rs`'s prompt list).
     extensions: Extensions,
 }
 
+/// How a client introduces itself and chooses the protocol revision.
+pub(crate) struct Settings {
+    /// Its name and version.
+    pub(crate) client_info: ClientInfo,
+    /// Auto (probe) or a pinned revision.
+    pub(crate) protocol: ProtocolChoice,
+    /// How long the probe waits for an answer.
+    pub(crate) probe_timeout: std::time::Duration,
+}
+
 /// Aborts a task when dropped, so nothing outlives the client.
 struct AbortOnDrop(JoinHandle<()>);
+
+/// The era probe, on a task of its own (so that a dropped `initialize`
+/// does not interrupt it), aborted if the client goes away first.
+struct ProbeTask(JoinHandle<Result<Verdict, Error>>);
+
+impl Drop for ProbeTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
 
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
@@ -144,12 +170,19 @@ impl Drop for AbortOnDrop {
 /// connection's state, not a stage.)
 enum Lifecycle {
     New,
+    /// `server/discover` is out, on a task of its own: the era is being
+    /// decided.
+    Probing(ProbeTask),
     /// `initialize` (request `id`) is being sent (on a task of its own, so
     /// that dropping the caller cannot interrupt it) and its answer awaited.
     Initializing {
         id: RequestId,
         sent: Option<AbortOnDropResult>,
         reply: oneshot::Receiver<Reply>,
+        /// How the legacy era was chosen.
+        chosen: HowChosen,
+        /// The revision pinned, if one was.
+        pinned: Option<&'static str>,
     },
     /// The answer was accepted; `notifications/initialized` is being sent.
     Confirming {
@@ -208,13 +241,13 @@ impl fmt::Display for Operation<'_> {
 }
 
 impl Client {
-    /// A client over `transport` that introduces itself with `client_info`
+    /// A client over `transport` that introduces itself as `settings` say
     /// and offers what `offer` makes (given the way back to this client,
     /// for the handlers' contexts): how the `server_requests` layer builds
     /// [`Client::with_config`].
     pub(crate) fn open<T: Transport>(
         transport: T,
-        client_info: ClientInfo,
+        settings: Settings,
         offer: impl FnOnce(WeakClient) -> Arc<dyn Offer>,
     ) -> Self {
         let inner = Arc::new_cyclic(|weak| {
@@ -231,7 +264,7 @@ impl Client {
                 driver: StdMutex::new(Some(Box::pin(driver.run()))),
                 inbound: StdMutex::new(None),
                 server: OnceLock::new(),
-                client_info,
+                settings,
                 extensions: Extensions::default(),
             }
         });
@@ -243,19 +276,30 @@ impl Client {
         WeakClient(Arc::downgrade(&self.inner))
     }
 
-    /// Performs the MCP handshake: offers the newest protocol revision this
-    /// client implements, accepts any revision it can speak (refusing others
-    /// with [`Error::VersionMismatch`]), sends `notifications/initialized`,
-    /// and records the server's identity, capabilities and instructions.
+    /// Connects to the server: decides the protocol era once, and records
+    /// the server's identity, capabilities and instructions (ADR 0018).
     /// Starts the inbound task on the current Tokio runtime.
+    ///
+    /// By default ([`ProtocolChoice::Auto`]) the client probes with
+    /// `server/discover`: a modern (2026-07-28) server's answer decides the
+    /// revision, and nothing more is sent; a legacy server (any other
+    /// error, an HTTP refusal without a modern error, or no answer within
+    /// [`ClientConfig::probe_timeout`](crate::ClientConfig::probe_timeout))
+    /// is then sent the `initialize` handshake on the same connection,
+    /// offering [`LATEST_PROTOCOL_VERSION`](crate::LATEST_PROTOCOL_VERSION)
+    /// and accepting any revision this client speaks (refusing others with
+    /// [`Error::VersionMismatch`]). A pinned revision
+    /// ([`ClientConfig::protocol`](crate::ClientConfig::protocol)) skips the
+    /// probe (legacy) or the fallback (modern). [`ServerInfo::chosen`] says
+    /// which happened.
     ///
     /// Must succeed before any other operation. Calling it again once it has
     /// succeeded does nothing and returns the same server information.
     ///
-    /// Cancel safe: `initialize` is never cancelled (the protocol forbids
-    /// it); if the future is dropped, the request still goes out whole and
-    /// the next call waits for that same answer rather than sending a second
-    /// `initialize` (which servers refuse).
+    /// Cancel safe: neither the probe nor `initialize` is cancelled (the
+    /// protocol forbids cancelling `initialize`); if the future is dropped,
+    /// what was sent runs on, and the next call waits for that same answer
+    /// rather than sending the request again.
     pub async fn initialize(&self) -> Result<&ServerInfo, Error> {
         let operation = Operation("initialize", None);
         let mut lifecycle = self.inner.lifecycle.lock().await;
@@ -269,20 +313,46 @@ impl Client {
                 Lifecycle::Ready => return self.server_or_invalid(),
                 Lifecycle::New => {
                     self.start_inbound();
-                    let connection = &self.inner.connection;
-                    let params = InitializeParams::new(
-                        &self.inner.client_info,
-                        self.inner.offer.capabilities(),
-                    );
-                    let (in_flight, message) =
-                        connection.start(&operation, "initialize", |_| params, false)?;
-                    *lifecycle = Lifecycle::Initializing {
-                        id: in_flight.id(),
-                        sent: Some(AbortOnDropResult::spawn(connection, message)),
-                        reply: in_flight.detach(),
+                    let pinned = self.inner.settings.protocol.pinned()?;
+                    *lifecycle = match pinned {
+                        Some(version) if Era::of(version) == Era::Legacy => {
+                            self.start_initialize(HowChosen::Pinned, Some(version))?
+                        }
+                        _ => Lifecycle::Probing(self.start_probe(pinned)),
                     };
                 }
-                Lifecycle::Initializing { id, sent, reply } => {
+                Lifecycle::Probing(task) => {
+                    let verdict = match (&mut task.0).await {
+                        Ok(verdict) => verdict,
+                        Err(error) => Err(Error::transport(
+                            &operation.to_string(),
+                            TransportError::Other(Box::new(error)),
+                        )),
+                    };
+                    match verdict {
+                        Ok(Verdict::Modern { info, meta }) => {
+                            self.inner.connection.set_modern(meta);
+                            let _ = self.inner.server.set(info);
+                            *lifecycle = Lifecycle::Ready;
+                            self.inner.initialized.store(true, Ordering::Release);
+                        }
+                        Ok(Verdict::Legacy { probe }) => {
+                            *lifecycle =
+                                self.start_initialize(HowChosen::FellBack { probe }, None)?;
+                        }
+                        Err(error) => {
+                            *lifecycle = Lifecycle::New;
+                            return Err(error);
+                        }
+                    }
+                }
+                Lifecycle::Initializing {
+                    id,
+                    sent,
+                    reply,
+                    chosen,
+                    pinned,
+                } => {
                     let answer = loop {
                         let Some(sending) = sent.as_mut() else {
                             break (&mut *reply).await;
@@ -303,10 +373,11 @@ impl Client {
                             }
                         }
                     };
+                    let pinned = *pinned;
                     let accepted =
                         settle::<InitializeResult>(&self.inner.connection, &operation, answer)
-                            .and_then(InitializeResult::accept);
-                    let server = match accepted {
+                            .and_then(|result| result.accept(pinned));
+                    let mut server = match accepted {
                         Ok(server) => server,
                         Err(error) => {
                             // After an error a later call starts again from
@@ -315,6 +386,7 @@ impl Client {
                             return Err(error);
                         }
                     };
+                    server.info.chosen = std::mem::replace(chosen, HowChosen::Pinned);
                     self.inner
                         .connection
                         .set_protocol_version(server.protocol_version);
@@ -348,6 +420,52 @@ impl Client {
         }
     }
 
+    /// Sends `initialize` on a task of its own: the legacy handshake's
+    /// first stage.
+    fn start_initialize(
+        &self,
+        chosen: HowChosen,
+        pinned: Option<&'static str>,
+    ) -> Result<Lifecycle, Error> {
+        let operation = Operation("initialize", None);
+        let connection = &self.inner.connection;
+        let params = InitializeParams::new(
+            &self.inner.settings.client_info,
+            self.inner.offer.capabilities(),
+            pinned,
+        );
+        let (in_flight, message) =
+            connection.start(&operation, &Request::new("initialize", &params), false)?;
+        Ok(Lifecycle::Initializing {
+            id: in_flight.id(),
+            sent: Some(AbortOnDropResult::spawn(connection, message)),
+            reply: in_flight.detach(),
+            chosen,
+            pinned,
+        })
+    }
+
+    /// Starts the era probe on a task of its own, asking for the pinned
+    /// revision or the newest one.
+    fn start_probe(&self, pinned: Option<&'static str>) -> ProbeTask {
+        let probe = Probe {
+            connection: self.inner.connection.clone(),
+            version: pinned.unwrap_or(MODERN_PROTOCOL_VERSION),
+            pinned: pinned.is_some(),
+            timeout: self.inner.settings.probe_timeout,
+            remake: Box::new(self.meta_maker()),
+        };
+        ProbeTask(tokio::spawn(probe.run()))
+    }
+
+    /// Makes the modern `_meta` entries for a revision: this client's
+    /// identity and exactly the capabilities the application registered.
+    fn meta_maker(&self) -> impl Fn(&'static str) -> ModernMeta + Send + Sync + 'static {
+        let client_info = self.inner.settings.client_info.clone();
+        let capabilities = self.inner.offer.capabilities();
+        move |version| ModernMeta::new(version, &client_info, &capabilities)
+    }
+
     /// Starts the inbound task, once.
     fn start_inbound(&self) {
         let driver = lock(&self.inner.driver).take();
@@ -368,17 +486,16 @@ impl Client {
         })
     }
 
-    /// Sends a `ping` and waits for the answer: a liveness check.
+    /// Sends a `ping` and waits for the answer: a liveness check. The
+    /// modern era has no `ping`: there the check is a `server/discover`.
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn ping(&self) -> Result<(), Error> {
-        let operation = Operation("ping", None);
-        self.ready(operation)?;
-        let _: serde::de::IgnoredAny = self
-            .inner
-            .connection
-            .request(&operation, "ping", |_| EmptyParams {}, None)
-            .await?;
+        let method = match self.inner.connection.modern() {
+            Some(_) => "server/discover",
+            None => "ping",
+        };
+        let _: serde::de::IgnoredAny = self.request(method, None, EmptyParams {}).await?;
         Ok(())
     }
 
@@ -447,30 +564,58 @@ impl Client {
         target: Option<&str>,
         params: P,
     ) -> Result<R, Error> {
-        self.request_with_progress(method, target, |_| params, None)
+        self.request_with_progress(method, target, &params, None)
             .await
     }
 
-    /// Like [`request`](Client::request), with the parameters made from the
-    /// request's id (which is its progress token) and progress reports for
-    /// it handed to `on_progress`, on the caller's task.
+    /// Like [`request`](Client::request), with progress reports for it
+    /// handed to `on_progress`, on the caller's task.
     pub(crate) async fn request_with_progress<R, P>(
         &self,
         method: &'static str,
         target: Option<&str>,
-        params: impl FnOnce(u64) -> P,
+        params: &P,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<R, Error>
     where
         R: serde::de::DeserializeOwned,
         P: serde::Serialize,
     {
-        let operation = Operation(method, target);
+        let mut request = Request::new(method, params);
+        request.name = target;
+        self.send_request(request, on_progress).await
+    }
+
+    /// Sends `request` (its `name` is also what errors name) and reads
+    /// its result. A legacy request is one exchange; a modern one may take
+    /// several (`mrtr.rs`).
+    pub(crate) async fn send_request<R, P>(
+        &self,
+        request: Request<'_, P>,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error>
+    where
+        R: serde::de::DeserializeOwned,
+        P: serde::Serialize,
+    {
+        let operation = Operation(request.method, request.name);
         self.ready(operation)?;
-        self.inner
-            .connection
-            .request(&operation, method, params, on_progress)
-            .await
+        let connection = &self.inner.connection;
+        if connection.modern().is_none() {
+            let reply = connection
+                .exchange(&operation, &request, on_progress)
+                .await?;
+            return crate::session::connection::decode(&operation, reply);
+        }
+        mrtr::run(
+            connection,
+            &*self.inner.offer,
+            &operation,
+            request,
+            self.meta_maker(),
+            on_progress,
+        )
+        .await
     }
 
     /// Every item of list `method`, following its cursors (`paging.rs`).
@@ -494,6 +639,12 @@ impl Client {
         self.inner.hub.prompt_changes()
     }
 
+    /// Whether the transport mirrors modern requests into headers (HTTP,
+    /// once the modern era was decided).
+    pub(crate) fn mirrors_headers(&self) -> bool {
+        self.inner.connection.mirrors_headers()
+    }
+
     /// What the client offers the server, as the layer that made it sees it.
     pub(crate) fn offer(&self) -> &dyn Offer {
         &*self.inner.offer
@@ -508,7 +659,9 @@ impl Client {
     /// `initialize` answer was accepted; before that, nothing (the server
     /// learns what it would say from the handshake).
     pub(crate) async fn notify_when_negotiated(&self, method: &'static str) -> Result<(), Error> {
-        if !self.inner.connection.is_negotiated() {
+        // The modern era has no such notifications: the server learns what
+        // it would say from the next request.
+        if !self.inner.connection.is_negotiated() || self.inner.connection.modern().is_some() {
             return Ok(());
         }
         let message = encode_notification(method, None::<&()>)

@@ -20,9 +20,10 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::Error;
+use crate::session::era::ModernMeta;
 use crate::session::progress::Progress;
 use crate::session::protocol::CancelledParams;
-use crate::wire::jsonrpc::{self, Incoming, Outcome};
+use crate::wire::jsonrpc::{self, Extras, Incoming, Outcome};
 use crate::wire::transport::{DynTransport, Outgoing, RequestId};
 use crate::wire::transport_error::TransportError;
 
@@ -99,13 +100,18 @@ pub(crate) struct Connection {
     transport: Arc<dyn DynTransport>,
     next_id: AtomicU64,
     waiters: Mutex<Waiters>,
-    /// The revision negotiated at `initialize`, marked on every later
-    /// message.
+    /// The revision negotiated at `initialize` or chosen by discovery,
+    /// marked on every later message.
     protocol_version: OnceLock<&'static str>,
+    /// Set when the connection speaks the modern era: the `_meta` entries
+    /// every request carries.
+    modern: OnceLock<ModernMeta>,
     commands: mpsc::UnboundedSender<Command>,
     /// Set once the server's `initialize` answer was accepted (the revision
     /// is negotiated): from then on the server may send requests.
     negotiated: AtomicBool,
+    /// Whether the transport mirrors modern requests into headers (HTTP).
+    mirrors_headers: bool,
 }
 
 impl fmt::Debug for Connection {
@@ -122,6 +128,7 @@ impl Connection {
     /// the inbound side.
     pub(crate) fn new(
         transport: Arc<dyn DynTransport>,
+        mirrors_headers: bool,
     ) -> (Self, mpsc::UnboundedReceiver<Command>) {
         let (commands, receiver) = mpsc::unbounded_channel();
         let connection = Connection {
@@ -132,8 +139,10 @@ impl Connection {
                 ended: None,
             }),
             protocol_version: OnceLock::new(),
+            modern: OnceLock::new(),
             commands,
             negotiated: AtomicBool::new(false),
+            mirrors_headers,
         };
         (connection, receiver)
     }
@@ -151,16 +160,39 @@ impl Connection {
         self.negotiated.store(true, Ordering::Release);
     }
 
+    /// Decides the modern era for good: every later request carries
+    /// `meta`'s entries and revision.
+    pub(crate) fn set_modern(&self, meta: ModernMeta) {
+        let version = meta.version();
+        let _ = self.modern.set(meta);
+        self.set_protocol_version(version);
+    }
+
+    /// The modern `_meta` entries, when the connection speaks that era.
+    pub(crate) fn modern(&self) -> Option<&ModernMeta> {
+        self.modern.get()
+    }
+
+    /// Whether modern requests' bodies are mirrored into headers (HTTP):
+    /// then tool annotations for them are checked and used.
+    pub(crate) fn mirrors_headers(&self) -> bool {
+        self.mirrors_headers && self.modern.get().is_some()
+    }
+
     /// Whether the server's `initialize` answer was accepted.
     pub(crate) fn is_negotiated(&self) -> bool {
         self.negotiated.load(Ordering::Acquire)
     }
 
     /// Marks `message` with the negotiated revision, if there is one yet
-    /// (never `initialize`, which negotiates it).
+    /// and the message names none of its own (never `initialize`, which
+    /// negotiates it).
     pub(crate) fn stamp(&self, message: Outgoing) -> Outgoing {
         match self.protocol_version.get() {
-            Some(version) if message.method() != Some("initialize") => {
+            Some(version)
+                if message.protocol_version().is_none()
+                    && message.method() != Some("initialize") =>
+            {
                 message.with_protocol_version(version)
             }
             _ => message,
@@ -177,9 +209,9 @@ impl Connection {
         self.transport.close().await
     }
 
-    /// Sends a request and returns its decoded result. `params` is given the
-    /// request's id (which is also its progress token); `on_progress`, when
-    /// given, receives the progress reports for this request in order.
+    /// Sends a request and returns its decoded result; `on_progress`, when
+    /// given, receives the progress reports for this request in order (its
+    /// id is its progress token).
     ///
     /// Cancel safe: dropping the future abandons the request (see
     /// [`InFlight`]).
@@ -187,29 +219,67 @@ impl Connection {
         &self,
         operation: &(dyn fmt::Display + Sync),
         method: &'static str,
-        params: impl FnOnce(RequestId) -> P,
+        params: &P,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<R, Error> {
-        let (mut in_flight, message) =
-            self.start(operation, method, params, on_progress.is_some())?;
+        let request = Request::new(method, params);
+        let reply = self.exchange(operation, &request, on_progress).await?;
+        decode(operation, reply)
+    }
+
+    /// Sends `request` and returns its answer's bytes, undecoded (a result
+    /// or an error): what the modern era's retries look at first.
+    /// Cancel safe, as [`request`](Connection::request).
+    pub(crate) async fn exchange<P: Serialize>(
+        &self,
+        operation: &(dyn fmt::Display + Sync),
+        request: &Request<'_, P>,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<Bytes, Error> {
+        let (mut in_flight, message) = self.start(operation, request, on_progress.is_some())?;
         self.send(message)
             .await
             .map_err(|source| in_flight.send_failed(operation, source))?;
         let reply = in_flight.reply(on_progress).await;
-        decode(operation, reply.map_err(|ended| ended.error(operation))?)
+        reply.map_err(|ended| ended.error(operation))
+    }
+
+    /// [`exchange`](Connection::exchange) for the era probe: given up on
+    /// (dropped), it is forgotten without announcing a cancellation, which
+    /// would be the first thing a legacy server hears before `initialize`.
+    pub(crate) async fn exchange_quietly<P: Serialize>(
+        &self,
+        operation: &(dyn fmt::Display + Sync),
+        request: &Request<'_, P>,
+    ) -> Result<Bytes, Error> {
+        let (mut in_flight, message) = self.start(operation, request, false)?;
+        in_flight.announce = false;
+        self.send(message)
+            .await
+            .map_err(|source| in_flight.send_failed(operation, source))?;
+        let reply = in_flight.reply(None).await;
+        reply.map_err(|ended| ended.error(operation))
     }
 
     /// Registers a request and encodes it; the caller sends the message.
+    /// A modern connection adds its `_meta` entries (or the request's own,
+    /// for a probe or a version retry); `with_progress` puts the request's
+    /// id in `_meta` as its progress token.
     pub(crate) fn start<P: Serialize>(
         &self,
         operation: &(dyn fmt::Display + Sync),
-        method: &'static str,
-        params: impl FnOnce(RequestId) -> P,
+        request: &Request<'_, P>,
         with_progress: bool,
     ) -> Result<(InFlight<'_>, Outgoing), Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let modern = request.modern.or_else(|| self.modern.get());
+        let extras = Extras {
+            progress_token: with_progress.then_some(id),
+            meta: modern.map(ModernMeta::entries),
+            members: request.members,
+        };
         let mut body = Vec::with_capacity(256);
-        jsonrpc::encode_request(&mut body, id, method, &params(id))
+        jsonrpc::encode_request_with(&mut body, id, request.method, request.params, extras)
             .map_err(|error| Error::encode(&operation.to_string(), error))?;
         let (reply_sender, reply) = oneshot::channel();
         let (progress_sender, progress) = match with_progress {
@@ -238,8 +308,19 @@ impl Connection {
             reply,
             progress,
             armed: true,
+            announce: true,
         };
-        Ok((in_flight, Outgoing::request(id, method, Bytes::from(body))))
+        let mut message = Outgoing::request(id, request.method, Bytes::from(body));
+        if let Some(modern) = modern {
+            message = message.with_protocol_version(modern.version());
+            if let (Some(name), true) = (request.name, names_its_target(request.method)) {
+                message = message.with_name(name);
+            }
+            if !request.param_headers.is_empty() {
+                message = message.with_param_headers(request.param_headers.to_vec());
+            }
+        }
+        Ok((in_flight, message))
     }
 
     /// Fails early if the connection has ended.
@@ -345,6 +426,52 @@ impl Ended {
     }
 }
 
+/// A request as the session sends it: its method and parameters, and what
+/// the modern era adds.
+pub(crate) struct Request<'a, P> {
+    pub(crate) method: &'static str,
+    pub(crate) params: &'a P,
+    /// What the request is about (a tool's or prompt's name, a URI): the
+    /// `Mcp-Name` of a modern HTTP request for the methods that have one.
+    pub(crate) name: Option<&'a str>,
+    /// Further members of `params` (a multi-round-trip retry's answers).
+    pub(crate) members: Option<&'a str>,
+    /// The modern `_meta` to send instead of the connection's (the probe,
+    /// before the era is decided; a retry with another revision).
+    pub(crate) modern: Option<&'a ModernMeta>,
+    /// `Mcp-Param-*` headers, name and encoded value (modern HTTP).
+    pub(crate) param_headers: &'a [(String, String)],
+}
+
+impl<P> Clone for Request<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+// References only, whatever `P` is.
+impl<P> Copy for Request<'_, P> {}
+
+impl<'a, P> Request<'a, P> {
+    /// Request `method` with `params`, nothing more.
+    pub(crate) fn new(method: &'static str, params: &'a P) -> Self {
+        Request {
+            method,
+            params,
+            name: None,
+            members: None,
+            modern: None,
+            param_headers: &[],
+        }
+    }
+}
+
+/// Whether a modern HTTP request of `method` names its target in
+/// `Mcp-Name`.
+fn names_its_target(method: &str) -> bool {
+    matches!(method, "tools/call" | "resources/read" | "prompts/get")
+}
+
 /// Encodes a notification as an [`Outgoing`] message.
 pub(crate) fn encode_notification(
     method: &'static str,
@@ -368,7 +495,7 @@ pub(crate) fn encode_cancellation(id: RequestId) -> Outgoing {
 }
 
 /// Decodes a response handed over by the inbound side.
-fn decode<R: DeserializeOwned>(
+pub(crate) fn decode<R: DeserializeOwned>(
     operation: &(dyn fmt::Display + Sync),
     message: Bytes,
 ) -> Result<R, Error> {
@@ -419,8 +546,10 @@ pub(crate) struct InFlight<'c> {
     id: RequestId,
     reply: oneshot::Receiver<Reply>,
     progress: Option<mpsc::Receiver<Progress>>,
-    /// Whether dropping it announces a cancellation.
+    /// Whether dropping it forgets the request (and announces that).
     armed: bool,
+    /// Whether forgetting it on drop announces a cancellation.
+    announce: bool,
 }
 
 impl InFlight<'_> {
@@ -529,7 +658,7 @@ impl Drop for InFlight<'_> {
             return;
         }
         let was_waiting = self.connection.waiters().by_id.remove(&self.id).is_some();
-        if was_waiting {
+        if was_waiting && self.announce {
             tracing::debug!(
                 request_id = self.id,
                 "mcp: request abandoned; announcing it"

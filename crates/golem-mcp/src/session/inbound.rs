@@ -31,7 +31,7 @@ use crate::session::connection::{Command, Connection, encode_cancellation};
 use crate::session::notifications::{Hub, ServerNotification};
 use crate::session::progress::ProgressParams;
 use crate::session::serving::{Offer, Running, reply};
-use crate::wire::jsonrpc::{self, Incoming, Route};
+use crate::wire::jsonrpc::{self, Incoming, ProtocolError, Route};
 use crate::wire::transport::{Inbound, Outgoing, Transport};
 use crate::wire::transport_error::TransportError;
 
@@ -56,8 +56,9 @@ pub(crate) fn open<T: Transport>(
     offer: Arc<dyn Offer>,
     hub: Arc<Hub>,
 ) -> (Arc<Connection>, Driver<T>) {
+    let mirrors_headers = transport.mirrors_headers();
     let transport = Arc::new(transport);
-    let (connection, commands) = Connection::new(transport.clone());
+    let (connection, commands) = Connection::new(transport.clone(), mirrors_headers);
     let connection = Arc::new(connection);
     let driver = Driver {
         transport,
@@ -198,6 +199,21 @@ impl Dispatch<'_> {
                     method,
                     params,
                 }) => {
+                    if let Some(modern) = connection.modern() {
+                        // The modern era has no server requests (input comes
+                        // through `input_required`) and no `ping`: refuse at
+                        // once, so that the server never waits on us.
+                        tracing::debug!(%method, "mcp: refused a request from a modern server");
+                        let refusal = ProtocolError {
+                            code: ProtocolError::METHOD_NOT_FOUND,
+                            message: format!(
+                                "Method not found: in protocol {} servers send no requests",
+                                modern.version()
+                            ),
+                            data: None,
+                        };
+                        return Some(reply(raw_id, Err(&refusal)));
+                    }
                     if method == "ping" {
                         return Some(reply(raw_id, Ok("{}")));
                     }

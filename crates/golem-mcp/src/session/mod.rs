@@ -12,10 +12,13 @@
 pub(crate) mod client;
 pub(crate) mod connection;
 pub(crate) mod context;
+pub(crate) mod era;
 pub(crate) mod extensions;
 pub(crate) mod inbound;
+pub(crate) mod mrtr;
 pub(crate) mod notifications;
 pub(crate) mod paging;
+pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod protocol;
 pub(crate) mod serving;

@@ -52,7 +52,7 @@ pub(crate) async fn list_all<P: Page>(
 ) -> Result<Vec<P::Item>, Error> {
     follow(method, MAX_PAGES, |cursor| async move {
         let page: P = connection
-            .request(&method, method, |_| P::params(cursor.as_deref()), None)
+            .request(&method, method, &P::params(cursor.as_deref()), None)
             .await?;
         Ok(page.into_parts())
     })

@@ -6,31 +6,127 @@
 //! on every message ([`Outgoing::protocol_version`](crate::wire::transport::Outgoing::protocol_version)),
 //! not through a method they must remember to forward.
 //!
-//! The stateless revision (2026-07-28) replaces `initialize` with a
-//! `server/discover` probe and puts the revision and the client's identity
-//! in each request's `_meta`. Supporting it changes this module, the
-//! client's handshake (`Lifecycle` in `client.rs`) and the request encoding
-//! in `connection.rs` (the per-request metadata); the transports already
-//! carry whatever each message says.
+//! Two eras of the protocol are spoken (ADR 0018). The *legacy* revisions
+//! (2025-11-25 and earlier) open with the `initialize` handshake; the
+//! *modern* ones (2026-07-28 and later) are stateless: the server describes
+//! itself through `server/discover`, and every request carries the revision
+//! and the client's identity and capabilities in its `_meta`. Which era a
+//! connection speaks is decided once, before its first request (`era.rs`),
+//! and never mixed.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::Error;
 
-/// The newest protocol revision this client implements, offered at
-/// `initialize`.
+/// The newest legacy protocol revision this client implements: the one it
+/// offers at `initialize`.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// Every revision this client can speak, newest first. A server answering
-/// `initialize` with any other version is refused with
-/// [`Error::VersionMismatch`].
+/// The newest protocol revision this client implements: the stateless one
+/// it prefers, named in `server/discover` and in every request's `_meta`.
+pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The modern (stateless) revisions this client speaks, newest first.
+pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
+
+/// Every legacy (`initialize`) revision this client can speak, newest
+/// first. A server answering `initialize` with any other version is refused
+/// with [`Error::VersionMismatch`].
 ///
 /// Tool listing and calling read the same in all of them; what a newer
 /// revision adds (elicitation, structured output, tasks) is used only when
 /// the server offers it.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
     &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Which era a protocol revision belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28 and later: stateless, no handshake; the revision and the
+    /// client's identity and capabilities travel with every request.
+    Modern,
+    /// 2025-11-25 and earlier: a session opened by `initialize`.
+    Legacy,
+}
+
+impl Era {
+    /// The era of revision `version` (a date, `YYYY-MM-DD`): modern from
+    /// 2026-07-28 on.
+    pub fn of(version: &str) -> Era {
+        match version >= MODERN_PROTOCOL_VERSION {
+            true => Era::Modern,
+            false => Era::Legacy,
+        }
+    }
+}
+
+/// Which protocol revision a [`Client`](crate::Client) speaks to its
+/// server; see [`ClientConfig::protocol`](crate::ClientConfig::protocol).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ProtocolChoice {
+    /// Find the server's era (the default): probe with `server/discover`;
+    /// a discovery answer or a modern error means a modern server, any
+    /// other error (or no answer within
+    /// [`ClientConfig::probe_timeout`](crate::ClientConfig::probe_timeout))
+    /// a legacy one, which is then initialized on the same connection.
+    #[default]
+    Auto,
+    /// Speak exactly this revision: a modern one never sends `initialize`,
+    /// a legacy one never probes. It must be one of
+    /// [`MODERN_PROTOCOL_VERSIONS`] or [`SUPPORTED_PROTOCOL_VERSIONS`].
+    Pinned(String),
+}
+
+impl ProtocolChoice {
+    /// The revision pinned, checked against what this client speaks.
+    pub(crate) fn pinned(&self) -> Result<Option<&'static str>, Error> {
+        let ProtocolChoice::Pinned(version) = self else {
+            return Ok(None);
+        };
+        MODERN_PROTOCOL_VERSIONS
+            .iter()
+            .chain(SUPPORTED_PROTOCOL_VERSIONS)
+            .find(|known| **known == version)
+            .map(|known| Some(*known))
+            .ok_or_else(|| Error::InvalidConfig {
+                operation: "initialize",
+                field: "protocol".into(),
+                problem: format!(
+                    "this client does not speak protocol version {version:?}; it speaks {}",
+                    known_versions()
+                ),
+            })
+    }
+}
+
+/// Every revision this client speaks, newest first, comma-separated.
+pub(crate) fn known_versions() -> String {
+    MODERN_PROTOCOL_VERSIONS
+        .iter()
+        .chain(SUPPORTED_PROTOCOL_VERSIONS)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How the revision a client speaks was chosen ([`ServerInfo::chosen`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HowChosen {
+    /// The server answered `server/discover`: it speaks the modern era.
+    Discovered,
+    /// The probe got no discovery answer (`probe` says what it got
+    /// instead), and the server accepted `initialize`: a legacy server.
+    FellBack {
+        /// What the `server/discover` probe was answered with.
+        probe: String,
+    },
+    /// The application pinned the revision
+    /// ([`ProtocolChoice::Pinned`]); nothing was probed.
+    Pinned,
+}
 
 /// How this client introduces itself to servers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -51,7 +147,10 @@ impl Default for ClientInfo {
     }
 }
 
-/// What the server said about itself at `initialize`.
+/// What the server said about itself: at `initialize` (legacy), or in its
+/// `server/discover` answer (modern: its identity is the answer's
+/// `_meta["io.modelcontextprotocol/serverInfo"]`, empty when absent). The
+/// same in both eras.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ServerInfo {
@@ -63,6 +162,11 @@ pub struct ServerInfo {
     pub title: Option<String>,
     /// The protocol revision both sides agreed on.
     pub protocol_version: String,
+    /// The revisions the server said it supports (`supportedVersions` of
+    /// `server/discover`; for a legacy server, the one it chose).
+    pub supported_versions: Vec<String>,
+    /// How the revision was chosen: discovered, fallen back to, pinned.
+    pub chosen: HowChosen,
     /// The server's capabilities object, as sent.
     pub capabilities: Value,
     /// Guidance on using the server, which applications may show to a model.
@@ -82,9 +186,14 @@ pub(crate) struct InitializeParams<'a> {
 }
 
 impl<'a> InitializeParams<'a> {
-    pub(crate) fn new(client_info: &'a ClientInfo, capabilities: Value) -> Self {
+    /// Offers `pinned`, or else the newest legacy revision.
+    pub(crate) fn new(
+        client_info: &'a ClientInfo,
+        capabilities: Value,
+        pinned: Option<&'static str>,
+    ) -> Self {
         InitializeParams {
-            protocol_version: LATEST_PROTOCOL_VERSION,
+            protocol_version: pinned.unwrap_or(LATEST_PROTOCOL_VERSION),
             capabilities,
             client_info,
         }
@@ -105,12 +214,12 @@ pub(crate) struct InitializeResult {
 }
 
 #[derive(Deserialize)]
-struct Implementation {
-    name: String,
+pub(crate) struct Implementation {
+    pub(crate) name: String,
     #[serde(default)]
-    version: String,
+    pub(crate) version: String,
     #[serde(default)]
-    title: Option<String>,
+    pub(crate) title: Option<String>,
 }
 
 impl ServerInfo {
@@ -124,9 +233,16 @@ impl ServerInfo {
             version: version.into(),
             title: None,
             protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+            supported_versions: vec![LATEST_PROTOCOL_VERSION.to_owned()],
+            chosen: HowChosen::Pinned,
             capabilities: Value::Object(serde_json::Map::new()),
             instructions: None,
         }
+    }
+
+    /// The era of the revision spoken.
+    pub fn era(&self) -> Era {
+        Era::of(&self.protocol_version)
     }
 }
 
@@ -139,15 +255,16 @@ pub(crate) struct Accepted {
 }
 
 impl InitializeResult {
-    /// Checks the version the server chose and returns what the client
-    /// records.
-    pub(crate) fn accept(self) -> Result<Accepted, Error> {
+    /// Checks the version the server chose (the pinned one, when the
+    /// client was pinned) and returns what the client records.
+    pub(crate) fn accept(self, pinned: Option<&'static str>) -> Result<Accepted, Error> {
         let Some(version) = SUPPORTED_PROTOCOL_VERSIONS
             .iter()
             .find(|supported| **supported == self.protocol_version)
+            .filter(|version| pinned.is_none_or(|pinned| pinned == **version))
         else {
             return Err(Error::VersionMismatch {
-                offered: LATEST_PROTOCOL_VERSION.to_owned(),
+                offered: pinned.unwrap_or(LATEST_PROTOCOL_VERSION).to_owned(),
                 received: self.protocol_version,
                 supported: SUPPORTED_PROTOCOL_VERSIONS.join(", "),
             });
@@ -157,6 +274,8 @@ impl InitializeResult {
                 name: self.server_info.name,
                 version: self.server_info.version,
                 title: self.server_info.title,
+                supported_versions: vec![self.protocol_version.clone()],
+                chosen: HowChosen::Pinned,
                 protocol_version: self.protocol_version,
                 capabilities: self.capabilities,
                 instructions: self.instructions,
@@ -201,7 +320,7 @@ mod tests {
     #[test]
     fn accepts_every_supported_version() {
         for version in SUPPORTED_PROTOCOL_VERSIONS {
-            let accepted = result(version).accept().expect("supported");
+            let accepted = result(version).accept(None).expect("supported");
             assert_eq!(accepted.info.protocol_version, *version);
             assert_eq!(accepted.protocol_version, *version);
         }
@@ -209,7 +328,7 @@ mod tests {
 
     #[test]
     fn refuses_an_unknown_version_naming_both() {
-        let Err(error) = result("2099-01-01").accept() else {
+        let Err(error) = result("2099-01-01").accept(None) else {
             panic!("2099-01-01 was accepted");
         };
         let message = error.to_string();
@@ -220,8 +339,9 @@ mod tests {
     #[test]
     fn announces_the_newest_version_and_no_capabilities() {
         let info = ClientInfo::default();
-        let params = serde_json::to_value(InitializeParams::new(&info, serde_json::json!({})))
-            .expect("serialises");
+        let params =
+            serde_json::to_value(InitializeParams::new(&info, serde_json::json!({}), None))
+                .expect("serialises");
         assert_eq!(params["protocolVersion"], LATEST_PROTOCOL_VERSION);
         assert_eq!(params["capabilities"], serde_json::json!({}));
         assert_eq!(params["clientInfo"]["name"], "golem-mcp");

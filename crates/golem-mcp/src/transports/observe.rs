@@ -156,6 +156,10 @@ where
     fn close(&self) -> impl Future<Output = Result<(), TransportError>> + Send {
         self.inner.close()
     }
+
+    fn mirrors_headers(&self) -> bool {
+        self.inner.mirrors_headers()
+    }
 }
 
 #[cfg(test)]

@@ -81,6 +81,132 @@ pub(crate) fn encode_request(
     Ok(())
 }
 
+/// What a request carries besides its own parameters, joined into its
+/// `params` object by [`encode_request_with`]: the `_meta` entries (a
+/// progress token, a modern request's reserved entries) and further
+/// members (a multi-round-trip retry's `inputResponses` and
+/// `requestState`), each as JSON object members without braces.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Extras<'a> {
+    /// The request's progress token, put in `_meta`.
+    pub(crate) progress_token: Option<RequestId>,
+    /// Further `_meta` members.
+    pub(crate) meta: Option<&'a str>,
+    /// Further members of `params`.
+    pub(crate) members: Option<&'a str>,
+}
+
+impl Extras<'_> {
+    fn is_empty(&self) -> bool {
+        self.progress_token.is_none() && self.meta.is_none() && self.members.is_none()
+    }
+}
+
+/// Appends a request whose `params` (which must serialize as an object)
+/// are joined by `extras`, without decoding or copying the parameters:
+/// they are written once, after the extras. Parameters that hold a `_meta`
+/// of their own must not be given extras with `_meta` entries.
+pub(crate) fn encode_request_with(
+    out: &mut Vec<u8>,
+    id: RequestId,
+    method: &str,
+    params: &impl Serialize,
+    extras: Extras<'_>,
+) -> Result<(), serde_json::Error> {
+    if extras.is_empty() {
+        return encode_request(out, id, method, params);
+    }
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut *out, &id)?;
+    out.extend_from_slice(br#","method":"#);
+    serde_json::to_writer(&mut *out, method)?;
+    out.extend_from_slice(br#","params":{"#);
+    if extras.progress_token.is_some() || extras.meta.is_some() {
+        out.extend_from_slice(br#""_meta":{"#);
+        if let Some(token) = extras.progress_token {
+            out.extend_from_slice(br#""progressToken":"#);
+            serde_json::to_writer(&mut *out, &token)?;
+            if extras.meta.is_some() {
+                out.push(b',');
+            }
+        }
+        if let Some(meta) = extras.meta {
+            out.extend_from_slice(meta.as_bytes());
+        }
+        out.push(b'}');
+        if extras.members.is_some() {
+            out.push(b',');
+        }
+    }
+    if let Some(members) = extras.members {
+        out.extend_from_slice(members.as_bytes());
+    }
+    let mut rest = ObjectRest {
+        out: &mut *out,
+        state: RestState::Open,
+    };
+    serde_json::to_writer(&mut rest, params)?;
+    if !matches!(rest.state, RestState::Members) {
+        return Err(serde::ser::Error::custom(
+            "the request's parameters are not a JSON object",
+        ));
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes a JSON object's members after members already written: drops its
+/// opening brace and puts a comma before its first member (an empty object
+/// leaves just its closing brace).
+struct ObjectRest<'a> {
+    out: &'a mut Vec<u8>,
+    state: RestState,
+}
+
+enum RestState {
+    /// Nothing seen yet: the opening brace comes next.
+    Open,
+    /// The brace was dropped; the first member (or the closing brace) next.
+    First,
+    /// Writing the members, as they come.
+    Members,
+    /// The first byte was not an opening brace.
+    NotAnObject,
+}
+
+impl std::io::Write for ObjectRest<'_> {
+    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
+        let written = buf.len();
+        while !buf.is_empty() {
+            match self.state {
+                RestState::Open => {
+                    self.state = match buf[0] {
+                        b'{' => RestState::First,
+                        _ => RestState::NotAnObject,
+                    };
+                    buf = &buf[1..];
+                }
+                RestState::First => {
+                    if buf[0] != b'}' {
+                        self.out.push(b',');
+                    }
+                    self.state = RestState::Members;
+                }
+                RestState::Members => {
+                    self.out.extend_from_slice(buf);
+                    buf = &[];
+                }
+                RestState::NotAnObject => buf = &[],
+            }
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Appends a notification (no id, so no reply) to `out`.
 pub(crate) fn encode_notification(
     out: &mut Vec<u8>,

@@ -9,6 +9,8 @@
 pub(crate) mod call_result;
 pub(crate) mod content;
 pub(crate) mod jsonrpc;
+pub(crate) mod mcp_headers;
+pub(crate) mod result_type;
 pub(crate) mod task;
 pub(crate) mod transport;
 pub(crate) mod transport_error;

@@ -23,6 +23,10 @@ pub struct Outgoing {
     body: Bytes,
     kind: OutgoingKind,
     protocol_version: Option<&'static str>,
+    /// The request's target, for HTTP's `Mcp-Name` (modern requests only).
+    name: Option<Box<str>>,
+    /// `Mcp-Param-*` headers: full name and encoded value.
+    param_headers: Vec<(String, String)>,
 }
 
 /// What an [`Outgoing`] message is.
@@ -92,6 +96,8 @@ impl Outgoing {
             body,
             kind,
             protocol_version: None,
+            name: None,
+            param_headers: Vec::new(),
         }
     }
 
@@ -100,6 +106,40 @@ impl Outgoing {
     pub fn with_protocol_version(mut self, version: &'static str) -> Self {
         self.protocol_version = Some(version);
         self
+    }
+
+    /// The same message, naming its target: the tool, prompt or resource a
+    /// modern `tools/call`, `prompts/get` or `resources/read` is about
+    /// (HTTP mirrors it as `Mcp-Name`, encoded when it is not header-safe).
+    pub fn with_name(mut self, name: impl Into<Box<str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The same message, with `Mcp-Param-*` headers (full names, values
+    /// already encoded as header-safe text) for HTTP to send: a modern
+    /// tool call's arguments that the tool's schema mirrors into headers.
+    pub fn with_param_headers(mut self, headers: Vec<(String, String)>) -> Self {
+        self.param_headers = headers;
+        self
+    }
+
+    /// The request's target, when the session named one
+    /// ([`with_name`](Outgoing::with_name)).
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The `Mcp-Param-*` headers to send, name and encoded value.
+    pub fn param_headers(&self) -> &[(String, String)] {
+        &self.param_headers
+    }
+
+    /// Whether the message is sent in the modern (stateless) era: its
+    /// revision is 2026-07-28 or later.
+    pub fn is_modern(&self) -> bool {
+        self.protocol_version
+            .is_some_and(|version| version >= "2026-07-28")
     }
 
     /// The encoded message: one JSON text, no trailing newline.
@@ -212,6 +252,15 @@ pub trait Transport: Send + Sync + 'static {
 
     /// Closes the connection and releases its resources.
     fn close(&self) -> impl Future<Output = Result<(), TransportError>> + Send;
+
+    /// Whether the transport mirrors a modern request's body into headers
+    /// ([`Outgoing::name`], [`Outgoing::param_headers`]): streamable HTTP
+    /// does. The client then checks the tools' `x-mcp-header` annotations
+    /// and leaves out the tools whose annotations are invalid, as the
+    /// protocol asks of HTTP clients. `false` by default.
+    fn mirrors_headers(&self) -> bool {
+        false
+    }
 }
 
 /// A boxed future, as the object-safe form of [`Transport`] returns them.

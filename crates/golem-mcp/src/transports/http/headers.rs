@@ -12,6 +12,10 @@ pub(super) const LAST_EVENT_ID_HEADER: &str = "last-event-id";
 pub(super) const SESSION: HeaderName = HeaderName::from_static(SESSION_HEADER);
 pub(super) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static(PROTOCOL_VERSION_HEADER);
 pub(super) const LAST_EVENT_ID: HeaderName = HeaderName::from_static(LAST_EVENT_ID_HEADER);
+/// A modern request's method, mirrored from its body.
+pub(super) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// A modern request's target (tool, prompt, resource), mirrored.
+pub(super) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Whether `value` can be a header value as it is, without a copy (visible
 /// ASCII and tabs, what [`HeaderValue::from_static`](reqwest::header::HeaderValue::from_static) requires).

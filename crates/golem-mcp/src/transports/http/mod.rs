@@ -140,11 +140,16 @@ impl Transport for HttpTransport {
         if let OutgoingKind::Notification {
             cancels: Some(id), ..
         } = message.kind()
-            && let Some(stream) = self.shared.streams().remove(id)
         {
-            // The caller gave up: its answer's stream has nothing left to
-            // deliver.
-            stream.abort();
+            if let Some(stream) = self.shared.streams().remove(id) {
+                // The caller gave up: its answer's stream has nothing left
+                // to deliver. In the modern era, closing it is the
+                // cancellation.
+                stream.abort();
+            }
+            if message.is_modern() {
+                return Ok(());
+            }
         }
         let opens_session = message.method() == Some("notifications/initialized");
         let shared = &self.shared;
@@ -172,6 +177,12 @@ impl Transport for HttpTransport {
             // Unreachable: the transport keeps a sender.
             None => Err(TransportError::Closed),
         }
+    }
+
+    /// Yes: modern requests carry `Mcp-Method`, `Mcp-Name` and the
+    /// tools' `Mcp-Param-*` headers.
+    fn mirrors_headers(&self) -> bool {
+        true
     }
 
     /// Ends the session with `DELETE` (a `405` or `404` answer is fine: the

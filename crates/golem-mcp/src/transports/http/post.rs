@@ -7,11 +7,12 @@ use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
 use reqwest::{Method, Response, StatusCode};
 
-use super::headers::{SESSION, redact};
+use super::headers::{MCP_METHOD, MCP_NAME, SESSION, redact};
 use super::shared::{Shared, addressed_to, http_error};
-use super::status::status_error;
+use super::status::{status_error, status_error_with};
 use super::stream;
 use crate::wire::jsonrpc::{self, Route};
+use crate::wire::mcp_headers::header_value;
 use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
 use crate::wire::transport_error::TransportError;
 use golem_mcp_auth::{Challenge, Refusal, Secret};
@@ -48,10 +49,14 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
                 renewed = true;
             }
             Checked::Authorized => authorizations += 1,
-            Checked::Dropped => return Ok(()),
+            Checked::Dropped | Checked::Answered => return Ok(()),
         }
     };
-    if let Some(session_id) = response.headers().get(&SESSION) {
+    // The modern era has no sessions: an id a server sends anyway is not
+    // sent back.
+    if !message.is_modern()
+        && let Some(session_id) = response.headers().get(&SESSION)
+    {
         shared.session().id = Some(session_id.clone());
     }
     if authorizations > 0 {
@@ -88,13 +93,16 @@ async fn post(
     message: &Outgoing,
     sent: &Sent,
 ) -> Result<Response, TransportError> {
-    shared
-        .request_with(
-            Method::POST,
-            sent.session.clone(),
-            message.protocol_version(),
-            sent.authorization.as_ref(),
-        )?
+    let mut request = shared.request_with(
+        Method::POST,
+        sent.session.clone(),
+        message.protocol_version(),
+        sent.authorization.as_ref(),
+    )?;
+    if message.is_modern() {
+        request = with_mirrored_headers(request, message);
+    }
+    request
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(
             ACCEPT,
@@ -106,9 +114,32 @@ async fn post(
         .map_err(|error| http_error("POST", error))
 }
 
+/// A modern request's headers mirrored from its body: `Mcp-Method`,
+/// `Mcp-Name` (encoded when it is not header-safe) and the tool's
+/// `Mcp-Param-*` headers, which the session encoded already. (A value the
+/// HTTP library still refuses fails the send, as any bad header does.)
+fn with_mirrored_headers(
+    mut request: reqwest::RequestBuilder,
+    message: &Outgoing,
+) -> reqwest::RequestBuilder {
+    if let Some(method) = message.method() {
+        request = request.header(MCP_METHOD, header_value(method).as_ref());
+    }
+    if let Some(name) = message.name() {
+        request = request.header(MCP_NAME, header_value(name).as_ref());
+    }
+    for (name, value) in message.param_headers() {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    request
+}
+
 enum Checked {
     /// A 2xx answer.
     Answer(Response),
+    /// A modern refusal whose body was the request's JSON-RPC error: it
+    /// was delivered as the request's answer.
+    Answered,
     /// The session had expired and a new one was started: send again.
     Renewed,
     /// The server wanted authorization and the provider obtained it: send
@@ -156,6 +187,12 @@ async fn check_status(
                 .map_err(|error| TransportError::Authorization(Box::new(error)))?;
             return Ok(Checked::Authorized);
         }
+    }
+    if message.is_modern()
+        && status.is_client_error()
+        && let OutgoingKind::Request { id, .. } = message.kind()
+    {
+        return modern_refusal(shared, *id, response).await;
     }
     let expired = status == StatusCode::NOT_FOUND && sent.session.is_some();
     if !expired || !shared.reinitialize_expired_session || !may.renew {
@@ -221,6 +258,49 @@ async fn renew_session(
     // Not waited for: the request being renewed for is on its way.
     let _ = super::stream::open_standalone(shared);
     Ok(())
+}
+
+/// A modern server's 4xx to request `id`: the status says what kind of
+/// refusal (an unsupported revision, a header mismatch, an unknown method),
+/// and the body, a JSON-RPC error, says which. That error is delivered as
+/// the request's answer, so that the session can correct the request or
+/// report the server's own words; a body that is no JSON-RPC error makes
+/// the status the error.
+async fn modern_refusal(
+    shared: &Arc<Shared>,
+    id: RequestId,
+    response: Response,
+) -> Result<Checked, TransportError> {
+    let status = response.status();
+    let url = response.url().clone();
+    let headers = response.headers().clone();
+    let body = read_json(response, shared.max_message_bytes)
+        .await
+        .unwrap_or_default();
+    let answer = match jsonrpc::route(&body) {
+        Route::Response { raw_id: None } => Some(addressed_to(&body, id)),
+        Route::Response { raw_id: Some(raw) } if jsonrpc::our_id(raw) == Some(id) => {
+            Some(body.clone())
+        }
+        _ => None,
+    };
+    match answer {
+        Some(answer) if is_error_response(&answer) => {
+            shared.deliver(Inbound::Message(answer)).await;
+            Ok(Checked::Answered)
+        }
+        _ => Err(status_error_with(status, &url, &headers, &body, false)),
+    }
+}
+
+/// Whether `message` is a JSON-RPC error response.
+fn is_error_response(message: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct ErrorResponse {
+        #[allow(dead_code)]
+        error: serde::de::IgnoredAny,
+    }
+    serde_json::from_slice::<ErrorResponse>(message).is_ok()
 }
 
 /// Reads the answer to request `id`: a JSON body here, an event stream on

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use reqwest::Response;
-use reqwest::header::{HeaderValue, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::header::{HeaderMap, HeaderValue, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::{Response, StatusCode, Url};
 
 use super::headers::redact;
 use crate::wire::transport_error::{HttpStatusError, TransportError};
@@ -19,10 +19,24 @@ const BODY_EXCERPT_TIME: Duration = Duration::from_secs(2);
 /// the headers that say what to do next.
 pub(super) async fn status_error(response: Response, session_expired: bool) -> TransportError {
     let status = response.status();
-    let url = redact(response.url());
+    let url = response.url().clone();
+    let headers = response.headers().clone();
+    let body = tokio::time::timeout(BODY_EXCERPT_TIME, read_excerpt(response))
+        .await
+        .unwrap_or_default();
+    status_error_with(status, &url, &headers, body.as_bytes(), session_expired)
+}
+
+/// [`status_error`] for an answer whose body was read already.
+pub(super) fn status_error_with(
+    status: StatusCode,
+    url: &Url,
+    headers: &HeaderMap,
+    body: &[u8],
+    session_expired: bool,
+) -> TransportError {
     let header = |name| {
-        response
-            .headers()
+        headers
             .get(name)
             .and_then(|value: &HeaderValue| value.to_str().ok())
             .map(str::to_owned)
@@ -33,11 +47,11 @@ pub(super) async fn status_error(response: Response, session_expired: bool) -> T
     // origin): say where it pointed, as errors show URLs.
     let location = header(LOCATION)
         .filter(|_| status.is_redirection())
-        .and_then(|location| response.url().join(&location).ok())
+        .and_then(|location| url.join(&location).ok())
         .map(|location| redact(&location));
-    let body_excerpt = tokio::time::timeout(BODY_EXCERPT_TIME, read_excerpt(response))
-        .await
-        .unwrap_or_default();
+    let excerpt = &body[..body.len().min(BODY_EXCERPT_BYTES)];
+    let body_excerpt = String::from_utf8_lossy(excerpt).trim().to_owned();
+    let url = redact(url);
     TransportError::HttpStatus(Box::new(HttpStatusError {
         status: status.as_u16(),
         url,

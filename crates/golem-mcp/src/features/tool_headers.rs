@@ -1,0 +1,98 @@
+//! The listed tools' `x-mcp-header` annotations, for a modern connection
+//! over HTTP: which arguments of each tool a `tools/call` mirrors into
+//! `Mcp-Param-*` headers, and which tools `tools/list` leaves out because
+//! their annotations are invalid (the protocol asks HTTP clients to, with
+//! a warning, so that one malformed tool does not cost the others).
+//!
+//! The annotations of the latest listing are kept per client. A tool
+//! called without having been listed is sent without them; a server that
+//! then answers `HeaderMismatch` has the tools listed again and the call
+//! sent once more (`tools.rs`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+use crate::features::tools::ToolInfo;
+use crate::session::client::Client;
+use crate::wire::mcp_headers::HeaderParams;
+
+/// The annotations of the listed tools that have any, by tool name.
+#[derive(Default)]
+pub(crate) struct ToolHeaders(Mutex<HashMap<String, Arc<HeaderParams>>>);
+
+impl ToolHeaders {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HeaderParams>>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// `tools` without the ones whose annotations are invalid, recording the
+/// others' annotations; the listing as it is when the connection mirrors
+/// nothing into headers (legacy, stdio).
+pub(crate) fn screen(client: &Client, mut tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
+    if !client.mirrors_headers() {
+        return tools;
+    }
+    let mut annotated = HashMap::new();
+    tools.retain(|tool| {
+        let Some(schema) = &tool.input_schema else {
+            return true;
+        };
+        // Nearly every schema has no annotation: skip the parse then.
+        if memchr::memmem::find(schema.get().as_bytes(), b"x-mcp-header").is_none() {
+            return true;
+        }
+        let parsed = serde_json::from_str::<Value>(schema.get())
+            .map_err(|error| format!("its inputSchema cannot be read: {error}"))
+            .and_then(|schema| {
+                HeaderParams::from_schema(&schema).map_err(|error| error.to_string())
+            });
+        match parsed {
+            Ok(params) => {
+                if !params.is_empty() {
+                    annotated.insert(tool.name.clone(), Arc::new(params));
+                }
+                true
+            }
+            Err(problem) => {
+                tracing::warn!(
+                    tool = %tool.name.escape_debug(),
+                    %problem,
+                    "mcp: left out a tool whose x-mcp-header annotations are invalid"
+                );
+                false
+            }
+        }
+    });
+    *client.extension::<ToolHeaders>().lock() = annotated;
+    tools
+}
+
+/// The `Mcp-Param-*` headers of a call of tool `name` with `arguments`:
+/// none unless the tool was listed with annotations on a connection that
+/// mirrors them. An argument that cannot be mirrored (a number beyond the
+/// safe integers, an object where the schema said a string) fails the call
+/// before it is sent: sent without its header, the server must refuse it.
+pub(crate) fn headers_for(
+    client: &Client,
+    name: &str,
+    arguments: &RawValue,
+) -> Result<Vec<(String, String)>, Error> {
+    if !client.mirrors_headers() {
+        return Ok(Vec::new());
+    }
+    let params = client.extension::<ToolHeaders>().lock().get(name).cloned();
+    let Some(params) = params else {
+        return Ok(Vec::new());
+    };
+    params
+        .headers(arguments)
+        .map_err(|problem| Error::InvalidRequest {
+            operation: format!("tools/call {name}"),
+            problem: problem.to_string(),
+        })
+}

@@ -1,0 +1,231 @@
+//! A modern request from start to finish: multi-round-trip requests and
+//! the one corrective retry of an unsupported revision (2026-07-28).
+//!
+//! A server that needs input to finish a `tools/call`, `prompts/get` or
+//! `resources/read` answers `resultType: "input_required"` with the
+//! requests it needs answered (an elicitation, a sampling, the roots). They
+//! are answered by the handlers the application registered, the very ones
+//! that answer a legacy server's requests ([`Offer`]), and the request is
+//! sent again, with a new id, the answers as `inputResponses` and the
+//! server's `requestState` echoed byte for byte. Nothing of a round leaks
+//! into other requests: each round's answers live in this call's frame.
+//! Dropping the caller's future drops the round in progress, handler and
+//! all.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+use crate::session::connection::{Connection, Request, decode};
+use crate::session::era::{ModernError, ModernMeta, newest_mutual, no_mutual_version};
+use crate::session::progress::Progress;
+use crate::session::serving::Offer;
+use crate::wire::result_type::{InputRequired, ResultKind, result_kind};
+
+/// How many times one request may be answered with `input_required`
+/// before the client gives up on a server that keeps asking.
+pub(crate) const MAX_ROUNDS: usize = 16;
+
+/// The largest `requestState` echoed; a larger one is refused, never sent
+/// back (it would be sent again on every round).
+pub(crate) const MAX_REQUEST_STATE_BYTES: usize = 256 * 1024;
+
+/// Whether a server may answer `method` with `input_required`.
+fn may_require_input(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+/// Sends a modern request and reads its result as `R`: answers every
+/// `input_required` round through `offer`, and retries once with another
+/// revision when the server refuses this one (`-32022`); `remake` makes the
+/// `_meta` entries for a revision.
+pub(crate) async fn run<R, P>(
+    connection: &Connection,
+    offer: &dyn Offer,
+    operation: &(dyn fmt::Display + Sync),
+    request: Request<'_, P>,
+    remake: impl Fn(&'static str) -> ModernMeta,
+    mut on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+) -> Result<R, Error>
+where
+    R: DeserializeOwned,
+    P: serde::Serialize,
+{
+    let mut rounds = 0;
+    let mut retried_version = false;
+    let mut answers: Option<String> = None;
+    let mut other_revision: Option<ModernMeta> = None;
+    let wants_progress = on_progress.is_some();
+    // Every round reports to the caller's observer.
+    let mut forward = |report: Progress| {
+        if let Some(observer) = on_progress.as_deref_mut() {
+            observer(report);
+        }
+    };
+    loop {
+        let mut attempt = request;
+        attempt.members = answers.as_deref();
+        attempt.modern = other_revision.as_ref().or(request.modern);
+        let observer = match wants_progress {
+            true => Some(&mut forward as &mut (dyn FnMut(Progress) + Send)),
+            false => None,
+        };
+        let reply = connection.exchange(operation, &attempt, observer).await?;
+        match result_kind(&reply) {
+            ResultKind::Complete => match decode::<R>(operation, reply) {
+                Err(Error::Protocol { source, .. })
+                    if !retried_version && is_unsupported_version(&source) =>
+                {
+                    retried_version = true;
+                    let Some(ModernError::UnsupportedVersion { supported }) =
+                        ModernError::recognise(&source)
+                    else {
+                        unreachable!("checked above");
+                    };
+                    let version = newest_mutual(&supported)
+                        .ok_or_else(|| no_mutual_version(&operation.to_string(), &supported))?;
+                    tracing::debug!(%version, "mcp: the server refused the revision; sending the request again");
+                    other_revision = Some(remake(version));
+                }
+                decoded => return decoded,
+            },
+            ResultKind::Unknown(kind) => {
+                return Err(Error::invalid_response(
+                    &operation.to_string(),
+                    format!("unknown resultType {kind:?}"),
+                ));
+            }
+            ResultKind::InputRequired(input) => {
+                if !may_require_input(request.method) {
+                    return Err(Error::invalid_response(
+                        &operation.to_string(),
+                        format!(
+                            "the server asked for input on {}, which cannot take any",
+                            request.method
+                        ),
+                    ));
+                }
+                rounds += 1;
+                if rounds > MAX_ROUNDS {
+                    return Err(Error::invalid_response(
+                        &operation.to_string(),
+                        format!(
+                            "the server still asked for input after {MAX_ROUNDS} rounds; gave up"
+                        ),
+                    ));
+                }
+                answers = Some(answer(offer, operation, input).await?);
+            }
+        }
+    }
+}
+
+fn is_unsupported_version(error: &crate::wire::jsonrpc::ProtocolError) -> bool {
+    matches!(
+        ModernError::recognise(error),
+        Some(ModernError::UnsupportedVersion { .. })
+    )
+}
+
+/// One input request: a server request in all but name.
+#[derive(Deserialize)]
+struct InputRequest<'a> {
+    method: String,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+/// Answers an `input_required` round: the members the retry adds to its
+/// parameters (`inputResponses`, and `requestState` when one came).
+async fn answer(
+    offer: &dyn Offer,
+    operation: &(dyn fmt::Display + Sync),
+    input: InputRequired,
+) -> Result<String, Error> {
+    let invalid = |detail: String| Error::invalid_response(&operation.to_string(), detail);
+    if let Some(state) = &input.request_state {
+        if !state.get().starts_with('"') {
+            return Err(invalid("its requestState is not a string".into()));
+        }
+        if state.get().len() > MAX_REQUEST_STATE_BYTES {
+            return Err(invalid(format!(
+                "its requestState is {} bytes, over this client's limit of {MAX_REQUEST_STATE_BYTES}",
+                state.get().len()
+            )));
+        }
+    }
+    let requests: BTreeMap<String, InputRequest<'_>> = match &input.input_requests {
+        Some(raw) => serde_json::from_str(raw.get())
+            .map_err(|error| invalid(format!("its inputRequests cannot be read: {error}")))?,
+        None => BTreeMap::new(),
+    };
+    if requests.is_empty() && input.request_state.is_none() {
+        return Err(invalid(
+            "an input_required result with neither inputRequests nor requestState".into(),
+        ));
+    }
+    let mut members = String::from(r#""inputResponses":{"#);
+    for (index, (key, request)) in requests.iter().enumerate() {
+        let result = answer_one(offer, operation, request).await?;
+        if index > 0 {
+            members.push(',');
+        }
+        members.push_str(&serde_json::to_string(key).map_err(|error| invalid(error.to_string()))?);
+        members.push(':');
+        members.push_str(&result);
+    }
+    members.push('}');
+    if let Some(state) = &input.request_state {
+        members.push_str(r#","requestState":"#);
+        members.push_str(state.get());
+    }
+    Ok(members)
+}
+
+/// The result (JSON text) of one input request, from the application's
+/// handler; a request nobody registered a handler for fails the call (the
+/// server may not ask for what the client did not declare).
+async fn answer_one(
+    offer: &dyn Offer,
+    operation: &(dyn fmt::Display + Sync),
+    request: &InputRequest<'_>,
+) -> Result<String, Error> {
+    let method = request.method.as_str();
+    let failed = |problem: String| Error::Input {
+        operation: operation.to_string(),
+        method: method.to_owned(),
+        problem,
+    };
+    if !offer.offers(method) {
+        return Err(failed(
+            "this client does not offer it (no handler is registered for it, and its capability was not declared)".into(),
+        ));
+    }
+    if let Some(result) = offer.answer_at_once(method) {
+        return Ok(result);
+    }
+    let params = request.params.map_or("{}", RawValue::get);
+    let work = offer
+        .work(method, params)
+        .map_err(|refused| failed(refused.to_string()))?;
+    work.await.map_err(|error| failed(error.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_three_methods_may_ask_for_input() {
+        for method in ["tools/call", "prompts/get", "resources/read"] {
+            assert!(may_require_input(method));
+        }
+        for method in ["tools/list", "server/discover", "completion/complete"] {
+            assert!(!may_require_input(method));
+        }
+    }
+}
