@@ -87,6 +87,9 @@ pub(crate) struct DiscoverResult {
     instructions: Option<String>,
     #[serde(rename = "_meta", default)]
     meta: Option<DiscoverMeta>,
+    /// Where some servers put their identity instead of `_meta`.
+    #[serde(rename = "serverInfo", default)]
+    server_info: Option<Implementation>,
 }
 
 #[derive(Deserialize)]
@@ -103,7 +106,10 @@ impl DiscoverResult {
 
     /// What the client records about the server, speaking `version`.
     pub(crate) fn into_info(self, version: &'static str, chosen: HowChosen) -> ServerInfo {
-        let identity = self.meta.and_then(|meta| meta.server_info);
+        let identity = self
+            .meta
+            .and_then(|meta| meta.server_info)
+            .or(self.server_info);
         let mut info = ServerInfo::new("", "");
         if let Some(identity) = identity {
             info.name = identity.name;
@@ -234,6 +240,18 @@ mod tests {
         assert_eq!(info.instructions.as_deref(), Some("use it"));
         assert_eq!(info.era(), crate::session::protocol::Era::Modern);
         assert_eq!(info.chosen, HowChosen::Discovered);
+    }
+
+    #[test]
+    fn an_identity_in_the_body_is_read_too() {
+        let result: DiscoverResult = serde_json::from_value(json!({
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {},
+            "serverInfo": {"name": "body", "version": "2"},
+        }))
+        .expect("valid");
+        let info = result.into_info("2026-07-28", HowChosen::Discovered);
+        assert_eq!((info.name.as_str(), info.version.as_str()), ("body", "2"));
     }
 
     #[test]
