@@ -104,7 +104,8 @@ pub use session::context::RequestContext;
 pub use session::notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
 pub use session::progress::Progress;
 pub use session::protocol::{
-    ClientInfo, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo,
+    ClientInfo, Era, HowChosen, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION,
+    MODERN_PROTOCOL_VERSIONS, ProtocolChoice, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo,
 };
 pub use session::serving::{HandlerError, HandlerFuture};
 #[cfg(feature = "http")]

@@ -332,7 +332,7 @@ impl Client {
                     match verdict {
                         Ok(Verdict::Modern { info, meta }) => {
                             self.inner.connection.set_modern(meta);
-                            let _ = self.inner.server.set(info);
+                            let _ = self.inner.server.set(*info);
                             *lifecycle = Lifecycle::Ready;
                             self.inner.initialized.store(true, Ordering::Release);
                         }
@@ -625,7 +625,7 @@ impl Client {
         method: &'static str,
     ) -> Result<Vec<P::Item>, Error> {
         self.ready(Operation(method, None))?;
-        paging::list_all::<P>(&self.inner.connection, method).await
+        paging::list_all::<P>(self, method).await
     }
 
     /// The state of type `T` a feature keeps for this client, made with

@@ -209,24 +209,6 @@ impl Connection {
         self.transport.close().await
     }
 
-    /// Sends a request and returns its decoded result; `on_progress`, when
-    /// given, receives the progress reports for this request in order (its
-    /// id is its progress token).
-    ///
-    /// Cancel safe: dropping the future abandons the request (see
-    /// [`InFlight`]).
-    pub(crate) async fn request<R: DeserializeOwned, P: Serialize>(
-        &self,
-        operation: &(dyn fmt::Display + Sync),
-        method: &'static str,
-        params: &P,
-        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
-    ) -> Result<R, Error> {
-        let request = Request::new(method, params);
-        let reply = self.exchange(operation, &request, on_progress).await?;
-        decode(operation, reply)
-    }
-
     /// Sends `request` and returns its answer's bytes, undecoded (a result
     /// or an error): what the modern era's retries look at first.
     /// Cancel safe, as [`request`](Connection::request).

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
-use crate::session::connection::Connection;
+use crate::session::client::Client;
 
 /// The most pages of one list followed before giving up.
 pub(crate) const MAX_PAGES: usize = 10_000;
@@ -47,12 +47,12 @@ pub(crate) struct CursorParams<'a> {
 /// Cancel safe: dropping it abandons the page in flight (announced to the
 /// server like any request) and the pages already read.
 pub(crate) async fn list_all<P: Page>(
-    connection: &Connection,
+    client: &Client,
     method: &'static str,
 ) -> Result<Vec<P::Item>, Error> {
     follow(method, MAX_PAGES, |cursor| async move {
-        let page: P = connection
-            .request(&method, method, &P::params(cursor.as_deref()), None)
+        let page: P = client
+            .request_with_progress(method, None, &P::params(cursor.as_deref()), None)
             .await?;
         Ok(page.into_parts())
     })

@@ -30,7 +30,10 @@ const MAX_CORRECTIONS: usize = 2;
 /// What the probe found.
 pub(crate) enum Verdict {
     /// A modern server, spoken to in this revision.
-    Modern { info: ServerInfo, meta: ModernMeta },
+    Modern {
+        info: Box<ServerInfo>,
+        meta: ModernMeta,
+    },
     /// A legacy server: `probe` says what the probe got instead.
     Legacy { probe: String },
 }
@@ -160,7 +163,7 @@ impl Probe {
             false => HowChosen::Discovered,
         };
         Ok(Verdict::Modern {
-            info: discovered.into_info(version, chosen),
+            info: Box::new(discovered.into_info(version, chosen)),
             meta,
         })
     }
