@@ -125,6 +125,11 @@ pub struct Options {
     /// desktop hosts do; a server named with --server always fails].
     #[arg(long, help_heading = "Tools")]
     pub strict: bool,
+    /// Speak exactly this MCP protocol revision (e.g. 2026-07-28 or
+    /// 2025-11-25) with every server, instead of finding each server's era
+    /// with a server/discover probe.
+    #[arg(long, value_name = "VERSION", value_parser = parse_protocol, help_heading = "Tools")]
+    pub protocol: Option<String>,
     /// The most model requests for one answer [default: 50].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     pub max_turns: Option<u32>,
@@ -179,6 +184,8 @@ pub struct Plan {
     pub tool_timeout: Duration,
     /// `--start-timeout`.
     pub start_timeout: Duration,
+    /// `--protocol`: the MCP revision pinned, if any.
+    pub protocol: Option<String>,
 }
 
 impl Plan {
@@ -228,7 +235,25 @@ impl Plan {
             start_timeout: options
                 .start_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
+            protocol: options.protocol,
         })
+    }
+}
+
+/// `--protocol`: a revision the MCP client speaks.
+fn parse_protocol(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    let known: Vec<&str> = golem::mcp::MODERN_PROTOCOL_VERSIONS
+        .iter()
+        .chain(golem::mcp::SUPPORTED_PROTOCOL_VERSIONS)
+        .copied()
+        .collect();
+    match known.contains(&text) {
+        true => Ok(text.to_owned()),
+        false => Err(format!(
+            "{text:?} is not an MCP protocol revision golem speaks: {}",
+            known.join(", ")
+        )),
     }
 }
 

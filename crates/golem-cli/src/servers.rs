@@ -10,8 +10,8 @@ use futures_util::future::join_all;
 use golem::mcp::ToolInfo;
 use golem::mcp::config::ServerConfig;
 use golem::mcp::{
-    Client, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification, ServerStderr,
-    StdioTransport, ToolsetConfig,
+    Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification,
+    ServerStderr, StdioTransport, ToolsetConfig,
 };
 use golem::tool::Toolset;
 use tokio::task::JoinHandle;
@@ -66,6 +66,7 @@ impl Servers {
         limit: Duration,
         output: &Output,
         strict: bool,
+        protocol: Option<&str>,
     ) -> Result<Vec<Failure>, Failure> {
         // The servers of this call: those before (none, in practice) are
         // initialized already.
@@ -74,7 +75,7 @@ impl Servers {
         let mut failed = Vec::new();
         let mut stderrs = Vec::new();
         for (name, config) in configs {
-            let (client, stderr) = match connect(&name, config) {
+            let (client, stderr) = match connect(&name, config, protocol) {
                 Ok(connected) => connected,
                 Err(failure) if strict => return Err(failure),
                 Err(failure) => {
@@ -291,18 +292,27 @@ async fn bounded<T>(
 }
 
 /// Starts the stdio server (keeping a handle on its stderr for a timeout's
-/// message) or prepares the HTTP transport.
-fn connect(name: &str, config: ServerConfig) -> Result<(Client, Option<ServerStderr>), Failure> {
+/// message) or prepares the HTTP transport; `protocol` pins the revision.
+fn connect(
+    name: &str,
+    config: ServerConfig,
+    protocol: Option<&str>,
+) -> Result<(Client, Option<ServerStderr>), Failure> {
     let failed = |error: golem::mcp::Error| Failure::server(name, &error);
+    let client_config = match protocol {
+        Some(version) => ClientConfig::default().with_protocol(version),
+        None => ClientConfig::default(),
+    };
     match config {
         ServerConfig::Stdio(stdio) => {
             let transport = StdioTransport::spawn(stdio).map_err(failed)?;
             let stderr = transport.stderr();
-            Ok((Client::new(transport), Some(stderr)))
+            Ok((Client::with_config(transport, client_config), Some(stderr)))
         }
-        ServerConfig::Http(http) => {
-            Ok((Client::new(HttpTransport::new(http).map_err(failed)?), None))
-        }
+        ServerConfig::Http(http) => Ok((
+            Client::with_config(HttpTransport::new(http).map_err(failed)?, client_config),
+            None,
+        )),
         // Not printed: a configuration may hold secrets.
         _ => Err(Failure::usage(format!(
             "MCP server {name:?} uses a transport this version of golem cannot use"

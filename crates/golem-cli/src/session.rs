@@ -35,7 +35,13 @@ pub async fn execute(plan: Plan) -> Exit {
 
 async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut Signals) -> Exit {
     let started = signals
-        .or_signal(servers.start(plan.servers, plan.start_timeout, output, plan.strict))
+        .or_signal(servers.start(
+            plan.servers,
+            plan.start_timeout,
+            output,
+            plan.strict,
+            plan.protocol.as_deref(),
+        ))
         .await;
     let failed = match started {
         Err(signal) => return signal.report(output),

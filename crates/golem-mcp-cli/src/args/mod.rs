@@ -14,7 +14,7 @@ use clap::{Args, Parser, Subcommand};
 use golem_mcp::LogLevel;
 
 use crate::elicit;
-use values::{parse_log_level, parse_timeout};
+use values::{parse_log_level, parse_protocol, parse_timeout};
 
 const AFTER_HELP: &str = "\
 SERVER is exactly one of:
@@ -150,6 +150,10 @@ pub struct Options {
     /// Show the server's stderr and a protocol trace on stderr.
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// Speak exactly this protocol revision (e.g. 2026-07-28 or 2025-11-25)
+    /// instead of finding the server's era with a server/discover probe.
+    #[arg(long, global = true, value_name = "VERSION", value_parser = parse_protocol, help_heading = "Server")]
+    pub protocol: Option<String>,
     /// How to answer a server that asks the user for input: ask on the
     /// terminal, decline, or accept the form's defaults (declining a form
     /// with a required field that has none) [default: ask when stdin is a

@@ -17,6 +17,27 @@ pub fn parse_log_level(text: &str) -> Result<LogLevel, String> {
     )
 }
 
+/// `--protocol`: a revision this client speaks.
+pub fn parse_protocol(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    golem_mcp::MODERN_PROTOCOL_VERSIONS
+        .iter()
+        .chain(golem_mcp::SUPPORTED_PROTOCOL_VERSIONS)
+        .find(|known| **known == text)
+        .map(|known| (*known).to_owned())
+        .ok_or_else(|| {
+            let known: Vec<&str> = golem_mcp::MODERN_PROTOCOL_VERSIONS
+                .iter()
+                .chain(golem_mcp::SUPPORTED_PROTOCOL_VERSIONS)
+                .copied()
+                .collect();
+            format!(
+                "{text:?} is not a protocol revision this client speaks: {}",
+                known.join(", ")
+            )
+        })
+}
+
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .trim()

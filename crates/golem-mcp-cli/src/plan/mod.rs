@@ -78,6 +78,8 @@ pub struct Plan {
     pub log_level: Option<LogLevel>,
     /// `--quiet`.
     pub quiet: bool,
+    /// `--protocol`: the revision pinned, if any.
+    pub protocol: Option<String>,
     /// The OAuth provider of an HTTP server, for `login` and `logout`.
     pub oauth: Option<std::sync::Arc<golem_mcp::auth::OAuthProvider>>,
     /// Where the command puts its console, which the provider pauses while
@@ -159,6 +161,7 @@ impl Plan {
             roots,
             log_level: options.log_level,
             quiet: options.quiet,
+            protocol: options.protocol.clone(),
             oauth,
             console,
         })

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use golem_mcp::ServerInfo;
+use golem_mcp::{HowChosen, ServerInfo};
 use serde_json::{Value, json};
 
 use crate::render::text::{indented, pretty};
@@ -20,7 +20,12 @@ pub fn info_text(server: &ServerInfo) -> String {
     if let Some(title) = server.title.as_deref().filter(|title| !title.is_empty()) {
         let _ = writeln!(out, "title:        {title}");
     }
-    let _ = writeln!(out, "protocol:     {}", server.protocol_version);
+    let _ = writeln!(
+        out,
+        "protocol:     {} ({})",
+        server.protocol_version,
+        how_chosen(&server.chosen)
+    );
     let _ = writeln!(
         out,
         "capabilities: {}",
@@ -36,8 +41,28 @@ pub fn info_text(server: &ServerInfo) -> String {
     out
 }
 
-/// `info --json`: the `initialize` answer's fields, in its own shape.
+/// How the revision was chosen, in a few words.
+fn how_chosen(chosen: &HowChosen) -> String {
+    match chosen {
+        HowChosen::Discovered => "discovered with server/discover".to_owned(),
+        HowChosen::FellBack { probe } => format!(
+            "initialize, after server/discover got {}",
+            golem_terminal::one_line(probe)
+        ),
+        HowChosen::Pinned => "pinned with --protocol".to_owned(),
+        _ => "chosen".to_owned(),
+    }
+}
+
+/// `info --json`: the server's description in the protocol's shape, with
+/// the revision chosen and how.
 pub fn info_json(server: &ServerInfo) -> String {
+    let chosen = match &server.chosen {
+        HowChosen::Discovered => json!({"by": "discovery"}),
+        HowChosen::FellBack { probe } => json!({"by": "fallback", "probe": probe}),
+        HowChosen::Pinned => json!({"by": "pinned"}),
+        _ => json!({"by": "other"}),
+    };
     let value = serde_json::json!({
         "serverInfo": {
             "name": server.name,
@@ -45,6 +70,8 @@ pub fn info_json(server: &ServerInfo) -> String {
             "title": server.title,
         },
         "protocolVersion": server.protocol_version,
+        "supportedVersions": server.supported_versions,
+        "chosen": chosen,
         "capabilities": server.capabilities,
         "instructions": server.instructions,
     });

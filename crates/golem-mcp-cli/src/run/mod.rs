@@ -52,6 +52,9 @@ pub async fn execute(plan: Plan) -> Exit {
     if let Some(roots) = plan.roots.clone() {
         config = config.with_roots(roots);
     }
+    if let Some(version) = plan.protocol.clone() {
+        config = config.with_protocol(version);
+    }
     let (client, server_stderr) = match connect(plan.target, config, plan.verbose) {
         Ok(connected) => connected,
         Err(failure) => {
