@@ -488,6 +488,7 @@ mod tests {
             config: None,
             servers: Vec::new(),
             strict: false,
+            protocol: None,
             max_turns: None,
             tool_timeout: None,
             start_timeout: None,
