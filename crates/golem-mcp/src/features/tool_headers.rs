@@ -16,7 +16,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::features::tools::ToolInfo;
 use crate::session::client::Client;
 use crate::wire::mcp_headers::HeaderParams;
 
@@ -32,14 +31,20 @@ impl ToolHeaders {
 
 /// `tools` without the ones whose annotations are invalid, recording the
 /// others' annotations; the listing as it is when the connection mirrors
-/// nothing into headers (legacy, stdio).
-pub(crate) fn screen(client: &Client, mut tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
+/// nothing into headers (legacy, stdio). `describe` gives a tool's name
+/// and input schema.
+pub(crate) fn screen<T>(
+    client: &Client,
+    mut tools: Vec<T>,
+    describe: impl Fn(&T) -> (&str, Option<&RawValue>),
+) -> Vec<T> {
     if !client.mirrors_headers() {
         return tools;
     }
     let mut annotated = HashMap::new();
     tools.retain(|tool| {
-        let Some(schema) = &tool.input_schema else {
+        let (name, schema) = describe(tool);
+        let Some(schema) = schema else {
             return true;
         };
         // Nearly every schema has no annotation: skip the parse then.
@@ -54,13 +59,13 @@ pub(crate) fn screen(client: &Client, mut tools: Vec<ToolInfo>) -> Vec<ToolInfo>
         match parsed {
             Ok(params) => {
                 if !params.is_empty() {
-                    annotated.insert(tool.name.clone(), Arc::new(params));
+                    annotated.insert(name.to_owned(), Arc::new(params));
                 }
                 true
             }
             Err(problem) => {
                 tracing::warn!(
-                    tool = %tool.name.escape_debug(),
+                    tool = %name.escape_debug(),
                     %problem,
                     "mcp: left out a tool whose x-mcp-header annotations are invalid"
                 );

@@ -152,7 +152,9 @@ impl Client {
     /// Cancel safe (see [`Client`]).
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let tools = self.list_all::<ToolsPage>("tools/list").await?;
-        Ok(tool_headers::screen(self, tools))
+        Ok(tool_headers::screen(self, tools, |tool| {
+            (&tool.name, tool.input_schema.as_deref())
+        }))
     }
 
     /// Calls tool `name` with `arguments`, which are sent verbatim.

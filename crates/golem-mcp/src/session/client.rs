@@ -619,13 +619,21 @@ impl Client {
     }
 
     /// Every item of list `method`, following its cursors (`paging.rs`).
-    /// Cancel safe (see [`Client`]).
+    /// Cancel safe (see [`Client`]): dropping it abandons the page in
+    /// flight (announced like any request) and the pages already read.
     pub(crate) async fn list_all<P: paging::Page>(
         &self,
         method: &'static str,
     ) -> Result<Vec<P::Item>, Error> {
         self.ready(Operation(method, None))?;
-        paging::list_all::<P>(self, method).await
+        paging::follow(method, paging::MAX_PAGES, |cursor| async move {
+            let params = P::params(cursor.as_deref());
+            let page: P = self
+                .request_with_progress(method, None, &params, None)
+                .await?;
+            Ok(page.into_parts())
+        })
+        .await
     }
 
     /// The state of type `T` a feature keeps for this client, made with

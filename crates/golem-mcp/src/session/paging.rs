@@ -14,7 +14,6 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
-use crate::session::client::Client;
 
 /// The most pages of one list followed before giving up.
 pub(crate) const MAX_PAGES: usize = 10_000;
@@ -42,25 +41,9 @@ pub(crate) struct CursorParams<'a> {
     pub(crate) cursor: Option<&'a str>,
 }
 
-/// Every item of list `method`, page after page.
-///
-/// Cancel safe: dropping it abandons the page in flight (announced to the
-/// server like any request) and the pages already read.
-pub(crate) async fn list_all<P: Page>(
-    client: &Client,
-    method: &'static str,
-) -> Result<Vec<P::Item>, Error> {
-    follow(method, MAX_PAGES, |cursor| async move {
-        let page: P = client
-            .request_with_progress(method, None, &P::params(cursor.as_deref()), None)
-            .await?;
-        Ok(page.into_parts())
-    })
-    .await
-}
-
-/// The paging loop itself, over any way of fetching a page.
-async fn follow<T, F, Fut>(
+/// The paging loop itself, over any way of fetching a page (`fetch` is
+/// given the cursor of the page it is to fetch).
+pub(crate) async fn follow<T, F, Fut>(
     method: &'static str,
     max_pages: usize,
     mut fetch: F,
