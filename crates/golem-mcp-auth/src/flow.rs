@@ -8,6 +8,8 @@ use std::time::Duration;
 use reqwest::Url;
 use tokio::sync::Mutex;
 
+use crate::binding::{self, Chosen};
+use crate::challenge::Challenge;
 use crate::cross_app::{self, CrossAppAccess};
 use crate::discovery::{self, Discovered, canonical};
 use crate::error::AuthError;
@@ -143,13 +145,23 @@ impl fmt::Debug for OAuthConfig {
 
 /// The MCP authorization flow as an [`AuthProvider`], for one server.
 ///
-/// On a refusal it discovers the server's authorization server, finds the
-/// client's identity (pre-registered, a Client ID Metadata Document URL,
-/// or Dynamic Client Registration), and obtains tokens: by refreshing when
-/// it has a refresh token, else by the configured [`Grant`]. Requests
-/// refused together share one authorization; tokens go to the
-/// [`TokenStore`] under the server's canonical URL and are only ever sent
-/// to that server.
+/// On a refusal it discovers the server's authorization server (anew on
+/// every refusal: the server may have moved to another one), finds the
+/// client's identity at that authorization server (pre-registered, a
+/// Client ID Metadata Document URL, or Dynamic Client Registration), and
+/// obtains tokens: by refreshing when it has a refresh token from that
+/// issuer, else by the configured [`Grant`]. Requests refused together
+/// share one authorization; tokens go to the [`TokenStore`] under the
+/// server's canonical URL and are only ever sent to that server.
+///
+/// Credentials are bound to the authorization server that issued them
+/// (SEP-2352): when the server names another one, nothing of the old one's
+/// (client id, client secret, refresh token) goes to the new one; a
+/// dynamically registered client registers there again, and the old grant
+/// is set aside, to serve again if the server moves back. A pre-registered
+/// client id belongs to one authorization server: the move fails the
+/// authorization with an error that says so, rather than trying the client
+/// at the new one.
 pub struct OAuthProvider {
     config: OAuthConfig,
     http: OAuthHttp,
@@ -163,11 +175,20 @@ pub struct OAuthProvider {
 
 #[derive(Default)]
 struct FlowState {
-    /// What discovery found, for which server and metadata URL.
-    discovered: Option<(Url, Option<String>, Discovered)>,
-    /// The client identity, and the redirect URI it was registered with
-    /// (dynamic registration only).
-    client: Option<(ClientIdentity, Option<String>)>,
+    /// What discovery last found, and for which server.
+    discovered: Option<(Url, Discovered)>,
+    /// The client identity last found or registered.
+    client: Option<KnownClient>,
+}
+
+/// A client identity, bound to the authorization server it is for.
+struct KnownClient {
+    /// The issuer identifier of that authorization server: a registration
+    /// is that server's, and never presented to another (SEP-2352).
+    issuer: String,
+    identity: ClientIdentity,
+    /// The redirect URI it was registered with (dynamic registration only).
+    registered_for: Option<String>,
 }
 
 impl fmt::Debug for OAuthProvider {
@@ -219,17 +240,7 @@ impl OAuthProvider {
     fn reload(&self, server: &str) -> Option<StoredGrant> {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         let grant = match self.config.store.load(server) {
-            // Tokens of another client are not this one's to use.
-            Ok(Some(grant))
-                if self
-                    .config
-                    .client_id
-                    .as_ref()
-                    .is_some_and(|client_id| *client_id != grant.client_id) =>
-            {
-                None
-            }
-            Ok(grant) => grant,
+            Ok(grant) => grant.filter(|grant| self.own(grant)),
             Err(error) => {
                 tracing::warn!(%error, "mcp: could not read the token store");
                 None
@@ -239,39 +250,59 @@ impl OAuthProvider {
         grant
     }
 
-    fn keep(&self, server: &str, grant: StoredGrant) -> Result<(), AuthError> {
-        self.config.store.save(server, &grant)?;
+    /// Whether `grant` is this client's to use: tokens of another client
+    /// (a store shared with another configuration) are not.
+    fn own(&self, grant: &StoredGrant) -> bool {
+        self.config
+            .client_id
+            .as_ref()
+            .is_none_or(|client_id| *client_id == grant.client_id)
+    }
+
+    /// Keeps `grant` as `server`'s, setting `replaced` (a grant of another
+    /// authorization server) aside.
+    fn keep(
+        &self,
+        server: &str,
+        grant: StoredGrant,
+        replaced: Option<&StoredGrant>,
+    ) -> Result<(), AuthError> {
+        binding::keep(self.config.store.as_ref(), server, &grant, replaced)?;
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
             Some((server.to_owned(), Some(grant)));
         Ok(())
     }
 
-    /// Discovery for `server`, reusing the last one when the server and the
-    /// challenge's metadata URL are the same.
-    async fn discovered(
+    /// The last discovery for `server`, else a new one: for the refresh of
+    /// an expiring token before a request. An old answer risks nothing
+    /// there: a refresh token goes to its own issuer or nowhere, and if the
+    /// server has moved, its refusal discovers anew.
+    async fn last_discovered(
         &self,
         state: &mut FlowState,
         server: &Url,
-        refusal: Option<&Refusal>,
     ) -> Result<Discovered, AuthError> {
-        let challenge = refusal.and_then(|refusal| refusal.challenge.as_ref());
-        let metadata_url = challenge.and_then(|challenge| challenge.resource_metadata.clone());
-        if let Some((url, cached_metadata_url, discovered)) = &state.discovered
+        if let Some((url, discovered)) = &state.discovered
             && url == server
-            && (metadata_url.is_none() || *cached_metadata_url == metadata_url)
         {
             return Ok(discovered.clone());
         }
+        self.discover(state, server, None).await
+    }
+
+    /// Discovers how to authorize for `server` now, from the challenge's
+    /// metadata URL if it has one, else the well-known ones. A refusal
+    /// always discovers anew: a server that refuses a token it accepted may
+    /// have moved to another authorization server (SEP-2352), and the
+    /// last discovery would send the user back to the old one.
+    async fn discover(
+        &self,
+        state: &mut FlowState,
+        server: &Url,
+        challenge: Option<&Challenge>,
+    ) -> Result<Discovered, AuthError> {
         let discovered = discovery::discover(&self.http, server, challenge).await?;
-        if discovered.issuer.as_str()
-            != state
-                .discovered
-                .as_ref()
-                .map_or("", |(_, _, old)| old.issuer.as_str())
-        {
-            state.client = None; // another authorization server
-        }
-        state.discovered = Some((server.clone(), metadata_url, discovered.clone()));
+        state.discovered = Some((server.clone(), discovered.clone()));
         Ok(discovered)
     }
 
@@ -312,10 +343,11 @@ impl OAuthProvider {
         discovered: &Discovered,
         redirect_uri: Option<&str>,
     ) -> Result<ClientIdentity, AuthError> {
-        if let Some((client, registered_for)) = &state.client
-            && (registered_for.is_none() || registered_for.as_deref() == redirect_uri)
+        if let Some(known) = &state.client
+            && known.issuer == discovered.issuer_id
+            && (known.registered_for.is_none() || known.registered_for.as_deref() == redirect_uri)
         {
-            return Ok(client.clone());
+            return Ok(known.identity.clone());
         }
         let (client, registered_for) = if let Some(client_id) = &self.config.client_id {
             (
@@ -346,7 +378,11 @@ impl OAuthProvider {
             let client = registration::register(&self.http, discovered, &registration).await?;
             (client, Some(redirect_uri.to_owned()))
         };
-        state.client = Some((client.clone(), registered_for));
+        state.client = Some(KnownClient {
+            issuer: discovered.issuer_id.clone(),
+            identity: client.clone(),
+            registered_for,
+        });
         Ok(client)
     }
 
@@ -448,13 +484,13 @@ impl OAuthProvider {
     async fn run(&self, refusal: &Refusal) -> Result<(), AuthError> {
         let server = canonical(&refusal.url);
         let mut state = self.flow.lock().await;
-        let current = self.reload(&server);
+        let active = self.reload(&server);
         let step_up = refusal.is_insufficient_scope();
         let wanted = refusal
             .challenge
             .as_ref()
             .and_then(|challenge| challenge.scope.as_deref());
-        if let Some(grant) = &current {
+        if let Some(grant) = &active {
             let now = Secret::new(bearer(&grant.tokens));
             let renewed = refusal.sent.as_ref() != Some(&now);
             let enough = !step_up || wanted.is_none_or(|scope| grant.tokens.grants(scope));
@@ -463,15 +499,33 @@ impl OAuthProvider {
             }
         }
         let discovered = self
-            .discovered(&mut state, &refusal.url, Some(refusal))
+            .discover(&mut state, &refusal.url, refusal.challenge.as_ref())
             .await?;
+        // Only a grant of the issuer named now may serve: the one in use,
+        // or the one set aside when the server last moved away from it.
+        let Chosen {
+            grant: current,
+            replaced,
+        } = binding::choose(
+            self.config.store.as_ref(),
+            &server,
+            active,
+            &discovered.issuer_id,
+            |grant| self.own(grant),
+        );
+        if let Some(replaced) = &replaced
+            && current.is_none()
+            && self.config.client_id.is_some()
+        {
+            return Err(moved_from_preregistered(replaced, &discovered));
+        }
         if !step_up
             && let Some(grant) = &current
             && let Some(refresh_token) = &grant.tokens.refresh_token
             && issued_by(grant, &discovered)
         {
             match self.refresh(&discovered, grant, refresh_token).await {
-                Ok(grant) => return self.keep(&server, grant),
+                Ok(grant) => return self.keep(&server, grant, replaced.as_ref()),
                 Err(error) => {
                     tracing::debug!(%error, "mcp: refreshing the token failed; authorizing anew");
                 }
@@ -514,6 +568,7 @@ impl OAuthProvider {
                 client_secret,
                 issuer: Some(discovered.issuer_id.clone()),
             },
+            replaced.as_ref(),
         )
     }
 
@@ -541,7 +596,7 @@ impl OAuthProvider {
         let server = canonical(&url);
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         *current = Some((server.clone(), None));
-        self.config.store.remove(&server)
+        binding::forget(self.config.store.as_ref(), &server)
     }
 
     async fn refresh_if_expiring(&self, url: &Url) -> Result<(), AuthError> {
@@ -564,12 +619,12 @@ impl OAuthProvider {
         {
             return Ok(()); // refreshed meanwhile, here or by another process
         }
-        let discovered = self.discovered(&mut state, url, None).await?;
+        let discovered = self.last_discovered(&mut state, url).await?;
         if !issued_by(&grant, &discovered) {
             return Ok(()); // another authorization server now: the refusal authorizes anew
         }
         let grant = self.refresh(&discovered, &grant, &refresh_token).await?;
-        self.keep(&server, grant)
+        self.keep(&server, grant, None)
     }
 }
 
@@ -596,10 +651,12 @@ impl AuthProvider for OAuthProvider {
         })
     }
 
-    /// Refreshes the tokens when the refusal is a `401` and there is a
-    /// refresh token; otherwise (or if that fails) authorizes anew with the
-    /// configured grant, asking for the challenge's scopes (plus those
-    /// already granted, on a step-up).
+    /// Discovers anew (the challenge's `resource_metadata`, else the
+    /// well-known URLs), then refreshes the tokens when the refusal is a
+    /// `401` and there is a refresh token from the authorization server
+    /// named now; otherwise (or if that fails) authorizes anew with the
+    /// configured grant there, asking for the challenge's scopes (plus
+    /// those already granted, on a step-up).
     ///
     /// Cancel safe: an interrupted authorization keeps nothing half-done
     /// (tokens are kept only once obtained); the next refusal starts over.
@@ -625,6 +682,22 @@ fn issued_by(grant: &StoredGrant, discovered: &Discovered) -> bool {
         );
     }
     same
+}
+
+/// The error for a server that moved to another authorization server than
+/// the one its pre-registered client was used with: such a client is that
+/// server's, and is not tried at the new one unasked (SEP-2352 says to
+/// surface the mismatch rather than attempt it).
+fn moved_from_preregistered(replaced: &StoredGrant, discovered: &Discovered) -> AuthError {
+    AuthError::Registration {
+        detail: format!(
+            "the server's authorization server is now {:?}, no longer {:?}, where the configured client id {:?} was used; \
+             configure a client registered with the new one (or log out to try this one there)",
+            discovered.issuer_id,
+            replaced.issuer.as_deref().unwrap_or_default(),
+            replaced.client_id
+        ),
+    }
 }
 
 fn bearer(tokens: &Tokens) -> String {

@@ -1,7 +1,8 @@
 //! OAuth 2.1 authorization for streamable-HTTP MCP servers (what
 //! `golem-mcp`'s feature `http` brings in, as `golem_mcp::auth`), per the
 //! MCP authorization specification (revision 2025-11-25, with the
-//! 2025-03-26 fallbacks).
+//! 2025-03-26 fallbacks, and 2026-07-28's binding of credentials to the
+//! authorization server that issued them).
 //!
 //! The transport asks an [`AuthProvider`] (set in `golem-mcp`'s
 //! `HttpConfig::auth`) what `Authorization` to
@@ -23,11 +24,13 @@
 //! `token.rs` the token endpoint; `cross_app.rs` the identity-assertion
 //! exchange of cross-app access (SEP-990); `flow.rs` ties them into
 //! [`OAuthProvider`]; `store.rs` keeps tokens (`file_store.rs`: in a
-//! file only its owner can read); `user_agent.rs` and
+//! file only its owner can read; `binding.rs`: which grant serves the
+//! authorization server named now, and where the one it replaces goes); `user_agent.rs` and
 //! `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
 //! request. Each module imports from the one that defines a name, never
 //! through this file.
 
+mod binding;
 mod challenge;
 mod cross_app;
 mod discovery;

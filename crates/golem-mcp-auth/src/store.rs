@@ -16,7 +16,9 @@ use crate::token::Tokens;
 /// A grant is bound to its issuer: its refresh token and client secret go
 /// to that authorization server only. When discovery names another one,
 /// the grant is not refreshed there; the provider registers and authorizes
-/// anew (RFC 6749 §10.4, RFC 9700 §4.4).
+/// anew (RFC 6749 §10.4, RFC 9700 §4.4, SEP-2352), and sets the old grant
+/// aside for the day the server names its issuer again (see
+/// [`TokenStore`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct StoredGrant {
     /// The tokens.
@@ -46,6 +48,14 @@ impl fmt::Debug for StoredGrant {
 }
 
 /// Keeps the tokens of each server, by the server's canonical URL.
+///
+/// The provider also keeps, under `<canonical URL>#set-aside`, the grant
+/// of the authorization server the server named before its current one
+/// (one per server: a canonical URL has no fragment, so such a key never
+/// names a server). That grant is never sent anywhere while another issuer
+/// is named; it is used again, at its own issuer, if the server names that
+/// issuer again. A store need do nothing special for it: it is one more
+/// key, and `logout` removes it with the server's.
 ///
 /// Methods are synchronous and called on the runtime's threads while an
 /// authorization is under way: an implementation must be quick (a small
