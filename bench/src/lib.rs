@@ -90,6 +90,9 @@ pub struct Args {
     /// extension `bench/run.sh` uses because `/usr/bin/time -v` folds the
     /// reaped server's peak into the client's.
     pub peak_rss: bool,
+    /// `--protocol VERSION`: the MCP revision golem-bench pins (another
+    /// extension; rmcp-bench and the floor refuse it: rmcp chooses its own).
+    pub protocol: Option<String>,
 }
 
 impl Args {
@@ -106,6 +109,7 @@ impl Args {
         let mut url = None;
         let mut server = None;
         let mut peak_rss = false;
+        let mut protocol = None;
         let mut concurrency = 1;
         let mut sleep_ms = None;
         while let Some(arg) = args.next() {
@@ -116,6 +120,7 @@ impl Args {
                 "--sleep-ms" => sleep_ms = Some(number(&mut args, "--sleep-ms")?),
                 "--url" => url = Some(args.next().ok_or("--url needs a value")?),
                 "--peak-rss" => peak_rss = true,
+                "--protocol" => protocol = Some(args.next().ok_or("--protocol needs a value")?),
                 "--" => {
                     let command = args.next().ok_or("no server command after --")?;
                     server = Some((command, args.by_ref().collect::<Vec<_>>()));
@@ -143,6 +148,7 @@ impl Args {
             sleep_ms,
             target,
             peak_rss,
+            protocol,
         })
     }
 
@@ -419,9 +425,28 @@ impl Report {
         if let Some(kib) = peak_rss_kib {
             let _ = write!(line, r#","peak_rss_kib":{kib}"#);
         }
+        if let Some(cpu) = self_cpu() {
+            let _ = write!(line, r#","cpu_self_us":{:.0}"#, micros(cpu));
+        }
         line.push('}');
         line
     }
+}
+
+/// The CPU time (user and system) this process has used so far, from
+/// `getrusage(RUSAGE_SELF)`: the client's own, never the server's (a
+/// reaped child's time goes to `RUSAGE_CHILDREN`). Differenced over two
+/// call counts, it gives the client's CPU per call without its start-up.
+pub fn self_cpu() -> Option<Duration> {
+    // SAFETY: getrusage writes only into the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    let time = |value: libc::timeval| {
+        Duration::from_secs(value.tv_sec as u64) + Duration::from_micros(value.tv_usec as u64)
+    };
+    Some(time(usage.ru_utime) + time(usage.ru_stime))
 }
 
 fn millis(duration: Duration) -> f64 {
@@ -587,6 +612,7 @@ mod tests {
                 concurrency: 1,
                 sleep_ms: None,
                 peak_rss: false,
+                protocol: None,
             })
         );
         assert_eq!(
@@ -600,6 +626,7 @@ mod tests {
                 concurrency: 1,
                 sleep_ms: None,
                 peak_rss: true,
+                protocol: None,
             })
         );
         let args = parse("--calls 8 --bytes 64 --concurrency 8 --sleep-ms 100 -- s");

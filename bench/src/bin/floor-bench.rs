@@ -41,6 +41,12 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(problem) => return golem_bench::usage_error(PROGRAM, &problem),
     };
+    if args.protocol.is_some() {
+        return golem_bench::usage_error(
+            PROGRAM,
+            "--protocol is golem-bench's: the floor speaks the revision it chooses itself",
+        );
+    }
     if args.concurrency != 1 || args.sleep_ms.is_some() {
         return golem_bench::usage_error(
             PROGRAM,

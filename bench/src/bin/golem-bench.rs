@@ -1,7 +1,7 @@
 //! `golem-bench`: the benchmark client on golem-mcp.
 //!
 //! ```text
-//! golem-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] (--url URL | -- SERVER_CMD [ARGS...])
+//! golem-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] [--protocol VERSION] (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
 //!
 //! See the `golem_bench` library for the interface every client shares.
@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use golem_bench::{Args, Call, Report, Stopwatch, Target};
-use golem_mcp::{Client, Content, HttpConfig, HttpTransport, StdioConfig, StdioTransport};
+use golem_mcp::{
+    Client, ClientConfig, Content, HttpConfig, HttpTransport, StdioConfig, StdioTransport,
+};
 use serde_json::value::RawValue;
 
 const PROGRAM: &str = "golem-bench";
@@ -38,6 +40,12 @@ async fn run(args: &Args) -> Result<Report, String> {
     })?;
 
     let mut watch = Stopwatch::start(args.calls);
+    // `--protocol` pins the revision (both eras are measured that way);
+    // without it the client probes, as applications' clients do.
+    let config = match &args.protocol {
+        Some(version) => ClientConfig::default().with_protocol(version.clone()),
+        None => ClientConfig::default(),
+    };
     let client = match &args.target {
         Target::Stdio { command, args } => {
             let transport = StdioTransport::spawn(StdioConfig {
@@ -45,12 +53,12 @@ async fn run(args: &Args) -> Result<Report, String> {
                 ..StdioConfig::new(command)
             })
             .map_err(|error| error.to_string())?;
-            Client::new(transport)
+            Client::with_config(transport, config)
         }
         Target::Http { url } => {
             let transport =
                 HttpTransport::new(HttpConfig::new(url)).map_err(|error| error.to_string())?;
-            Client::new(transport)
+            Client::with_config(transport, config)
         }
     };
     client

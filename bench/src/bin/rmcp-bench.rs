@@ -26,6 +26,12 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(problem) => return golem_bench::usage_error(PROGRAM, &problem),
     };
+    if args.protocol.is_some() {
+        return golem_bench::usage_error(
+            PROGRAM,
+            "--protocol is golem-bench's: rmcp speaks the revision it chooses itself",
+        );
+    }
     let result = golem_bench::runtime().and_then(|runtime| runtime.block_on(run(&args)));
     golem_bench::finish(PROGRAM, &args, result)
 }

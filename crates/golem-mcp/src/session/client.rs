@@ -607,12 +607,21 @@ impl Client {
                 .await?;
             return crate::session::connection::decode(&operation, reply);
         }
+        // Made only for a retry in another revision: nothing is cloned on
+        // the hot path.
+        let remake = |version| {
+            ModernMeta::new(
+                version,
+                &self.inner.settings.client_info,
+                &self.inner.offer.capabilities(),
+            )
+        };
         mrtr::run(
             connection,
             &*self.inner.offer,
             &operation,
             request,
-            self.meta_maker(),
+            remake,
             on_progress,
         )
         .await
