@@ -397,7 +397,7 @@ pub struct Report {
 
 impl Report {
     /// The JSON line, with the client's peak RSS when given.
-    pub fn json_line(&self, peak_rss_kib: Option<u64>) -> String {
+    pub fn json_line(&self, peak_rss_kib: Option<u64>, cpu_self: Option<Duration>) -> String {
         let mut sorted = self.latencies.clone();
         sorted.sort_unstable();
         let total_s = self.total.as_secs_f64();
@@ -425,7 +425,7 @@ impl Report {
         if let Some(kib) = peak_rss_kib {
             let _ = write!(line, r#","peak_rss_kib":{kib}"#);
         }
-        if let Some(cpu) = self_cpu() {
+        if let Some(cpu) = cpu_self {
             let _ = write!(line, r#","cpu_self_us":{:.0}"#, micros(cpu));
         }
         line.push('}');
@@ -574,7 +574,7 @@ pub fn finish(program: &str, args: &Args, result: Result<Report, String>) -> Exi
     match result {
         Ok(report) => {
             let rss = if args.peak_rss { peak_rss_kib() } else { None };
-            println!("{}", report.json_line(rss));
+            println!("{}", report.json_line(rss, self_cpu()));
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -772,22 +772,42 @@ mod tests {
             latencies: vec![Duration::from_micros(400), Duration::from_micros(600)],
         };
         assert_eq!(
-            report.json_line(None),
+            report.json_line(None, None),
             r#"{"client":"golem","transport":"stdio","calls":2,"bytes":64,"concurrency":1,"connect_ms":5.000,"total_ms":1.000,"calls_per_s":2000.0,"p50_us":400.0,"p99_us":600.0}"#
         );
-        assert!(report.json_line(Some(9)).ends_with(r#","peak_rss_kib":9}"#));
+        assert!(
+            report
+                .json_line(Some(9), None)
+                .ends_with(r#","peak_rss_kib":9}"#)
+        );
+        assert!(
+            report
+                .json_line(Some(9), Some(Duration::from_micros(1500)))
+                .ends_with(r#","peak_rss_kib":9,"cpu_self_us":1500}"#)
+        );
         let slept = Report {
             sleep_ms: Some(100),
             ..report.clone()
         };
         assert!(
             slept
-                .json_line(Some(9))
+                .json_line(Some(9), None)
                 .ends_with(r#","sleep_ms":100,"peak_rss_kib":9}"#)
         );
         let parsed: serde_json::Value =
-            serde_json::from_str(&report.json_line(Some(9))).unwrap_or_default();
+            serde_json::from_str(&report.json_line(Some(9), None)).unwrap_or_default();
         assert_eq!(parsed["calls_per_s"], 2000.0);
+    }
+
+    #[test]
+    fn the_clients_own_cpu_time_is_read_and_grows() {
+        let before = self_cpu().expect("getrusage works");
+        let mut sum = 0u64;
+        for i in 0..2_000_000u64 {
+            sum = sum.wrapping_add(std::hint::black_box(i));
+        }
+        std::hint::black_box(sum);
+        assert!(self_cpu().expect("getrusage works") >= before);
     }
 
     #[test]
