@@ -38,14 +38,18 @@ use crate::wire::transport_error::TransportError;
 /// ([`ClientConfig`](crate::ClientConfig)) go to them and any other is refused with "method not
 /// found", progress reports go to the call that asked for them, and other
 /// notifications to [`notifications`](Client::notifications) subscribers.
-/// (ADRs 0006 and 0007 say why.)
+/// (ADRs 0006 and 0007 say why.) A modern (2026-07-28) server sends no
+/// requests: one that needs input answers a call with `input_required`,
+/// and the same handlers answer it before the call is sent again (ADR
+/// 0018).
 ///
 /// # Cancel safety
 ///
 /// Every async method may be dropped at any await point (a timeout, a
 /// `select!`), and every other request on the client goes on untouched.
 /// A dropped request is announced to the server with
-/// `notifications/cancelled` right away, and its late answer is dropped. A
+/// `notifications/cancelled` right away (a modern HTTP request's stream is
+/// closed instead), and its late answer is dropped. A
 /// dropped [`initialize`](Client::initialize) is not cancelled (the
 /// protocol forbids it): the next call waits for the same answer. After a
 /// dropped [`close`](Client::close), the client is closed.
@@ -474,8 +478,9 @@ impl Client {
         }
     }
 
-    /// What the server said about itself at `initialize`; `None` before a
-    /// successful [`initialize`](Client::initialize).
+    /// What the server said about itself (at `initialize`, or in its
+    /// `server/discover` answer), and the revision chosen and how; `None`
+    /// before a successful [`initialize`](Client::initialize).
     pub fn server(&self) -> Option<&ServerInfo> {
         self.inner.server.get()
     }
