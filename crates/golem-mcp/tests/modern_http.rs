@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use golem_mcp::{
     Client, Era, Error, HowChosen, HttpConfig, HttpTransport, MODERN_PROTOCOL_VERSION,
+    TransportError,
 };
 use serde_json::{Value, json};
 use support::{bounded, raw};
@@ -301,12 +302,20 @@ async fn server_failures_and_authorization_refusals_of_the_probe_are_errors_not_
         StatusCode::UNAUTHORIZED,
         StatusCode::FORBIDDEN,
     ] {
-        let (url, seen) = serve(move |_, _| status.into_response()).await;
+        // An OAuth error body is no JSON-RPC error: the status stays the error.
+        let (url, seen) = serve(move |_, _| {
+            json_response(
+                status,
+                json!({"error": "invalid_token", "error_description": "expired"}),
+            )
+        })
+        .await;
         let transport = HttpTransport::new(HttpConfig::new(&url)).expect("valid config");
         let client = Client::new(transport);
         let error = bounded(client.initialize()).await.expect_err("no fallback");
         assert!(
-            matches!(error, Error::Transport { .. }),
+            matches!(&error, Error::Transport { source: TransportError::HttpStatus(refusal), .. }
+                if refusal.status == status.as_u16()),
             "{status}: {error}"
         );
         assert_eq!(seen.all().len(), 1, "{status}: initialize was not tried");

@@ -188,8 +188,11 @@ async fn check_status(
             return Ok(Checked::Authorized);
         }
     }
+    // 401 and 403 are authorization's, whatever their body says.
     if message.is_modern()
         && status.is_client_error()
+        && status != StatusCode::UNAUTHORIZED
+        && status != StatusCode::FORBIDDEN
         && let OutgoingKind::Request { id, .. } = message.kind()
     {
         return modern_refusal(shared, *id, response).await;
@@ -293,14 +296,23 @@ async fn modern_refusal(
     }
 }
 
-/// Whether `message` is a JSON-RPC error response.
+/// Whether `message` is a JSON-RPC error response: `"jsonrpc": "2.0"` and
+/// an error object with a numeric code (an OAuth error body, whose `error`
+/// is a string, is not one).
 fn is_error_response(message: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
-    struct ErrorResponse {
-        #[allow(dead_code)]
-        error: serde::de::IgnoredAny,
+    struct ErrorResponse<'a> {
+        #[serde(borrow)]
+        jsonrpc: &'a str,
+        error: ErrorObject,
     }
-    serde_json::from_slice::<ErrorResponse>(message).is_ok()
+    #[derive(serde::Deserialize)]
+    struct ErrorObject {
+        #[allow(dead_code)]
+        code: serde_json::Number,
+    }
+    serde_json::from_slice::<ErrorResponse<'_>>(message)
+        .is_ok_and(|response| response.jsonrpc == "2.0")
 }
 
 /// Reads the answer to request `id`: a JSON body here, an event stream on
