@@ -304,6 +304,7 @@ fn is_error_response(message: &[u8]) -> bool {
     struct ErrorResponse<'a> {
         #[serde(borrow)]
         jsonrpc: &'a str,
+        #[allow(dead_code)]
         error: ErrorObject,
     }
     #[derive(serde::Deserialize)]
