@@ -614,3 +614,46 @@ async fn a_dropped_modern_call_is_cancelled_by_notification_on_a_stream_transpor
     );
     assert_eq!(cancelled["params"]["requestId"], request["id"]);
 }
+
+#[tokio::test]
+async fn a_log_level_travels_with_every_later_modern_request_and_sends_nothing_itself() {
+    let (client, mut peer) = modern(ClientConfig::default()).await;
+    let (listed, before) = tokio::join!(client.list_tools(), async {
+        let request = next_message(&mut peer).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"resultType": "complete", "tools": []}}));
+        request
+    });
+    listed.expect("lists");
+    assert!(
+        before["params"]["_meta"]
+            .get("io.modelcontextprotocol/logLevel")
+            .is_none(),
+        "{before}"
+    );
+
+    bounded(client.set_log_level(golem_mcp::LogLevel::Warning))
+        .await
+        .expect("set");
+    let arguments = raw("{}");
+    let mut reports = Vec::new();
+    let mut on_progress = |progress: golem_mcp::Progress| reports.push(progress.progress);
+    let (called, request) = tokio::join!(
+        client.call_tool_with_progress("t", &arguments, &mut on_progress),
+        async {
+            // The first message after set_log_level is the call: no
+            // logging/setLevel was sent.
+            let request = next_message(&mut peer).await;
+            peer.send(&complete(&request["id"], "ok"));
+            request
+        }
+    );
+    called.expect("called");
+    let meta = &request["params"]["_meta"];
+    assert_eq!(request["method"], "tools/call", "{request}");
+    assert_eq!(
+        meta["io.modelcontextprotocol/logLevel"], "warning",
+        "{request}"
+    );
+    assert_eq!(meta["progressToken"], request["id"], "{request}");
+    assert_eq!(meta[META_VERSION], MODERN_PROTOCOL_VERSION, "{request}");
+}

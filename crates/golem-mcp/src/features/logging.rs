@@ -1,5 +1,6 @@
-//! Logging (`logging/setLevel`): which of its log messages the server sends.
-//! The messages themselves arrive as notifications
+//! Logging: which of its log messages the server sends (`logging/setLevel`
+//! in the legacy era; a log level in every request's `_meta` in the modern
+//! one). The messages themselves arrive as notifications
 //! ([`ServerNotification::Log`](crate::ServerNotification::Log)).
 
 use crate::error::Error;
@@ -7,11 +8,17 @@ use crate::session::client::Client;
 use crate::session::notifications::LogLevel;
 
 impl Client {
-    /// Asks the server to send log messages of `level` and above
-    /// (`logging/setLevel`).
+    /// Asks the server to send log messages of `level` and above: with
+    /// `logging/setLevel` to a legacy server; to a modern (2026-07-28) one,
+    /// which keeps no state, by naming the level in every later request's
+    /// `_meta` (`io.modelcontextprotocol/logLevel`; nothing is sent now, and
+    /// without a level a modern server sends no log messages).
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
+        if self.set_modern_log_level(&level.to_string())? {
+            return Ok(());
+        }
         let _: serde::de::IgnoredAny = self
             .request(
                 "logging/setLevel",

@@ -661,6 +661,20 @@ impl Client {
         self.inner.hub.prompt_changes()
     }
 
+    /// In the modern era, names `level` in every later request and returns
+    /// `true`; `false` in the legacy era (nothing done). Fails before
+    /// `initialize`, when the era is not known yet.
+    pub(crate) fn set_modern_log_level(&self, level: &str) -> Result<bool, Error> {
+        self.ready(Operation("logging/setLevel", None))?;
+        match self.inner.connection.modern() {
+            Some(_) => {
+                self.inner.connection.set_log_level(level);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
     /// Whether the transport mirrors modern requests into headers (HTTP,
     /// once the modern era was decided).
     pub(crate) fn mirrors_headers(&self) -> bool {

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bytes::Bytes;
@@ -112,7 +112,22 @@ pub(crate) struct Connection {
     negotiated: AtomicBool,
     /// Whether the transport mirrors modern requests into headers (HTTP).
     mirrors_headers: bool,
+    /// The log level every modern request names (`set_log_level`): an
+    /// index into [`LOG_LEVELS`] plus one, 0 for none.
+    log_level: AtomicU8,
 }
+
+/// The log levels a modern request may name, least severe first.
+const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
 
 impl fmt::Debug for Connection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -143,6 +158,7 @@ impl Connection {
             commands,
             negotiated: AtomicBool::new(false),
             mirrors_headers,
+            log_level: AtomicU8::new(0),
         };
         (connection, receiver)
     }
@@ -177,6 +193,15 @@ impl Connection {
     /// then tool annotations for them are checked and used.
     pub(crate) fn mirrors_headers(&self) -> bool {
         self.mirrors_headers && self.modern.get().is_some()
+    }
+
+    /// Names `level` (one of the protocol's eight, e.g. `"debug"`) in every
+    /// later modern request, which is how the modern era asks for log
+    /// messages. An unknown level is ignored.
+    pub(crate) fn set_log_level(&self, level: &str) {
+        if let Some(index) = LOG_LEVELS.iter().position(|known| *known == level) {
+            self.log_level.store(index as u8 + 1, Ordering::Relaxed);
+        }
     }
 
     /// Whether the server's `initialize` answer was accepted.
@@ -255,9 +280,14 @@ impl Connection {
     ) -> Result<(InFlight<'_>, Outgoing), Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let modern = request.modern.or_else(|| self.modern.get());
+        let log_level = match (modern, self.log_level.load(Ordering::Relaxed)) {
+            (Some(_), level @ 1..) => LOG_LEVELS.get(usize::from(level) - 1).copied(),
+            _ => None,
+        };
         let extras = Extras {
             progress_token: with_progress.then_some(id),
             meta: modern.map(ModernMeta::entries),
+            log_level,
             members: request.members,
         };
         let mut body = Vec::with_capacity(256);

@@ -92,13 +92,19 @@ pub(crate) struct Extras<'a> {
     pub(crate) progress_token: Option<RequestId>,
     /// Further `_meta` members.
     pub(crate) meta: Option<&'a str>,
+    /// A modern request's log level (`io.modelcontextprotocol/logLevel`),
+    /// a `_meta` member of its own.
+    pub(crate) log_level: Option<&'static str>,
     /// Further members of `params`.
     pub(crate) members: Option<&'a str>,
 }
 
 impl Extras<'_> {
     fn is_empty(&self) -> bool {
-        self.progress_token.is_none() && self.meta.is_none() && self.members.is_none()
+        self.progress_token.is_none()
+            && self.meta.is_none()
+            && self.log_level.is_none()
+            && self.members.is_none()
     }
 }
 
@@ -121,17 +127,27 @@ pub(crate) fn encode_request_with(
     out.extend_from_slice(br#","method":"#);
     serde_json::to_writer(&mut *out, method)?;
     out.extend_from_slice(br#","params":{"#);
-    if extras.progress_token.is_some() || extras.meta.is_some() {
+    if extras.progress_token.is_some() || extras.meta.is_some() || extras.log_level.is_some() {
         out.extend_from_slice(br#""_meta":{"#);
-        if let Some(token) = extras.progress_token {
-            out.extend_from_slice(br#""progressToken":"#);
-            serde_json::to_writer(&mut *out, &token)?;
-            if extras.meta.is_some() {
+        let mut first = true;
+        let mut separate = |out: &mut Vec<u8>| {
+            if !std::mem::take(&mut first) {
                 out.push(b',');
             }
+        };
+        if let Some(token) = extras.progress_token {
+            separate(out);
+            out.extend_from_slice(br#""progressToken":"#);
+            serde_json::to_writer(&mut *out, &token)?;
         }
         if let Some(meta) = extras.meta {
+            separate(out);
             out.extend_from_slice(meta.as_bytes());
+        }
+        if let Some(level) = extras.log_level {
+            separate(out);
+            out.extend_from_slice(br#""io.modelcontextprotocol/logLevel":"#);
+            serde_json::to_writer(&mut *out, level)?;
         }
         out.push(b'}');
         if extras.members.is_some() {
@@ -566,6 +582,47 @@ impl<'a> serde::de::Visitor<'a> for RouteVisitor<'_, 'a> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn extras_join_the_params_object_before_its_members() {
+        let encode = |params: &serde_json::Value, extras: Extras<'_>| {
+            let mut out = Vec::new();
+            encode_request_with(&mut out, 7, "m", params, extras).expect("encodes");
+            String::from_utf8(out).expect("UTF-8")
+        };
+        let all = Extras {
+            progress_token: Some(7),
+            meta: Some(r#""a":1"#),
+            log_level: Some("debug"),
+            members: Some(r#""inputResponses":{}"#),
+        };
+        assert_eq!(
+            encode(&serde_json::json!({"name": "t"}), all),
+            r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"_meta":{"progressToken":7,"a":1,"io.modelcontextprotocol/logLevel":"debug"},"inputResponses":{},"name":"t"}}"#
+        );
+        let meta_only = Extras {
+            meta: Some(r#""a":1"#),
+            ..Extras::default()
+        };
+        assert_eq!(
+            encode(&serde_json::json!({}), meta_only),
+            r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"_meta":{"a":1}}}"#
+        );
+        let members_only = Extras {
+            members: Some(r#""x":true"#),
+            ..Extras::default()
+        };
+        assert_eq!(
+            encode(&serde_json::json!({"y": 2}), members_only),
+            r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"x":true,"y":2}}"#
+        );
+        assert_eq!(
+            encode(&serde_json::json!({"y": 2}), Extras::default()),
+            r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"y":2}}"#
+        );
+        let mut out = Vec::new();
+        assert!(encode_request_with(&mut out, 1, "m", &[1, 2], meta_only).is_err());
+    }
     use super::*;
 
     #[test]
