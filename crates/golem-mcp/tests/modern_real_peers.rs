@@ -212,3 +212,28 @@ async fn a_dual_era_server_pinned_to_legacy_is_initialized_and_stays_legacy() {
     assert_eq!(text_of(&client, "greet", "{}").await, "hello Ada");
     peer_bounded(client.close()).await.expect("closes");
 }
+
+#[tokio::test]
+async fn a_modern_python_server_logs_only_for_requests_that_name_a_level() {
+    let transport = StdioTransport::spawn(python_stdio("python/mcp_py_server.py")).expect("spawns");
+    let client = Client::new(transport);
+    assert_eq!(connected(&client).await.0, Era::Modern);
+    let mut notifications = client.notifications();
+    // No level named: the server sends no log message for this call.
+    assert_eq!(text_of(&client, "chatty", "{}").await, "logged");
+    peer_bounded(client.set_log_level(golem_mcp::LogLevel::Warning))
+        .await
+        .expect("set");
+    assert_eq!(text_of(&client, "chatty", "{}").await, "logged");
+    // The first log message is the second call's warning: the first call
+    // sent none, and its info is below the level.
+    let first = peer_bounded(notifications.recv())
+        .await
+        .expect("a notification");
+    let golem_mcp::ServerNotification::Log(message) = first else {
+        panic!("not a log message: {first:?}");
+    };
+    assert_eq!(message.level, golem_mcp::LogLevel::Warning);
+    assert_eq!(message.data, json!("careful"));
+    peer_bounded(client.close()).await.expect("closes");
+}
