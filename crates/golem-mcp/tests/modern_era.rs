@@ -657,3 +657,31 @@ async fn a_log_level_travels_with_every_later_modern_request_and_sends_nothing_i
     assert_eq!(meta["progressToken"], request["id"], "{request}");
     assert_eq!(meta[META_VERSION], MODERN_PROTOCOL_VERSION, "{request}");
 }
+
+#[tokio::test]
+async fn a_server_that_lists_only_legacy_revisions_is_initialized() {
+    for refusal in [false, true] {
+        let (transport, mut peer) = memory_pair();
+        let client = Client::new(transport);
+        let (connected, _) = tokio::join!(client.initialize(), async {
+            let probe = next_message(&mut peer).await;
+            match refusal {
+                false => peer.send(&discovered(&probe["id"], &["2025-11-25", "2025-06-18"])),
+                true => peer.send(&error(
+                    &probe["id"],
+                    -32022,
+                    "Unsupported protocol version",
+                    Some(json!({"supported": ["2025-11-25"]})),
+                )),
+            };
+            answer_initialize(&mut peer).await
+        });
+        let server = connected.expect("initialized");
+        assert_eq!(server.era(), Era::Legacy, "refusal: {refusal}");
+        assert!(
+            matches!(&server.chosen, HowChosen::FellBack { probe } if probe.contains("only legacy")),
+            "{:?}",
+            server.chosen
+        );
+    }
+}

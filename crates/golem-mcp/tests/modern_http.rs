@@ -377,3 +377,28 @@ async fn a_dropped_modern_call_closes_its_stream_and_posts_no_cancellation() {
         .count();
     assert_eq!(cancellations, 0, "closing the stream is the cancellation");
 }
+
+#[tokio::test]
+async fn a_modern_stream_that_breaks_is_not_resumed_and_fails_its_call() {
+    let (url, seen) = serve(|message, _| match message["method"].as_str() {
+        Some("server/discover") => discovered(message),
+        // An event id, as a legacy server would give for resumption, and
+        // then the end of the stream without the answer.
+        _ => Response::builder()
+            .header(header::CONTENT_TYPE, "text/event-stream")
+            .body(Body::from("id: e-1\ndata: \n\n"))
+            .expect("a response"),
+    })
+    .await;
+    let client = connect(&url).await;
+    let error = bounded(client.call_tool("t", &raw("{}")))
+        .await
+        .expect_err("the answer is lost");
+    assert!(error.to_string().contains("no resumption"), "{error}");
+    assert!(
+        seen.all()
+            .iter()
+            .all(|(method, _, _)| method == Method::POST),
+        "no GET resumes a modern stream"
+    );
+}

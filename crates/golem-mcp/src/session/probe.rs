@@ -19,7 +19,7 @@ use crate::session::connection::{Connection, Request, decode};
 use crate::session::era::{
     DiscoverResult, ModernError, ModernMeta, newest_mutual, no_mutual_version,
 };
-use crate::session::protocol::{HowChosen, ServerInfo};
+use crate::session::protocol::{HowChosen, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo};
 use crate::wire::transport_error::TransportError;
 
 /// How many times the probe is sent again after a modern error (a revision
@@ -101,7 +101,7 @@ impl Probe {
                 Some(_) if corrections >= MAX_CORRECTIONS => None,
                 Some(ModernError::UnsupportedVersion { supported }) => {
                     let Some(mutual) = newest_mutual(&supported) else {
-                        return Err(no_mutual_version(operation, &supported));
+                        return self.legacy_listed(&supported, operation);
                     };
                     if self.pinned && mutual != self.version {
                         return Err(no_mutual_version(operation, &supported));
@@ -139,6 +139,22 @@ impl Probe {
         }
     }
 
+    /// A server that lists no modern revision this client speaks: a legacy
+    /// verdict when it lists a legacy one this client speaks (it answers
+    /// `server/discover` but is served through `initialize`), else the
+    /// error naming both lists.
+    fn legacy_listed(&self, supported: &[String], operation: &str) -> Result<Verdict, Error> {
+        let legacy = supported
+            .iter()
+            .find(|theirs| SUPPORTED_PROTOCOL_VERSIONS.contains(&theirs.as_str()));
+        match legacy {
+            Some(version) if !self.pinned => self.legacy(format!(
+                "{operation} listed only legacy revisions ({version}, …)"
+            )),
+            _ => Err(no_mutual_version(operation, supported)),
+        }
+    }
+
     /// A modern server that answered: the revision it lists that this
     /// client prefers.
     fn modern(
@@ -151,8 +167,10 @@ impl Probe {
         let version = match supported.iter().any(|theirs| theirs == asked) {
             true => asked,
             false if self.pinned => return Err(no_mutual_version("server/discover", supported)),
-            false => newest_mutual(supported)
-                .ok_or_else(|| no_mutual_version("server/discover", supported))?,
+            false => match newest_mutual(supported) {
+                Some(version) => version,
+                None => return self.legacy_listed(supported, "server/discover"),
+            },
         };
         let meta = match version == meta.version() {
             true => meta,

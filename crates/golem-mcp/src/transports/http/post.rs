@@ -63,7 +63,9 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         super::stream::reopen_standalone(shared);
     }
     match message.kind() {
-        OutgoingKind::Request { id, .. } => answer(shared, *id, response).await,
+        OutgoingKind::Request { id, .. } => {
+            answer(shared, *id, response, !message.is_modern()).await
+        }
         // The answer to a notification or a response carries nothing (202);
         // a body, if any, is dropped with the response.
         _ => Ok(()),
@@ -322,6 +324,7 @@ async fn answer(
     shared: &Arc<Shared>,
     id: RequestId,
     response: Response,
+    resumable: bool,
 ) -> Result<(), TransportError> {
     if response.status() == StatusCode::ACCEPTED || response.content_length() == Some(0) {
         return Err(TransportError::StreamEnded {
@@ -335,7 +338,7 @@ async fn answer(
         .unwrap_or("")
         .to_ascii_lowercase();
     if content_type.starts_with("text/event-stream") {
-        stream::spawn(shared, id, response);
+        stream::spawn(shared, id, response, resumable);
         return Ok(());
     }
     if !content_type.starts_with("application/json") {

@@ -23,20 +23,22 @@ use crate::wire::transport_error::TransportError;
 /// Starts reading the event stream that answers request `id`. The task is
 /// registered under `id` so that the request's cancellation, or closing the
 /// transport, stops it.
-pub(super) fn spawn(shared: &Arc<Shared>, id: RequestId, response: Response) {
+pub(super) fn spawn(shared: &Arc<Shared>, id: RequestId, response: Response, resumable: bool) {
     let mut streams = shared.streams();
     if shared.check_open().is_err() {
         return; // closing: nobody will read it
     }
-    let task = tokio::spawn(read(shared.clone(), id, response));
+    let task = tokio::spawn(read(shared.clone(), id, response, resumable));
     streams.insert(id, task.abort_handle());
 }
 
 /// Reads the stream to the answer, resuming it when it ends early, and
 /// reports a stream that cannot deliver the answer as
 /// [`Inbound::RequestFailed`].
-async fn read(shared: Arc<Shared>, id: RequestId, response: Response) {
-    let outcome = Stream::new(&shared, Some(id)).run(response).await;
+async fn read(shared: Arc<Shared>, id: RequestId, response: Response, resumable: bool) {
+    let mut stream = Stream::new(&shared, Some(id));
+    stream.resumable = resumable;
+    let outcome = stream.run(response).await;
     shared.streams().remove(&id);
     if let Err(error) = outcome {
         shared.deliver(Inbound::RequestFailed { id, error }).await;
@@ -229,6 +231,9 @@ struct Stream<'s> {
     attempts: u32,
     /// The `Last-Event-ID` of the last reconnection.
     resumed_from: Option<String>,
+    /// Whether a broken stream may be resumed: not a modern request's (the
+    /// 2026-07-28 revision has no resumption: the request is lost).
+    resumable: bool,
 }
 
 /// How reading one response ended.
@@ -252,6 +257,7 @@ impl<'s> Stream<'s> {
             answered: false,
             attempts: 0,
             resumed_from: None,
+            resumable: true,
         }
     }
 
@@ -354,6 +360,14 @@ impl<'s> Stream<'s> {
     async fn resume(&mut self, broken: Option<reqwest::Error>) -> Result<Response, TransportError> {
         // A refusal's `Retry-After`, for the next attempt.
         let mut retry_after = None;
+        if !self.resumable {
+            return Err(TransportError::StreamEnded {
+                detail: match broken {
+                    None => "the server's event stream ended before the response (protocol 2026-07-28 has no resumption: the request is lost; send it again)".to_owned(),
+                    Some(error) => format!("the server's event stream broke before the response ({}; protocol 2026-07-28 has no resumption: the request is lost; send it again)", error.without_url()),
+                },
+            });
+        }
         loop {
             let Some(last_event_id) = self.parser.last_event_id().map(str::to_owned) else {
                 return Err(TransportError::StreamEnded {
