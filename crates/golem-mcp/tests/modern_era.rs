@@ -522,16 +522,37 @@ async fn an_unknown_result_type_and_input_on_a_list_are_errors() {
 }
 
 #[tokio::test]
-async fn input_nobody_registered_a_handler_for_fails_the_call_at_once() {
+async fn an_elicitation_nobody_registered_a_handler_for_is_declined() {
     let (client, mut peer) = modern(ClientConfig::default()).await;
     let arguments = raw("{}");
     let (called, ()) = tokio::join!(client.call_tool("needs-input", &arguments), async {
         let request = next_message(&mut peer).await;
         peer.send(&input_required(&request["id"], Some("s")));
+        let retry = next_message(&mut peer).await;
+        assert_eq!(
+            retry["params"]["inputResponses"],
+            json!({"confirm": {"action": "decline"}})
+        );
+        peer.send(&complete(&retry["id"], "declined"));
+    });
+    assert_eq!(called.expect("answered").text(), "declined");
+}
+
+#[tokio::test]
+async fn a_sampling_nobody_registered_a_handler_for_fails_the_call_at_once() {
+    let (client, mut peer) = modern(ClientConfig::default()).await;
+    let arguments = raw("{}");
+    let (called, ()) = tokio::join!(client.call_tool("needs-a-model", &arguments), async {
+        let request = next_message(&mut peer).await;
+        peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "resultType": "input_required",
+            "inputRequests": {"llm": {"method": "sampling/createMessage", "params": {
+                "messages": [], "maxTokens": 10}}},
+        }}));
     });
     let error = called.expect_err("no handler");
     assert!(
-        matches!(&error, Error::Input { method, .. } if method == "elicitation/create"),
+        matches!(&error, Error::Input { method, .. } if method == "sampling/createMessage"),
         "{error}"
     );
 }

@@ -216,6 +216,11 @@ impl Offer for Offered {
             .then(|| json!({ "roots": self.roots().unwrap_or_default() }).to_string())
     }
 
+    fn unoffered_answer(&self, method: &str) -> Option<String> {
+        // What a user who was never asked would answer: no.
+        (method == "elicitation/create").then(|| json!({"action": "decline"}).to_string())
+    }
+
     fn max_running(&self) -> usize {
         self.max_running
     }

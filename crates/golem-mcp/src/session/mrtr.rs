@@ -187,8 +187,9 @@ async fn answer(
 }
 
 /// The result (JSON text) of one input request, from the application's
-/// handler; a request nobody registered a handler for fails the call (the
-/// server may not ask for what the client did not declare).
+/// handler. One nobody registered a handler for gets the answer the legacy
+/// era gives too: an elicitation is declined; a sampling or the roots fail
+/// the call (the server may not ask for what the client did not declare).
 async fn answer_one(
     offer: &dyn Offer,
     operation: &(dyn fmt::Display + Sync),
@@ -201,6 +202,10 @@ async fn answer_one(
         problem,
     };
     if !offer.offers(method) {
+        if let Some(answer) = offer.unoffered_answer(method) {
+            tracing::debug!(%method, "mcp: the server asked for input nobody registered a handler for; declined");
+            return Ok(answer);
+        }
         return Err(failed(
             "this client does not offer it (no handler is registered for it, and its capability was not declared)".into(),
         ));

@@ -99,6 +99,11 @@ pub(crate) trait Offer: Send + Sync + 'static {
     /// sent at once.
     fn answer_at_once(&self, method: &str) -> Option<String>;
 
+    /// The answer (JSON text) to a modern server's input request that is
+    /// not offered, when there is a harmless one (an elicitation is
+    /// declined); `None` fails the request that needed the input.
+    fn unoffered_answer(&self, method: &str) -> Option<String>;
+
     /// How many requests may be handled at once; beyond that the server is
     /// told to try again later.
     fn max_running(&self) -> usize;
