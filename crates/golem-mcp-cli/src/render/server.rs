@@ -140,7 +140,7 @@ mod tests {
             text,
             "server:       demo 1.2\n\
              title:        Demo Server\n\
-             protocol:     2025-11-25\n\
+             protocol:     2025-11-25 (pinned with --protocol)\n\
              capabilities: logging, resources (listChanged), tools (listChanged)\n\
              instructions:\n  Use echo.\n\n  Be kind.\n"
         );
@@ -152,6 +152,18 @@ mod tests {
                 .expect("JSON");
         assert_eq!(json["serverInfo"]["name"], "demo");
         assert_eq!(json["protocolVersion"], "2025-11-25");
+        assert_eq!(json["chosen"], serde_json::json!({"by": "pinned"}));
+        let mut fell_back = server(serde_json::json!({}), None);
+        fell_back.chosen = HowChosen::FellBack {
+            probe: "error -32601: Method not found".into(),
+        };
+        assert!(
+            info_text(&fell_back).contains(
+                "protocol:     2025-11-25 (initialize, after server/discover got error -32601: Method not found)"
+            ),
+            "{}",
+            info_text(&fell_back)
+        );
         assert_eq!(json["capabilities"], serde_json::json!({"tools": {}}));
     }
 
