@@ -9,7 +9,7 @@ use golem_mcp::memory::{MemoryPeer, memory_pair};
 use golem_mcp::{Client, Error, LATEST_PROTOCOL_VERSION, ProtocolError, TransportError};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use support::memory::next_message;
+use support::memory::{next_message, refuse_probe};
 use support::raw;
 
 /// `{}` as arguments, leaked so it can be borrowed by spawned calls.
@@ -17,9 +17,10 @@ fn no_args() -> &'static RawValue {
     Box::leak(raw("{}"))
 }
 
-/// Answers the handshake the way a server speaking `version` would.
+/// Answers the handshake the way a legacy server speaking `version`
+/// would: the probe refused, then `initialize`.
 async fn handshake(peer: &mut MemoryPeer, version: &str) -> Value {
-    let initialize = next_message(peer).await;
+    let initialize = refuse_probe(peer).await;
     assert_eq!(initialize["method"], "initialize");
     peer.send(
         &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
@@ -308,12 +309,22 @@ async fn an_abandoned_call_is_announced_at_once_and_its_late_answer_dropped() {
 async fn an_interrupted_initialize_is_resumed_not_repeated() {
     let (transport, mut peer) = memory_pair();
     let client = Client::new(transport);
+    // Given up on while the probe is out: the probe is not sent again.
     let first = tokio::time::timeout(Duration::from_millis(50), client.initialize()).await;
     assert!(first.is_err(), "no answer yet");
+    let probe = next_message(&mut peer).await;
+    assert_eq!(probe["method"], "server/discover");
+    peer.send(&json!({"jsonrpc": "2.0", "id": probe["id"],
+        "error": {"code": -32601, "message": "Method not found"}}));
+    // Given up on while `initialize` is out: it is not sent again either.
+    let (second, initialize) = tokio::join!(
+        tokio::time::timeout(Duration::from_millis(50), client.initialize()),
+        next_message(&mut peer)
+    );
+    assert!(second.is_err(), "no answer yet");
+    assert_eq!(initialize["method"], "initialize", "{initialize}");
     let (init, _) = tokio::join!(client.initialize(), async {
         // Answer the first (and only) initialize now.
-        let initialize = next_message(&mut peer).await;
-        assert_eq!(initialize["method"], "initialize");
         peer.send(
             &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
             "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {},

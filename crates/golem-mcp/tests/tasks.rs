@@ -268,7 +268,13 @@ async fn task_server(
                     continue;
                 }
                 Some("tasks/result") => done.clone(),
-                _ => continue,
+                _ if message.get("id").is_none() => continue,
+                // A legacy server's answer to the probe, and to anything else.
+                _ => {
+                    peer.send(&json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32601, "message": "Method not found"}}));
+                    continue;
+                }
             };
             reply(&peer, &id, result);
         }

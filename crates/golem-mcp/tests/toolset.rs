@@ -40,7 +40,7 @@ async fn a_prefixed_toolset_follows_list_changes_and_calls_the_servers_names() {
     let (transport, mut peer) = memory_pair();
     let client = Client::new(transport);
     let (initialized, _) = tokio::join!(client.initialize(), async {
-        let initialize = next_message(&mut peer).await;
+        let initialize = support::memory::refuse_probe(&mut peer).await;
         peer.send(&json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
             "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "files", "version": "1"}}}));

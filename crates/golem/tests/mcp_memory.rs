@@ -42,7 +42,10 @@ async fn serve(mut peer: MemoryPeer) {
             Some("tools/call") => json!({"jsonrpc": "2.0", "id": id, "error": {
                 "code": -32603, "message": "lookup backend unavailable", "data": {"retry_after": 30}
             }}),
-            _ => continue, // notifications
+            _ if message.get("id").is_none() => continue, // notifications
+            // A legacy server's answer to the probe, and to anything else.
+            _ => json!({"jsonrpc": "2.0", "id": id,
+                "error": {"code": -32601, "message": "Method not found"}}),
         };
         peer.send(&answer);
     }

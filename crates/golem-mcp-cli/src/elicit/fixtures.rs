@@ -26,6 +26,10 @@ pub fn received(params: &str) -> ElicitationRequest {
         let (transport, mut peer) = memory_pair();
         let client = Client::with_config(transport, config);
         let script = async {
+            // A legacy server: it refuses the probe, then initializes.
+            let probe = peer.recv().await.expect("server/discover");
+            peer.send(&json!({"jsonrpc": "2.0", "id": probe["id"],
+                "error": {"code": -32601, "message": "Method not found"}}));
             let initialize = peer.recv().await.expect("initialize");
             peer.send(
                 &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {

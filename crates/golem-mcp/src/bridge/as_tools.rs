@@ -116,7 +116,12 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 ///                 let result = json!({"content": [{"type": "text", "text": text.to_uppercase()}]});
 ///                 server.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
 ///             }
-///             _ => true, // notifications need no answer
+///             // A request it does not know (the client's server/discover
+///             // probe: this is a legacy server) is refused, notifications
+///             // need no answer.
+///             Some(_) if !id.is_null() => server.send(&json!({"jsonrpc": "2.0", "id": id,
+///                 "error": {"code": -32601, "message": "Method not found"}})),
+///             _ => true,
 ///         };
 ///     }
 /// });

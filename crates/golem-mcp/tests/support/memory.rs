@@ -12,10 +12,22 @@ pub async fn next_message(peer: &mut MemoryPeer) -> Value {
     bounded(peer.recv()).await.expect("the client is connected")
 }
 
-/// Answers the handshake for a server offering `capabilities`, up to the
-/// client's `notifications/initialized`; returns the `initialize` request.
+/// Answers the client's `server/discover` probe as a legacy server does
+/// (`-32601`: it knows no such method); returns the next message, which
+/// the fallback makes `initialize`.
+pub async fn refuse_probe(peer: &mut MemoryPeer) -> Value {
+    let probe = next_message(peer).await;
+    assert_eq!(probe["method"], "server/discover", "{probe}");
+    peer.send(&json!({"jsonrpc": "2.0", "id": probe["id"],
+        "error": {"code": -32601, "message": "Method not found"}}));
+    next_message(peer).await
+}
+
+/// Answers the handshake of a legacy server offering `capabilities`: the
+/// probe refused, then `initialize`, up to the client's
+/// `notifications/initialized`; returns the `initialize` request.
 pub async fn handshake(peer: &mut MemoryPeer, capabilities: Value) -> Value {
-    let initialize = next_message(peer).await;
+    let initialize = refuse_probe(peer).await;
     assert_eq!(initialize["method"], "initialize", "{initialize}");
     peer.send(
         &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
@@ -83,7 +95,10 @@ pub async fn serving_one_tool(tool: Value, result: Value, read: Value) -> Client
                 Some("tools/list") => json!({"result": {"tools": [tool]}}),
                 Some("tools/call") => json!({"result": result}),
                 Some("resources/read") => read.clone(),
-                _ => continue,
+                // Notifications are not answered.
+                _ if message.get("id").is_none() => continue,
+                // What a legacy server answers the probe, and anything else.
+                _ => json!({"error": {"code": -32601, "message": "Method not found"}}),
             };
             answer["jsonrpc"] = json!("2.0");
             answer["id"] = message["id"].clone();
