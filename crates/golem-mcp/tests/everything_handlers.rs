@@ -214,7 +214,9 @@ async fn the_python_sdk_server_samples_elicits_and_logs_through_the_handlers() {
             Ok(ElicitationResponse::Accept(content))
         });
     let transport = StdioTransport::spawn(python_stdio()).expect("spawns the Python server");
-    let client = Client::with_config(transport, config);
+    // Its tools ask through server requests, which only the initialize era
+    // has (the SDK's 2026-07-28 side is tests/modern_real_peers.rs's).
+    let client = Client::with_config(transport, config.with_protocol("2025-11-25"));
     peer_bounded(client.initialize())
         .await
         .expect("initializes");

@@ -579,7 +579,8 @@ async fn a_server_that_is_not_there_fails_fast() {
     assert!(started.elapsed() < Duration::from_secs(5));
     let message = error.to_string();
     assert!(
-        message.starts_with("mcp: initialize: POST: ")
+        // The first request is the era probe (ADR 0018).
+        message.starts_with("mcp: server/discover: POST: ")
             && message.ends_with("Connection refused (os error 111)"),
         "the message ends with the root cause: {message}"
     );

@@ -7,6 +7,10 @@
 //! test answers it ([`FakeHttp::answer`]), a standalone stream until a
 //! [`Gate`] opens.
 //!
+//! It is a legacy server: the client's `server/discover` probe, outside a
+//! session, gets 400 with the TypeScript SDK's -32000 "Server not
+//! initialized", before anything else is checked.
+//!
 //! `POST /mcp` is refused with 406 without both media types in `Accept`,
 //! 415 without a JSON body, 400 for an `initialize` that carries a session
 //! or a later request without one or without `MCP-Protocol-Version:
@@ -607,6 +611,14 @@ async fn answer_post(state: &Arc<State>, headers: &HeaderMap, message: Value) ->
         return text_response(503, "text/plain", "down for now");
     }
     let method = message["method"].as_str().unwrap_or_default();
+    // A legacy server: the era probe, outside a session, gets what the
+    // TypeScript SDK answers (server-everything's 400 and -32000), and the
+    // client falls back to the handshake.
+    if method == "server/discover" && header(headers, "mcp-session-id").is_none() {
+        let refusal = json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32000, "message": "Bad Request: Server not initialized"}});
+        return text_response(400, "application/json", &refusal.to_string());
+    }
     // The handshake is open; everything else may need the current token.
     let open = method == "initialize" || method.starts_with("notifications/");
     if !open && let Some(refusal) = state.oauth.refusal(headers, state.base()) {
