@@ -177,9 +177,14 @@ fn verbose_shows_the_servers_stderr_and_the_protocol_trace() {
         .success()
         .stdout(predicate::str::contains("Long running operation completed"))
         .stderr(
+            // The era probe first, then (this is a legacy server) the
+            // handshake.
             predicate::str::contains(
-                "golem-mcp: → {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"",
+                "golem-mcp: → {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\"",
             )
+            .and(predicate::str::contains(
+                "golem-mcp: → {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\"",
+            ))
             .and(predicate::str::contains("\"_meta\":{\"progressToken\":"))
             .and(predicate::str::contains(
                 "golem-mcp: ← {\"method\":\"notifications/progress\"",
@@ -445,7 +450,8 @@ fn an_http_server_that_is_not_there_exits_4_at_once() {
         .assert()
         .code(4)
         .stderr(
-            predicate::str::contains("initialize: POST")
+            // The first request is the era probe.
+            predicate::str::contains("server/discover: POST")
                 .and(predicate::str::contains("Connection refused"))
                 .and(predicate::str::contains("secret").not()),
         );
@@ -485,7 +491,7 @@ fn headers_reach_the_server_and_an_http_error_status_exits_4() {
         .assert()
         .code(4)
         .stderr(
-            predicate::str::contains("initialize: HTTP 401 from ")
+            predicate::str::contains("server/discover: HTTP 401 from ")
                 .and(predicate::str::contains("bad token")),
         );
     let request = server.join().expect("the stand-in server ran");
@@ -505,7 +511,7 @@ fn a_server_that_dies_exits_4_with_its_last_words() {
         .assert()
         .code(4)
         .stderr(
-            predicate::str::contains("initialize: the server process exited (exit status: 7)")
+            predicate::str::contains("server/discover: the server process exited (exit status: 7)")
                 .and(predicate::str::contains("fatal: cannot open the database")),
         );
 }
@@ -735,9 +741,18 @@ fn server_log_messages_are_printed_on_stderr_unless_quiet() {
 
 #[test]
 fn a_log_line_names_level_and_logger_and_log_level_needs_the_capability() {
-    // The Python SDK no longer declares logging, yet logs through the context.
+    // The Python SDK no longer declares logging, yet logs through the
+    // context. In the initialize era it logs anyway, and the level is not
+    // sent for want of the capability.
     golem_mcp()
-        .args(["call", "query", "--log-level", "info"])
+        .args([
+            "call",
+            "query",
+            "--log-level",
+            "info",
+            "--protocol",
+            "2025-11-25",
+        ])
         .args(story_stdio())
         .assert()
         .success()
@@ -747,6 +762,22 @@ fn a_log_line_names_level_and_logger_and_log_level_needs_the_capability() {
              --log-level info was not sent\n\
              golem-mcp: server log [warning] db: slow query\n",
         );
+    // In 2026-07-28 the level rides the request, which needs no
+    // capability, and the server logs only because it is there.
+    golem_mcp()
+        .args(["call", "query", "--log-level", "info"])
+        .args(story_stdio())
+        .assert()
+        .success()
+        .stdout("done\n")
+        .stderr("golem-mcp: server log [warning] db: slow query\n");
+    golem_mcp()
+        .args(["call", "query"])
+        .args(story_stdio())
+        .assert()
+        .success()
+        .stdout("done\n")
+        .stderr("");
 }
 
 #[test]

@@ -84,9 +84,15 @@ fn read_prints_text_and_keeps_binary_off_stdout_unless_asked() {
         .args(python_stdio())
         .output()
         .expect("runs");
+    let read = stdout_json(&output);
     assert_eq!(
-        stdout_json(&output),
-        json!({"contents": [{"uri": "note://logo", "mimeType": "application/octet-stream", "blob": "AAEC/w=="}]})
+        read["contents"],
+        json!([{"uri": "note://logo", "mimeType": "application/octet-stream", "blob": "AAEC/w=="}])
+    );
+    // The result's _meta as sent: in 2026-07-28, the server's identity.
+    assert_eq!(
+        read["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "golem-py-peer"
     );
 }
 

@@ -40,10 +40,12 @@ fn show(notification: &ServerNotification, console: &Console, quiet: bool) {
 /// `--log-level`: sent when the server declares logging; a warning line
 /// otherwise, or when the server refuses it. Either way the command goes on.
 pub async fn set_log_level(client: &Client, level: LogLevel, console: &Console) {
-    let declared = client
-        .server()
-        .is_some_and(|server| server.capabilities.get("logging").is_some());
-    if !declared {
+    let server = client.server();
+    let declared = server.is_some_and(|server| server.capabilities.get("logging").is_some());
+    // A modern server is sent the level with each request, which asks
+    // nothing of it: no capability is needed for that.
+    let modern = server.is_some_and(|server| server.era() == golem_mcp::Era::Modern);
+    if !declared && !modern {
         console.line(format!(
             "golem-mcp: warning: the server does not declare the logging capability; \
              --log-level {level} was not sent"
