@@ -1,9 +1,9 @@
 """An MCP server on the official Python SDK's 1.x line (FastMCP), served over the deprecated
 HTTP+SSE transport of protocol 2024-11-05, used as a test peer.
 
-The SDK's 2.x line (peers/.venv) dropped this transport; this server runs in its own
-virtual environment, peers/.venv-sse (peers/requirements-sse.txt, installed by
-scripts/install-peers.sh).
+Servers deployed with this transport mostly run the 1.x line (FastMCP), so this one does,
+in its own virtual environment, peers/.venv-sse (peers/requirements-sse.txt, installed by
+scripts/install-peers.sh): peers/.venv holds the 2.x line.
 
 Usage (with peers/.venv-sse/bin/python):
   sse_fastmcp_server.py --port 8124
