@@ -22,8 +22,8 @@ const TOOLS: &str = r#"[{"name":"lookup","description":"Looks things up.",
 const SCHEMA: &str =
     r#"{ "type":"object",  "properties" : {"zeta":{"type":"string"},"alpha":{}} }"#;
 
-/// Serves the handshake and `tools/list`, and answers every `tools/call`
-/// with a JSON-RPC error.
+/// Serves the handshake and `tools/list`, answers every `tools/call` with a
+/// JSON-RPC error, and refuses other requests.
 async fn serve(mut peer: MemoryPeer) {
     while let Some(message) = peer.recv().await {
         let id = message["id"].clone();
@@ -41,6 +41,12 @@ async fn serve(mut peer: MemoryPeer) {
             }
             Some("tools/call") => json!({"jsonrpc": "2.0", "id": id, "error": {
                 "code": -32603, "message": "lookup backend unavailable", "data": {"retry_after": 30}
+            }}),
+            // Unknown requests (the era probe, server/discover) are refused
+            // as a legacy server refuses them: at once, not by silence,
+            // which would cost the probe's whole timeout.
+            Some(_) if !id.is_null() => json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32601, "message": "Method not found"
             }}),
             _ => continue, // notifications
         };
