@@ -313,6 +313,22 @@ async fn the_fallback_reports_the_refusal_when_the_url_is_no_event_stream_either
 }
 
 #[tokio::test]
+async fn the_fallback_reports_a_get_that_wants_authorization_rather_than_the_refused_post() {
+    let (url, fake) = serve(ENDPOINT, legacy_server(echo)).await;
+    fake.accept("Bearer secret");
+    let client = Client::new(HttpTransport::new(HttpConfig::new(url)).expect("valid"));
+    let error = bounded(client.initialize()).await.expect_err("refused");
+    let TransportError::HttpStatus(status) = transport_error(&error) else {
+        panic!("expected the GET's refusal, got {error:?}");
+    };
+    assert_eq!(status.status, 401, "{error}");
+    assert!(
+        error.to_string().contains("requires authorization"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn the_stream_ending_in_the_middle_of_a_call_fails_it_and_the_connection() {
     let (url, _fake) = serve(ENDPOINT, legacy_server(|_| Reply::End)).await;
     let client = explicit(HttpConfig::new(url));

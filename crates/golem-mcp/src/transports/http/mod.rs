@@ -152,7 +152,9 @@ impl Transport for HttpTransport {
     /// its own. A non-2xx answer fails this message with
     /// [`HttpStatusError`](crate::HttpStatusError), which keeps the
     /// `WWW-Authenticate` and `Retry-After` headers. Concurrent sends are
-    /// concurrent POSTs.
+    /// concurrent POSTs. An `initialize` refused the way an HTTP+SSE
+    /// server refuses it falls back to that transport, which carries this
+    /// and every later message (see [`HttpTransport`]).
     ///
     /// Cancel safe: a dropped send abandons its POST; the server sees the
     /// whole message or nothing. If the session had expired and
@@ -238,12 +240,14 @@ impl Transport for HttpTransport {
     /// given in [`HttpConfig::client`] is shared with its other users and
     /// stays theirs). Bounded by [`HttpConfig::close_timeout`].
     async fn close(&self) -> Result<(), TransportError> {
+        let shared = &self.shared;
+        shared.closed.store(true, Ordering::SeqCst);
+        // After the flag: a fallback that sets its link later sees the flag
+        // and closes the link itself.
         if let Some(legacy) = self.legacy.get() {
             // Its stream dropped: that ends an HTTP+SSE session.
             legacy.close();
         }
-        let shared = &self.shared;
-        shared.closed.store(true, Ordering::Release);
         shared.closing.notify_waiters();
         shared.stop_streams();
         let deadline = tokio::time::Instant::now() + shared.close_timeout;
@@ -297,9 +301,10 @@ impl HttpTransport {
     /// to the same URL, which must answer with an event stream and its
     /// `endpoint` event; then `initialize` goes there, and so does every
     /// later message. A server that answers the `GET` with no event stream
-    /// is not an HTTP+SSE server: the refusal is the error. One that does
-    /// but then fails (no `endpoint` event in time, one on another origin)
-    /// is one, and its failure is the error.
+    /// is not an HTTP+SSE server: the refusal is the error, unless the
+    /// `GET` wanted authorization (then that says what to do). One that
+    /// does but then fails (no `endpoint` event in time, one on another
+    /// origin) is one, and its failure is the error.
     async fn fall_back(
         &self,
         initialize: Outgoing,
@@ -318,10 +323,12 @@ impl HttpTransport {
         let link = Link::new(settings, shared.inbound.clone());
         match shared.unless_closed(link.open()).await? {
             Ok(()) => {}
+            // A GET that wants authorization is likely the right one: its
+            // refusal says what to do, the POST's would not.
             Err(OpenError {
                 event_stream: false,
                 error,
-            }) => {
+            }) if !is_authorization(&error) => {
                 tracing::debug!(%error, "mcp: the endpoint is no HTTP+SSE event stream either");
                 return Err(TransportError::HttpStatus(refused));
             }
@@ -335,10 +342,24 @@ impl HttpTransport {
         // One `initialize` is sent at a time, so no other fallback can
         // have won; were one to, its link is kept and this one dropped.
         let _ = self.legacy.set(link);
-        match self.legacy.get() {
-            Some(legacy) => legacy.send(initialize).await,
-            None => Err(TransportError::Closed),
+        let Some(legacy) = self.legacy.get() else {
+            return Err(TransportError::Closed); // unreachable: just set
+        };
+        if shared.closed.load(Ordering::SeqCst) {
+            legacy.close(); // closed while the stream opened
+            return Err(TransportError::Closed);
         }
+        legacy.send(initialize).await
+    }
+}
+
+/// Whether a failure to open the event stream is about authorization: the
+/// auth provider failed, or the `GET` was refused with `401` or `403`.
+fn is_authorization(error: &TransportError) -> bool {
+    match error {
+        TransportError::Authorization(_) => true,
+        TransportError::HttpStatus(status) => matches!(status.status, 401 | 403),
+        _ => false,
     }
 }
 
