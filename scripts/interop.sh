@@ -4,6 +4,8 @@
 #   - @modelcontextprotocol/server-everything (npm, pinned in peers/): stdio, streamable HTTP;
 #   - a server on the official Python SDK (mcp on PyPI, peers/python/mcp_py_server.py):
 #     stdio, streamable HTTP with event-stream answers, streamable HTTP with JSON answers;
+#   - a FastMCP server of the SDK's 1.x line (peers/python/sse_fastmcp_server.py, in
+#     peers/.venv-sse): the HTTP+SSE transport of 2024-11-05, with --sse and by fallback;
 #   - no server at all: a missing executable and a closed port.
 # Then it regenerates docs/interop.md from the results and fails if the committed table
 # differed (so the table cannot drift from what was tested).
@@ -18,6 +20,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 EVERYTHING="$ROOT/peers/node_modules/.bin/mcp-server-everything"
 PY="$ROOT/peers/.venv/bin/python"
 PY_SERVER="$ROOT/peers/python/mcp_py_server.py"
+SSE_PY="$ROOT/peers/.venv-sse/bin/python"
+SSE_SERVER="$ROOT/peers/python/sse_fastmcp_server.py"
 TABLE="$ROOT/docs/interop.md"
 # How long one golem-mcp run may take before the check fails; how long a server may
 # take to listen; how long a "not there" failure may take.
@@ -26,7 +30,8 @@ LISTEN_LIMIT=60
 FAST_MS=5000
 
 die() { echo "interop: $*" >&2; exit 1; }
-[[ -x "$EVERYTHING" && -x "$PY" && -f "$PY_SERVER" ]] || die "run scripts/install-peers.sh first"
+[[ -x "$EVERYTHING" && -x "$PY" && -f "$PY_SERVER" && -x "$SSE_PY" && -f "$SSE_SERVER" ]] \
+  || die "run scripts/install-peers.sh first"
 
 cargo build --quiet --locked -p golem-mcp-cli || die "cannot build golem-mcp"
 BIN="$ROOT/target/debug/golem-mcp"
@@ -177,14 +182,15 @@ verdict() { # verdict CHECK-NAME
 
 # ---- the checks every server gets ------------------------------------------------------
 
-# common_checks NAME-EXPECTED TOOLS-EXPECTED SERVER-OPTIONS...
+# common_checks NAME-EXPECTED TOOLS-EXPECTED PROTOCOL-EXPECTED SERVER-OPTIONS...
 common_checks() {
-  local identity=$1 tools=$2
-  shift 2
+  local identity=$1 tools=$2 protocol=$3
+  shift 3
   run info "$@"
   expect_status 0
   expect_stdout_line "^server: +$identity\$"
-  expect_stdout_line '^protocol: +2025-11-25$'
+  # The revision, and how it was chosen (ADR 0018).
+  expect_stdout_line "^protocol: +$protocol \\(.+\\)\$"
   expect_stdout_line '^capabilities: .*tools'
   # What the server calls itself, for the table.
   ROW_IDENTITY[$ROW]="$(sed -n 's/^server: *//p' "$OUT")"
@@ -262,7 +268,7 @@ simulate-research-query"
 EVERYTHING_ID='mcp-servers/everything [0-9.]+'
 
 everything_checks() {
-  common_checks "$EVERYTHING_ID" "$EVERYTHING_TOOLS" "$@"
+  common_checks "$EVERYTHING_ID" "$EVERYTHING_TOOLS" 2025-11-25 "$@"
 
   run call get-tiny-image "$@"
   expect_status 0
@@ -455,7 +461,8 @@ PY_ID='golem-py-peer 0\.1\.0'
 python_checks() { # python_checks PROGRESS-EXPECTED SERVER-OPTIONS...
   local progress=$1
   shift
-  common_checks "$PY_ID" "$PY_TOOLS" "$@"
+  # The SDK's 2.x line speaks the modern era.
+  common_checks "$PY_ID" "$PY_TOOLS" 2026-07-28 "$@"
 
   run -v call slow '{"steps":3,"delay":0.05}' "$@"
   expect_status 0
@@ -572,6 +579,76 @@ python_feature_checks --url "$PY_JSON_URL"
 
 http_timeout_check "$PY_JSON_URL" slow '{"steps":100,"delay":1}'
 
+# ---- the Python SDK's 1.x line over HTTP+SSE (2024-11-05) -----------------------------
+
+SSE_SDK_VERSION="$("$SSE_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))')"
+SSE_TOOLS="echo
+add
+slow
+fail
+ask_name
+summarize
+big"
+SSE_ID='golem-sse-peer [0-9.]+'
+
+sse_checks() { # sse_checks HOW-CHOSEN SERVER-OPTIONS...
+  local chosen=$1
+  shift
+  common_checks "$SSE_ID" "$SSE_TOOLS" 2025-11-25 "$@"
+
+  run info "$@"
+  expect_status 0
+  expect_stdout_line "^protocol: +2025-11-25 \\($chosen"
+  verdict "info: how the revision was chosen"
+
+  run -v call slow '{"steps":3,"delay":0.05}' "$@"
+  expect_status 0
+  expect_stdout "done after 3 steps"
+  expect_progress "1 2 3"
+  verdict "long-running tool with progress (on the event stream)"
+
+  run call fail '{"reason":"interop failure"}' "$@"
+  expect_status 1
+  expect_stdout_line 'interop failure$'
+  verdict "isError: exit 1 with its text"
+
+  # The server's elicitation arrives on the event stream; the answer is a POST.
+  run call ask_name "$@"
+  expect_status 0
+  expect_stdout "no name (decline)"
+  verdict "elicitation declined without a terminal"
+
+  run_typing 'y\nAda\n' call ask_name --on-elicitation ask "$@"
+  expect_status 0
+  expect_stdout "Hello, Ada!"
+  verdict "--on-elicitation ask: the answer typed on stdin reaches the server"
+
+  run ping "$@"
+  expect_status 0
+  expect_stdout_line '^pong in [0-9.]+ ms$'
+  verdict "ping"
+}
+
+SSE_PORT="$(free_port)"
+start_http python-sse1 "$SSE_PORT" "$SSE_PY" "$SSE_SERVER" --port "$SSE_PORT"
+SSE_URL="http://127.0.0.1:$SSE_PORT/sse"
+SSE_ROW="\`mcp\` Python SDK 1.x (PyPI), FastMCP, \`peers/python/sse_fastmcp_server.py\`"
+begin_row "$SSE_ROW" "$SSE_SDK_VERSION" "HTTP+SSE (\`--sse\`)"
+sse_checks "initialize, no probe" --url "$SSE_URL" --sse
+
+cat >"$WORK/sse.json" <<JSON
+{"mcpServers": {"old": {"type": "sse", "url": "$SSE_URL"}}}
+JSON
+run info --config "$WORK/sse.json" --server old
+expect_status 0
+expect_stdout_line "^server: +$SSE_ID\$"
+verdict "named by --config (\"type\": \"sse\")"
+
+begin_row "$SSE_ROW" "$SSE_SDK_VERSION" "HTTP+SSE (found from \`--url\` by the fallback)"
+sse_checks "initialize, after server/discover got HTTP 405" --url "$SSE_URL"
+
+http_timeout_check "$SSE_URL" slow '{"steps":100,"delay":1}'
+
 # ---- no server -------------------------------------------------------------------------
 
 begin_row "none (nothing there)" "-" "stdio"
@@ -599,9 +676,9 @@ What the `golem-mcp` command has been tested against, by `scripts/interop.sh`
 file from its results and fails when the committed copy differs, so the table
 cannot drift from what was tested. Do not edit it by hand: run the suite.
 
-Versions are pinned in `peers/package.json` (npm) and `peers/requirements.txt`
-(PyPI). The official MCP conformance suite runs in the same test command
-(`scripts/conformance.sh`).
+Versions are pinned in `peers/package.json` (npm), `peers/requirements.txt`
+and `peers/requirements-sse.txt` (PyPI). The official MCP conformance suite
+runs in the same test command (`scripts/conformance.sh`).
 
 | server | version | reports itself as | transport | checks passed |
 | --- | --- | --- | --- | --- |
@@ -640,6 +717,12 @@ Notes:
   `--root`, and `trigger-url-elicitation` only to `--on-elicitation ask`. The
   `ask` check types its answers on a pipe, not a terminal: the prompts are the
   same.
+- HTTP+SSE (the deprecated transport of 2024-11-05): with `--sse` the
+  transport is that one from the start and nothing is probed; from the same
+  `/sse` URL without it, the probe and `initialize` are refused with 405 (a
+  GET-only route), and the streamable transport's `GET` finds the event
+  stream and its `endpoint` event. Either way every server message,
+  progress and elicitation included, arrives on that one stream.
 EOF
 }
 

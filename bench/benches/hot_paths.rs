@@ -69,7 +69,6 @@ const INITIALIZE_RESULT: &str = r#"{"protocolVersion":"2025-11-25","capabilities
 /// The reply's id is written into a fixed, space-padded slot of the
 /// prepared bytes, so answering costs the same whatever the result's size.
 struct Canned {
-    initialize: Vec<u8>,
     /// The reply with a blank id slot, copied and filled in per request.
     reply: Vec<u8>,
     /// Where the id's 20 characters start in `reply`.
@@ -90,11 +89,8 @@ impl Canned {
         reply.extend_from_slice(br#","result":"#);
         reply.extend_from_slice(result.as_bytes());
         reply.push(b'}');
-        let initialize =
-            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{INITIALIZE_RESULT}}}"#).into_bytes();
         let (to_client, from_server) = mpsc::unbounded_channel();
         Canned {
-            initialize,
             reply,
             id_slot,
             to_client,
@@ -118,8 +114,11 @@ impl Transport for Canned {
         let Some(id) = message.request_id() else {
             return Ok(());
         };
+        // `initialize` is answered under its own id: the era probe
+        // (`server/discover`, answered with the canned result, which is no
+        // discovery result) goes first and takes id 1.
         let answer = if message.method() == Some("initialize") {
-            self.initialize.clone()
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{INITIALIZE_RESULT}}}"#).into_bytes()
         } else {
             let mut reply = self.reply.clone();
             let digits = id.to_string();

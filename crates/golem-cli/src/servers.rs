@@ -11,7 +11,7 @@ use golem::mcp::ToolInfo;
 use golem::mcp::config::ServerConfig;
 use golem::mcp::{
     Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification,
-    ServerStderr, StdioTransport, ToolsetConfig,
+    ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
 };
 use golem::tool::Toolset;
 use tokio::task::JoinHandle;
@@ -292,7 +292,8 @@ async fn bounded<T>(
 }
 
 /// Starts the stdio server (keeping a handle on its stderr for a timeout's
-/// message) or prepares the HTTP transport; `protocol` pins the revision.
+/// message) or prepares the HTTP transport (streamable, or HTTP+SSE for a
+/// `"type": "sse"` entry); `protocol` pins the revision.
 fn connect(
     name: &str,
     config: ServerConfig,
@@ -311,6 +312,10 @@ fn connect(
         }
         ServerConfig::Http(http) => Ok((
             Client::with_config(HttpTransport::new(http).map_err(failed)?, client_config),
+            None,
+        )),
+        ServerConfig::Sse(http) => Ok((
+            Client::with_config(SseTransport::new(http).map_err(failed)?, client_config),
             None,
         )),
         // Not printed: a configuration may hold secrets.

@@ -1152,3 +1152,81 @@ fn a_run_on_servers_that_offer_no_tools_says_so() {
         "{stderr}"
     );
 }
+
+/// The FastMCP server of mcp 1.x over HTTP+SSE (`peers/.venv-sse`), killed
+/// and reaped when dropped.
+struct SsePeer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for SsePeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the HTTP+SSE peer and waits until its port accepts connections
+/// (a process of someone else's says nothing when it listens).
+fn sse_peer() -> SsePeer {
+    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
+    let python = peers.join(".venv-sse/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        python.display()
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Process::new(python)
+        .arg(peers.join("python/sse_fastmcp_server.py"))
+        .args(["--port", &port.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the peer starts");
+    let mut peer = SsePeer {
+        child,
+        url: format!("http://127.0.0.1:{port}/sse"),
+    };
+    let address = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    wait_until("the HTTP+SSE peer listens", || {
+        if let Ok(Some(status)) = peer.child.try_wait() {
+            panic!("the peer exited before listening: {status}");
+        }
+        std::net::TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_ok()
+    });
+    peer
+}
+
+#[test]
+fn a_type_sse_entry_gives_the_model_the_tools_of_an_http_sse_server() {
+    let peer = sse_peer();
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        &json!({"mcpServers": {"old": {"type": "sse", "url": peer.url}}}).to_string(),
+    );
+    let provider = FakeProvider::start_with(|body: &Value| match last_tool_result(body) {
+        Some(result) => Reply::Text(format!("The server says: {result}")),
+        None => Reply::ToolCall {
+            name: "echo".into(),
+            arguments: json!({"message": "over sse"}).to_string(),
+        },
+    });
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .arg("Echo something")
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The server says: Echo: over sse\n");
+    let offered = tool_names(&provider.requests()[0].body);
+    assert!(offered.contains(&"ask_name".to_owned()), "{offered:?}");
+}

@@ -14,8 +14,10 @@
 //! golem-mcp login | logout          --url URL
 //! ```
 //!
-//! `SERVER` is `--url URL [-H 'Name: value']...`, `[-e KEY=VALUE]...
-//! [--cwd DIR] -- COMMAND [ARGS...]`, or `--config FILE --server NAME`.
+//! `SERVER` is `--url URL [--sse] [-H 'Name: value']...`, `[-e KEY=VALUE]...
+//! [--cwd DIR] -- COMMAND [ARGS...]`, or `--config FILE --server NAME`
+//! (`--sse`: the URL is an HTTP+SSE event stream; without it, such a
+//! server is found by the streamable transport's fallback).
 //! Exit status: 0 success, 1 the tool answered `isError`, 2 usage error,
 //! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout, 130 Ctrl-C
 //! (ADR 0005). It answers the server's elicitation requests

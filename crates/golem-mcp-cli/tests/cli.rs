@@ -3,8 +3,9 @@
 //! before and after the subcommand, usage errors caught before a server is
 //! started). The servers are real ones nobody here wrote, installed by
 //! `scripts/install-peers.sh`: `@modelcontextprotocol/server-everything`
-//! (npm) and a server on the official Python SDK
-//! (`peers/python/mcp_py_server.py`). A missing peer fails the test.
+//! (npm) and servers on the official Python SDK
+//! (`peers/python/mcp_py_server.py`, and `peers/python/sse_fastmcp_server.py`
+//! of its 1.x line over HTTP+SSE). A missing peer fails the test.
 
 mod support;
 
@@ -16,7 +17,7 @@ use predicates::prelude::*;
 use support::process::{Lines, interrupt, wait_until_gone};
 use support::{
     PATIENCE, TempDir, everything, everything_stdio, free_port, golem_mcp, peers, python_http,
-    python_stdio, stdout_json, story_stdio,
+    python_sse, python_stdio, stdout_json, story_stdio,
 };
 
 // ---- each way to name a server, and exit 0 ----------------------------------------------
@@ -36,6 +37,55 @@ fn info_over_stdio_shows_identity_protocol_capabilities_and_instructions() {
                     "instructions:\n  # Everything Server",
                 )),
         );
+}
+
+/// A FastMCP server of mcp 1.x over HTTP+SSE: its `/sse` URL works as it
+/// is (the streamable transport falls back), with `--sse` (no probe), and
+/// as a config entry of `"type": "sse"`.
+#[test]
+fn an_http_sse_server_is_reached_by_fallback_by_sse_and_by_a_config_entry() {
+    let peer = python_sse();
+    let dir = TempDir::new();
+    let config = dir.file(
+        "servers.json",
+        &format!(
+            r#"{{"mcpServers": {{"old": {{"type": "sse", "url": "{}"}}}}}}"#,
+            peer.url
+        ),
+    );
+    let config = config.to_string_lossy().into_owned();
+    let fallback = ["--url", peer.url.as_str()];
+    let explicit = ["--url", peer.url.as_str(), "--sse"];
+    let entry = ["--config", config.as_str(), "--server", "old"];
+    for server in [&fallback[..], &explicit[..], &entry[..]] {
+        let listed = golem_mcp().arg("list").args(server).assert().success();
+        let names = String::from_utf8_lossy(&listed.get_output().stdout).into_owned();
+        assert!(
+            names.lines().any(|name| name == "ask_name"),
+            "{server:?}: {names}"
+        );
+        golem_mcp()
+            .args(["call", "echo", r#"{"message":"hi"}"#])
+            .args(server)
+            .assert()
+            .success()
+            .stdout("Echo: hi\n");
+    }
+    let info = golem_mcp()
+        .args(["info", "--json"])
+        .args(explicit)
+        .output()
+        .expect("runs");
+    assert!(info.status.success(), "{info:?}");
+    assert_eq!(stdout_json(&info)["chosen"]["by"], "transport");
+    golem_mcp()
+        .arg("info")
+        .args(fallback)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "(initialize, after server/discover got HTTP 405)",
+        ));
 }
 
 #[test]
@@ -278,6 +328,11 @@ fn malformed_env_entries_and_misplaced_options_are_usage_errors() {
         "name the server twice",
     );
     assert_usage_error(&["info", "--server", "x"], "", "add --config FILE");
+    assert_usage_error(
+        &["info", "--sse"],
+        "",
+        "--sse says that --url is an HTTP+SSE",
+    );
     assert_usage_error(&["info", "--no-such-flag"], "", "unexpected argument");
     assert_usage_error(&["info", "--timeout", "0"], "", "more than 0 seconds");
 }

@@ -5,7 +5,9 @@
 //!
 //! - [`StdioTransport`] runs a server as a child process and owns it.
 //! - `HttpTransport` reaches a streamable-HTTP endpoint (feature `http`, on
-//!   by default; reqwest with rustls, no OpenSSL).
+//!   by default; reqwest with rustls, no OpenSSL), and falls back by itself
+//!   to the deprecated HTTP+SSE transport of 2024-11-05 where a server
+//!   speaks only that; `SseTransport` speaks it from the start.
 //! - [`auth`] authorizes with OAuth 2.1 servers that require it (feature
 //!   `http`): an auth provider in `HttpConfig::auth`.
 //! - [`Client`] performs the handshake and the requests over any
@@ -111,6 +113,8 @@ pub use session::serving::{HandlerError, HandlerFuture};
 #[cfg(feature = "http")]
 pub use transports::http::{HttpConfig, HttpTransport, ResumePolicy};
 pub use transports::observe::{Observed, WireEvent};
+#[cfg(feature = "http")]
+pub use transports::sse::SseTransport;
 pub use transports::stdio::{
     DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
     StdioTransport,

@@ -22,8 +22,8 @@ const TOOLS: &str = r#"[{"name":"lookup","description":"Looks things up.",
 const SCHEMA: &str =
     r#"{ "type":"object",  "properties" : {"zeta":{"type":"string"},"alpha":{}} }"#;
 
-/// Serves the handshake and `tools/list`, and answers every `tools/call`
-/// with a JSON-RPC error.
+/// Serves the handshake and `tools/list`, answers every `tools/call` with a
+/// JSON-RPC error, and refuses other requests.
 async fn serve(mut peer: MemoryPeer) {
     while let Some(message) = peer.recv().await {
         let id = message["id"].clone();

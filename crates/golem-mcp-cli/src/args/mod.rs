@@ -18,7 +18,9 @@ use values::{parse_log_level, parse_protocol, parse_timeout};
 
 const AFTER_HELP: &str = "\
 SERVER is exactly one of:
-  --url URL [-H 'Name: value']...                      a streamable-HTTP endpoint
+  --url URL [-H 'Name: value']...                      a streamable-HTTP endpoint (or an
+                                                       HTTP+SSE one, found by fallback;
+                                                       --sse says so and skips the probe)
   [-e KEY=VALUE]... [--cwd DIR] -- COMMAND [ARGS...]   a stdio server to start
   --config FILE --server NAME                          an entry of an mcpServers JSON file
                                                        (-e/--cwd or -H add to it)
@@ -110,9 +112,15 @@ pub enum Command {
 /// Options accepted before or after the subcommand.
 #[derive(Debug, Args)]
 pub struct Options {
-    /// A streamable-HTTP MCP endpoint, e.g. http://127.0.0.1:3001/mcp.
+    /// A streamable-HTTP MCP endpoint, e.g. http://127.0.0.1:3001/mcp (a
+    /// server of the older HTTP+SSE transport is found there too).
     #[arg(long, global = true, value_name = "URL", help_heading = "Server")]
     pub url: Option<String>,
+    /// --url is the event stream of an HTTP+SSE server (the deprecated
+    /// transport of 2024-11-05, e.g. http://127.0.0.1:8000/sse): speak that
+    /// transport from the start, without probing.
+    #[arg(long, global = true, help_heading = "Server")]
+    pub sse: bool,
     /// An HTTP header sent on every request (repeatable).
     #[arg(
         short = 'H',

@@ -46,15 +46,14 @@ pub fn attach(
     target: &mut Target,
     console: &ConsoleSlot,
 ) -> Result<Option<Arc<OAuthProvider>>, Failure> {
-    let http = match target {
-        Target::Http(http) => http,
-        Target::Stdio(_) if any_given(options) => {
+    let Some(http) = target.http_mut() else {
+        if any_given(options) {
             return Err(Failure::usage(
                 "the authorization options apply to HTTP servers (--url), not to a server \
                  started over stdio",
             ));
         }
-        Target::Stdio(_) => return Ok(None),
+        return Ok(None);
     };
     if has_authorization_header(http) {
         if any_given(options) || settings.is_some() {

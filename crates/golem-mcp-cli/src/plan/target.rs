@@ -1,6 +1,6 @@
 //! Which server: `Target`, and `select_target`, which finds it named
 //! exactly once (`--url`, `--config FILE --server NAME` or `-- COMMAND`)
-//! with the options that belong to it (`-e`, `--cwd` or `-H`), reading the
+//! with the options that belong to it (`-e`, `--cwd`, `-H` or `--sse`), reading the
 //! config file's entry. It knows nothing of the subcommand or of OAuth
 //! beyond handing on the entry's `"oauth"` settings.
 
@@ -16,8 +16,30 @@ use crate::plan::entries::{parse_env, parse_headers};
 pub enum Target {
     /// A stdio server to start.
     Stdio(StdioConfig),
-    /// A streamable-HTTP endpoint.
+    /// A streamable-HTTP endpoint (or an HTTP+SSE one the transport falls
+    /// back to).
     Http(HttpConfig),
+    /// The event stream of an HTTP+SSE server (2024-11-05): `--sse`, or a
+    /// config entry's `"type": "sse"`.
+    Sse(HttpConfig),
+}
+
+impl Target {
+    /// The HTTP configuration, for either HTTP transport.
+    pub fn http(&self) -> Option<&HttpConfig> {
+        match self {
+            Target::Http(http) | Target::Sse(http) => Some(http),
+            Target::Stdio(_) => None,
+        }
+    }
+
+    /// The HTTP configuration, to change, for either HTTP transport.
+    pub fn http_mut(&mut self) -> Option<&mut HttpConfig> {
+        match self {
+            Target::Http(http) | Target::Sse(http) => Some(http),
+            Target::Stdio(_) => None,
+        }
+    }
 }
 
 const NAME_A_SERVER: &str = "name the server with --url URL, with --config FILE --server NAME, \
@@ -53,8 +75,17 @@ pub fn select_target(
     let env = parse_env(&options.env)?;
     let headers = parse_headers(&options.headers)?;
     let mut settings = None;
+    if options.sse && options.url.is_none() {
+        return Err(Failure::usage(
+            "--sse says that --url is an HTTP+SSE event stream; add --url URL (a config entry \
+             says \"type\": \"sse\" instead)",
+        ));
+    }
     let target = if let Some(url) = &options.url {
-        Target::Http(HttpConfig::new(url.clone()))
+        match options.sse {
+            true => Target::Sse(HttpConfig::new(url.clone())),
+            false => Target::Http(HttpConfig::new(url.clone())),
+        }
     } else if let Some(path) = &options.config {
         let (target, oauth) = from_config(path, options.server.as_deref())?;
         settings = oauth;
@@ -80,15 +111,17 @@ pub fn select_target(
             }
             Ok((Target::Stdio(stdio), settings))
         }
-        Target::Http(mut http) => {
+        mut target => {
             if !env.is_empty() || options.cwd.is_some() {
                 return Err(Failure::usage(
                     "-e and --cwd apply to a server started over stdio (-- COMMAND), not to an \
                      HTTP server",
                 ));
             }
-            http.headers.extend(headers);
-            Ok((Target::Http(http), settings))
+            if let Some(http) = target.http_mut() {
+                http.headers.extend(headers);
+            }
+            Ok((target, settings))
         }
     }
 }
@@ -117,6 +150,7 @@ fn from_config(
     match servers.get(name) {
         Ok(ServerConfig::Stdio(stdio)) => Ok((Target::Stdio(stdio), oauth)),
         Ok(ServerConfig::Http(http)) => Ok((Target::Http(http), oauth)),
+        Ok(ServerConfig::Sse(http)) => Ok((Target::Sse(http), oauth)),
         // Not printed: a configuration may hold secrets.
         Ok(_) => Err(Failure::usage(format!(
             "the server {name:?} uses a transport this version of golem-mcp cannot use"

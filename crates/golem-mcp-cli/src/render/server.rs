@@ -50,6 +50,9 @@ fn how_chosen(chosen: &HowChosen) -> String {
             golem_terminal::one_line(probe)
         ),
         HowChosen::Pinned => "pinned with --protocol".to_owned(),
+        HowChosen::LegacyTransport => {
+            "initialize, no probe: the HTTP+SSE transport carries no other era".to_owned()
+        }
         _ => "chosen".to_owned(),
     }
 }
@@ -61,6 +64,7 @@ pub fn info_json(server: &ServerInfo) -> String {
         HowChosen::Discovered => json!({"by": "discovery"}),
         HowChosen::FellBack { probe } => json!({"by": "fallback", "probe": probe}),
         HowChosen::Pinned => json!({"by": "pinned"}),
+        HowChosen::LegacyTransport => json!({"by": "transport"}),
         _ => json!({"by": "other"}),
     };
     let value = serde_json::json!({

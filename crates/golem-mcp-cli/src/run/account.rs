@@ -4,7 +4,6 @@
 //! (`plan/oauth.rs`); the flow itself is the library's.
 
 use crate::failure::{Exit, Failure};
-use crate::plan::target::Target;
 use crate::plan::{Action, Plan};
 
 /// Runs `login` or `logout`; `None` for the other subcommands.
@@ -12,7 +11,7 @@ pub async fn login_or_logout(plan: &Plan) -> Option<Exit> {
     let (Action::Login | Action::Logout) = plan.action else {
         return None;
     };
-    let (Target::Http(http), Some(provider)) = (&plan.target, &plan.oauth) else {
+    let (Some(http), Some(provider)) = (plan.target.http(), &plan.oauth) else {
         return Some(
             Failure::usage(
                 "login and logout apply to HTTP servers (--url) without an Authorization header",

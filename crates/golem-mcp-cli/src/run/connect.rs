@@ -1,9 +1,10 @@
 //! Reaching the server: a stdio server started (keeping a handle on its
-//! stderr for messages) or an HTTP transport prepared, wrapped in `-v`'s
+//! stderr for messages) or an HTTP transport (streamable, or HTTP+SSE)
+//! prepared, wrapped in `-v`'s
 //! trace, under a client. Nothing is sent yet; it knows nothing of the
 //! subcommand.
 
-use golem_mcp::{Client, ClientConfig, HttpTransport, ServerStderr, StdioTransport};
+use golem_mcp::{Client, ClientConfig, HttpTransport, ServerStderr, SseTransport, StdioTransport};
 
 use crate::failure::Failure;
 use crate::plan::target::Target;
@@ -30,6 +31,15 @@ pub fn connect(
         }
         Target::Http(http) => {
             let transport = HttpTransport::new(http).map_err(mcp)?;
+            let client = if verbose {
+                Client::with_config(traced(transport), config)
+            } else {
+                Client::with_config(transport, config)
+            };
+            (client, None)
+        }
+        Target::Sse(http) => {
+            let transport = SseTransport::new(http).map_err(mcp)?;
             let client = if verbose {
                 Client::with_config(traced(transport), config)
             } else {

@@ -146,9 +146,29 @@ pub fn free_port() -> u16 {
 /// it accepts connections.
 pub fn python_http() -> HttpPeer {
     let port = free_port();
-    let child = std::process::Command::new(python())
+    let mut command = std::process::Command::new(python());
+    command
         .arg(python_server_script())
-        .args(["--http", "--port", &port.to_string()])
+        .args(["--http", "--port", &port.to_string()]);
+    listening(command, port, "mcp")
+}
+
+/// A FastMCP server of the Python SDK's 1.x line over the HTTP+SSE
+/// transport of 2024-11-05 (`peers/python/sse_fastmcp_server.py`, in
+/// `peers/.venv-sse`); its URL is the event stream's, `/sse`.
+pub fn python_sse() -> HttpPeer {
+    let port = free_port();
+    let mut command = std::process::Command::new(installed(peers().join(".venv-sse/bin/python")));
+    command
+        .arg(installed(peers().join("python/sse_fastmcp_server.py")))
+        .args(["--port", &port.to_string()]);
+    listening(command, port, "sse")
+}
+
+/// `command`, started, once it accepts connections on `port`; its URL is
+/// `http://127.0.0.1:PORT/PATH`.
+fn listening(mut command: std::process::Command, port: u16, path: &str) -> HttpPeer {
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -156,7 +176,7 @@ pub fn python_http() -> HttpPeer {
         .expect("the Python server starts");
     let mut peer = HttpPeer {
         child,
-        url: format!("http://127.0.0.1:{port}/mcp"),
+        url: format!("http://127.0.0.1:{port}/{path}"),
     };
     let address = SocketAddr::from(([127, 0, 0, 1], port));
     let deadline = Instant::now() + PATIENCE;

@@ -10,10 +10,12 @@ use crate::server_requests::offered::ClientConfig;
 use crate::session::client::Client;
 #[cfg(feature = "http")]
 use crate::transports::http::HttpTransport;
+#[cfg(feature = "http")]
+use crate::transports::sse::SseTransport;
 use crate::transports::stdio::{ServerStderr, StdioTransport};
 
 impl ServerConfig {
-    /// Starts (stdio) or reaches (HTTP) this server and initializes a client
+    /// Starts (stdio) or reaches (HTTP, HTTP+SSE) this server and initializes a client
     /// on it with the default [`ClientConfig`].
     ///
     /// The handshake has no bound of its own: wrap the call in
@@ -61,6 +63,11 @@ impl ServerConfig {
             #[cfg(feature = "http")]
             ServerConfig::Http(http) => (
                 Client::with_config(HttpTransport::new(http.clone())?, config),
+                None,
+            ),
+            #[cfg(feature = "http")]
+            ServerConfig::Sse(http) => (
+                Client::with_config(SseTransport::new(http.clone())?, config),
                 None,
             ),
         })

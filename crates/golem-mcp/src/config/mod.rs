@@ -19,9 +19,13 @@
 //! ```
 //!
 //! An entry with `command` is a stdio server ([`StdioConfig`]); one with
-//! `url` is a streamable-HTTP endpoint (`HttpConfig`). An optional `type`
-//! (`"stdio"`, or `"http"` / `"streamable-http"` / `"streamableHttp"`) must
-//! agree with that; the legacy `"sse"` transport is refused. An entry with
+//! `url` is a streamable-HTTP endpoint (`HttpConfig`), or, with
+//! `"type": "sse"`, the event stream of the deprecated HTTP+SSE transport
+//! of 2024-11-05 (`ServerConfig::Sse`, the same `HttpConfig`). An optional
+//! `type` (`"stdio"`, or `"http"` / `"streamable-http"` /
+//! `"streamableHttp"`, or `"sse"`) must agree with that. (A streamable
+//! entry whose server turns out to speak only HTTP+SSE works too: the
+//! transport falls back to it.) An entry with
 //! `"disabled": true` stays readable but is left out of
 //! [`Servers::connect_all`] and [`Servers::enabled`]. Other fields (hosts add
 //! their own) are kept, unread, for the application: [`Servers::extra`].
@@ -95,6 +99,11 @@ pub enum ServerConfig {
     /// A streamable-HTTP endpoint (the entry has `url`).
     #[cfg(feature = "http")]
     Http(HttpConfig),
+    /// The event stream of the HTTP+SSE transport of 2024-11-05 (the entry
+    /// has `url` and `"type": "sse"`), for
+    /// [`SseTransport`](crate::SseTransport).
+    #[cfg(feature = "http")]
+    Sse(HttpConfig),
 }
 
 /// The servers of one configuration file, by name.
@@ -392,7 +401,10 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
                 Some(other) => Err(self.type_mismatch(other, "command")),
             },
             (false, true) => match kind {
-                None | Some("http" | "streamable-http" | "streamableHttp") => self.http(fields),
+                None | Some("http" | "streamable-http" | "streamableHttp") => {
+                    self.http(fields, false)
+                }
+                Some("sse") => self.http(fields, true),
                 Some(other) => Err(self.type_mismatch(other, "url")),
             },
         }
@@ -400,21 +412,19 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
 
     fn type_mismatch(&self, kind: &str, has: &str) -> ConfigError {
         match kind {
-            "sse" => self.invalid(
-                "type",
-                "the legacy HTTP+SSE transport is not supported; use the server's \
-                 streamable-HTTP endpoint with \"type\": \"http\"",
-            ),
-            "stdio" | "http" | "streamable-http" | "streamableHttp" => self.invalid(
+            "stdio" | "http" | "streamable-http" | "streamableHttp" | "sse" => self.invalid(
                 "type",
                 format!(
                     "{kind:?} does not fit an entry with {has:?}; use \"stdio\" with \
-                     \"command\", \"http\" with \"url\""
+                     \"command\", \"http\" or \"sse\" with \"url\""
                 ),
             ),
             _ => self.invalid(
                 "type",
-                format!("unknown transport {kind:?}; use \"stdio\" or \"http\", or leave it out"),
+                format!(
+                    "unknown transport {kind:?}; use \"stdio\", \"http\" or \"sse\", or leave \
+                     it out"
+                ),
             ),
         }
     }
@@ -463,8 +473,10 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
         Ok(config)
     }
 
+    /// A `url` entry: a streamable-HTTP endpoint, or with `sse` the event
+    /// stream of the HTTP+SSE transport; the same fields either way.
     #[cfg(feature = "http")]
-    fn http(&self, fields: &Map<String, Value>) -> Result<ServerConfig, ConfigError> {
+    fn http(&self, fields: &Map<String, Value>, sse: bool) -> Result<ServerConfig, ConfigError> {
         let url = self.string(fields, "url")?.unwrap_or_default();
         // Checked here with the transport's own checks, so the error names
         // the entry and field; values are never echoed (they may hold an
@@ -477,13 +489,16 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
         }
         let mut config = HttpConfig::new(url);
         config.headers = headers;
-        Ok(ServerConfig::Http(config))
+        Ok(match sse {
+            true => ServerConfig::Sse(config),
+            false => ServerConfig::Http(config),
+        })
     }
 
     /// An entry's `"oauth"` object.
     #[cfg(feature = "http")]
     fn oauth(&self, server: &ServerConfig, value: &Value) -> Result<OAuthSettings, ConfigError> {
-        if !matches!(server, ServerConfig::Http(_)) {
+        if !matches!(server, ServerConfig::Http(_) | ServerConfig::Sse(_)) {
             return Err(self.invalid(
                 "oauth",
                 "OAuth applies to HTTP servers (\"url\"), not to a server started over stdio",
@@ -533,7 +548,7 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
     }
 
     #[cfg(not(feature = "http"))]
-    fn http(&self, _fields: &Map<String, Value>) -> Result<ServerConfig, ConfigError> {
+    fn http(&self, _fields: &Map<String, Value>, _sse: bool) -> Result<ServerConfig, ConfigError> {
         Err(self.invalid(
             "url",
             "this build of golem-mcp has no HTTP transport; enable its \"http\" feature",
@@ -750,6 +765,30 @@ mod tests {
 
     #[cfg(feature = "http")]
     #[test]
+    fn an_sse_entry_is_the_legacy_transport_with_the_http_fields() {
+        let servers = parse(
+            r#"{"mcpServers": {
+                "old": {"type": "sse", "url": "http://127.0.0.1:${PORT}/sse",
+                        "headers": {"X-Key": "${TOKEN}"}, "oauth": {"scope": "read"}}
+            }}"#,
+            |name| match name {
+                "PORT" => Some("8000".to_owned()),
+                "TOKEN" => Some("s3cret".to_owned()),
+                _ => None,
+            },
+        )
+        .expect("parsed");
+        let ServerConfig::Sse(config) = servers.get("old").expect("a valid entry") else {
+            panic!("expected the HTTP+SSE transport");
+        };
+        assert_eq!(config.url, "http://127.0.0.1:8000/sse");
+        assert_eq!(config.headers, [("X-Key".into(), "s3cret".into())]);
+        let oauth = servers.oauth("old").expect("its oauth settings");
+        assert_eq!(oauth.scope.as_deref(), Some("read"));
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
     fn oauth_settings_are_read_expanded_and_checked() {
         let servers = parse(
             r#"{"mcpServers": {
@@ -910,9 +949,9 @@ mod tests {
                 "does not fit",
             ),
             (
-                r#"{"url": "http://x", "type": "sse"}"#,
+                r#"{"command": "a", "type": "sse"}"#,
                 "mcpServers.s.type",
-                "legacy HTTP+SSE",
+                "\"sse\" with \"url\"",
             ),
             (
                 r#"{"url": "http://x", "type": "carrier-pigeon"}"#,

@@ -294,8 +294,10 @@ impl Client {
     /// and accepting any revision this client speaks (refusing others with
     /// [`Error::VersionMismatch`]). A pinned revision
     /// ([`ClientConfig::protocol`](crate::ClientConfig::protocol)) skips the
-    /// probe (legacy) or the fallback (modern). [`ServerInfo::chosen`] says
-    /// which happened.
+    /// probe (legacy) or the fallback (modern). A transport that carries the
+    /// initialize era only ([`Transport::legacy_only`](crate::Transport::legacy_only),
+    /// the HTTP+SSE one) gets `initialize` at once, unprobed.
+    /// [`ServerInfo::chosen`] says which happened.
     ///
     /// Must succeed before any other operation. Calling it again once it has
     /// succeeded does nothing and returns the same server information.
@@ -318,9 +320,16 @@ impl Client {
                 Lifecycle::New => {
                     self.start_inbound();
                     let pinned = self.inner.settings.protocol.pinned()?;
+                    let legacy_only = self.inner.connection.legacy_only();
                     *lifecycle = match pinned {
                         Some(version) if Era::of(version) == Era::Legacy => {
                             self.start_initialize(HowChosen::Pinned, Some(version))?
+                        }
+                        Some(version) if legacy_only => return Err(modern_on_legacy(version)),
+                        // A transport only legacy servers serve: nothing to
+                        // probe (ADR 0018).
+                        None if legacy_only => {
+                            self.start_initialize(HowChosen::LegacyTransport, None)?
                         }
                         _ => Lifecycle::Probing(self.start_probe(pinned)),
                     };
@@ -723,6 +732,20 @@ impl Client {
 
 #[derive(serde::Serialize)]
 struct EmptyParams {}
+
+/// The error for a modern revision pinned on a transport that carries the
+/// initialize era only.
+fn modern_on_legacy(version: &str) -> Error {
+    Error::InvalidConfig {
+        operation: "initialize",
+        field: "protocol".into(),
+        problem: format!(
+            "protocol {version} is of the modern era, which this transport cannot carry (the \
+             HTTP+SSE transport of 2024-11-05 speaks the initialize era only); pin a revision \
+             of 2025-11-25 or earlier, or leave the choice to the client"
+        ),
+    }
+}
 
 /// Locks a mutex that no code path can leave inconsistent.
 fn lock<T>(mutex: &StdMutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -110,11 +110,20 @@ pub(crate) struct Connection {
     /// Set once the server's `initialize` answer was accepted (the revision
     /// is negotiated): from then on the server may send requests.
     negotiated: AtomicBool,
-    /// Whether the transport mirrors modern requests into headers (HTTP).
-    mirrors_headers: bool,
+    /// What the transport says of itself.
+    traits: TransportTraits,
     /// The log level every modern request names (`set_log_level`): an
     /// index into [`LOG_LEVELS`] plus one, 0 for none.
     log_level: AtomicU8,
+}
+
+/// What a transport says of itself, asked once when the client is made.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TransportTraits {
+    /// It mirrors modern requests into headers (HTTP).
+    pub(crate) mirrors_headers: bool,
+    /// It carries the initialize era only (HTTP+SSE).
+    pub(crate) legacy_only: bool,
 }
 
 /// The log levels a modern request may name, least severe first.
@@ -143,7 +152,7 @@ impl Connection {
     /// the inbound side.
     pub(crate) fn new(
         transport: Arc<dyn DynTransport>,
-        mirrors_headers: bool,
+        traits: TransportTraits,
     ) -> (Self, mpsc::UnboundedReceiver<Command>) {
         let (commands, receiver) = mpsc::unbounded_channel();
         let connection = Connection {
@@ -157,7 +166,7 @@ impl Connection {
             modern: OnceLock::new(),
             commands,
             negotiated: AtomicBool::new(false),
-            mirrors_headers,
+            traits,
             log_level: AtomicU8::new(0),
         };
         (connection, receiver)
@@ -192,7 +201,13 @@ impl Connection {
     /// Whether modern requests' bodies are mirrored into headers (HTTP):
     /// then tool annotations for them are checked and used.
     pub(crate) fn mirrors_headers(&self) -> bool {
-        self.mirrors_headers && self.modern.get().is_some()
+        self.traits.mirrors_headers && self.modern.get().is_some()
+    }
+
+    /// Whether the transport carries the initialize era only: the
+    /// handshake then skips the probe.
+    pub(crate) fn legacy_only(&self) -> bool {
+        self.traits.legacy_only
     }
 
     /// Names `level` (one of the protocol's eight, e.g. `"debug"`) in every

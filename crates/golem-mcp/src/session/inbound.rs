@@ -27,7 +27,7 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
-use crate::session::connection::{Command, Connection, encode_cancellation};
+use crate::session::connection::{Command, Connection, TransportTraits, encode_cancellation};
 use crate::session::notifications::{Hub, ServerNotification};
 use crate::session::progress::ProgressParams;
 use crate::session::serving::{Offer, Running, reply};
@@ -56,9 +56,12 @@ pub(crate) fn open<T: Transport>(
     offer: Arc<dyn Offer>,
     hub: Arc<Hub>,
 ) -> (Arc<Connection>, Driver<T>) {
-    let mirrors_headers = transport.mirrors_headers();
+    let traits = TransportTraits {
+        mirrors_headers: transport.mirrors_headers(),
+        legacy_only: transport.legacy_only(),
+    };
     let transport = Arc::new(transport);
-    let (connection, commands) = Connection::new(transport.clone(), mirrors_headers);
+    let (connection, commands) = Connection::new(transport.clone(), traits);
     let connection = Arc::new(connection);
     let driver = Driver {
         transport,

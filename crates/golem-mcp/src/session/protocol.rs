@@ -126,6 +126,11 @@ pub enum HowChosen {
     /// The application pinned the revision
     /// ([`ProtocolChoice::Pinned`]); nothing was probed.
     Pinned,
+    /// The transport carries the initialize era only (the HTTP+SSE
+    /// transport of 2024-11-05:
+    /// [`Transport::legacy_only`](crate::Transport::legacy_only)); nothing
+    /// was probed, `initialize` was sent at once.
+    LegacyTransport,
 }
 
 /// How this client introduces itself to servers.

@@ -1,6 +1,8 @@
 //! The transports: `StdioTransport` (a server as a child process),
-//! `HttpTransport` (streamable HTTP, feature `http`), the in-memory pair for
-//! tests and examples, and `Observed`, a wrapper that shows every message.
+//! `HttpTransport` (streamable HTTP, feature `http`), `SseTransport` (the
+//! deprecated HTTP+SSE transport of 2024-11-05, feature `http`; the
+//! streamable one falls back to it), the in-memory pair for tests and
+//! examples, and `Observed`, a wrapper that shows every message.
 //!
 //! Each one moves whole encoded messages behind the `Transport` trait of
 //! `wire/`. Transports never parse outgoing JSON (an `Outgoing` says what
@@ -11,4 +13,6 @@
 pub(crate) mod http;
 pub mod memory;
 pub(crate) mod observe;
+#[cfg(feature = "http")]
+pub(crate) mod sse;
 pub(crate) mod stdio;

@@ -160,6 +160,10 @@ where
     fn mirrors_headers(&self) -> bool {
         self.inner.mirrors_headers()
     }
+
+    fn legacy_only(&self) -> bool {
+        self.inner.legacy_only()
+    }
 }
 
 #[cfg(test)]

@@ -261,6 +261,16 @@ pub trait Transport: Send + Sync + 'static {
     fn mirrors_headers(&self) -> bool {
         false
     }
+
+    /// Whether the transport carries only the initialize era of the
+    /// protocol: the HTTP+SSE transport of 2024-11-05 does (no server of
+    /// the modern era serves it). The client then sends `initialize` at
+    /// once instead of probing with `server/discover` (which such a server
+    /// may leave unanswered until the probe's timeout), and refuses a
+    /// pinned modern revision (ADR 0018). `false` by default.
+    fn legacy_only(&self) -> bool {
+        false
+    }
 }
 
 /// A boxed future, as the object-safe form of [`Transport`] returns them.

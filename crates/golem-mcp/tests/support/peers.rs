@@ -1,6 +1,7 @@
 //! The real servers nobody here wrote, under `peers/`: the reference
 //! `server-everything` (npm) and servers built on the official Python SDK
-//! (PyPI), which `scripts/install-peers.sh` installs (the README's test
+//! (PyPI; its 1.x line too, for the HTTP+SSE transport), which
+//! `scripts/install-peers.sh` installs (the README's test
 //! command runs it). A missing peer fails the test rather than skipping it.
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -87,6 +88,21 @@ pub fn python_protected(token_ttl: u32) -> Peer {
         &token_ttl.to_string(),
     ]);
     start_peer(command, port)
+}
+
+/// A FastMCP server of the Python SDK's 1.x line
+/// (`peers/python/sse_fastmcp_server.py`, in its own virtual environment,
+/// `peers/.venv-sse`) over the HTTP+SSE transport of 2024-11-05; its URL is
+/// the event stream's, `/sse`.
+pub fn python_sse() -> Peer {
+    let port = free_port();
+    let mut command = Command::new(peer(".venv-sse/bin/python"));
+    command
+        .arg(peer("python/sse_fastmcp_server.py"))
+        .args(["--port", &port.to_string()]);
+    let mut started = start_peer(command, port);
+    started.url = format!("http://127.0.0.1:{port}/sse");
+    started
 }
 
 /// A server process listening on a port, killed and reaped when dropped.

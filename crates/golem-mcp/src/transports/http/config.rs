@@ -1,4 +1,5 @@
-//! How to reach a streamable-HTTP server, and the checks made on it.
+//! How to reach an HTTP server (streamable HTTP, or the HTTP+SSE transport
+//! of 2024-11-05), and the checks made on it.
 
 use std::fmt;
 use std::sync::Arc;
@@ -57,7 +58,12 @@ impl Default for ResumePolicy {
     }
 }
 
-/// How to reach a streamable-HTTP server.
+/// How to reach an HTTP server: a streamable-HTTP endpoint
+/// ([`HttpTransport`](crate::HttpTransport)), or the event stream of the
+/// deprecated HTTP+SSE transport of 2024-11-05
+/// ([`SseTransport`](crate::SseTransport), which uses every field but
+/// `resume`, `reinitialize_expired_session` and `close_timeout`: its stream
+/// cannot be resumed, it has no session to renew or end).
 ///
 /// Header values are secrets as far as this crate is concerned (think
 /// `Authorization`): `Debug` shows only their names, and they are marked
@@ -99,6 +105,12 @@ pub struct HttpConfig {
     /// How long `close` waits for the server to acknowledge the end of the
     /// session (`DELETE`).
     pub close_timeout: Duration,
+    /// How long the HTTP+SSE transport (2024-11-05) waits, from each `GET`
+    /// of its event stream, for the server's `endpoint` event, which names
+    /// the URL to post messages to (10 s): both [`SseTransport`](crate::SseTransport)
+    /// and the streamable transport's fallback to it. The time an auth
+    /// provider spends authorizing after a refusal is not counted.
+    pub sse_endpoint_timeout: Duration,
     /// Who supplies the `Authorization` header, and authorizes when the
     /// server refuses a request (`401`, or `403` with `insufficient_scope`):
     /// a fixed [`BearerToken`](golem_mcp_auth::BearerToken) or the OAuth flow
@@ -119,6 +131,7 @@ impl HttpConfig {
             resume: ResumePolicy::default(),
             reinitialize_expired_session: false,
             close_timeout: Duration::from_secs(5),
+            sse_endpoint_timeout: Duration::from_secs(10),
             auth: None,
         }
     }
@@ -142,6 +155,7 @@ impl fmt::Debug for HttpConfig {
                 &self.reinitialize_expired_session,
             )
             .field("close_timeout", &self.close_timeout)
+            .field("sse_endpoint_timeout", &self.sse_endpoint_timeout)
             .field("auth", &self.auth.as_ref().map(|_| "provider"))
             .finish()
     }
@@ -170,11 +184,11 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
-/// A checked configuration: what the transport uses.
-pub(super) struct Endpoint {
-    pub(super) url: Url,
-    pub(super) client: reqwest::Client,
-    pub(super) headers: HeaderMap,
+/// A checked configuration: what the transports use.
+pub(in crate::transports) struct Endpoint {
+    pub(in crate::transports) url: Url,
+    pub(in crate::transports) client: reqwest::Client,
+    pub(in crate::transports) headers: HeaderMap,
 }
 
 fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Error {
@@ -188,7 +202,7 @@ fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Error {
 impl HttpConfig {
     /// Checks the URL, the headers and the limits, and builds the default
     /// client when none is given.
-    pub(super) fn endpoint(&self) -> Result<Endpoint, Error> {
+    pub(in crate::transports) fn endpoint(&self) -> Result<Endpoint, Error> {
         let url = check_url(&self.url).map_err(|problem| invalid("url", problem))?;
         if self.max_message_bytes == 0 {
             return Err(invalid("max_message_bytes", "it must be at least 1"));

@@ -27,7 +27,7 @@ pub(super) fn is_header_value(value: &str) -> bool {
 
 /// The URL as errors and logs show it: without credentials, query or
 /// fragment, any of which may hold a secret.
-pub(super) fn redact(url: &Url) -> String {
+pub(in crate::transports) fn redact(url: &Url) -> String {
     let mut shown = url.clone();
     let _ = shown.set_username("");
     let _ = shown.set_password(None);

@@ -1,20 +1,27 @@
 //! The streamable-HTTP transport: every message is one POST to the MCP
-//! endpoint, answered by a JSON body or a `text/event-stream` of messages.
+//! endpoint, answered by a JSON body or a `text/event-stream` of messages;
+//! and, when a server refuses it as the specification describes, the
+//! fallback to the HTTP+SSE transport of 2024-11-05 (`transports/sse/`).
 //!
 //! `config.rs` checks the configuration; `headers.rs` names the headers the
 //! transport sets; `shared.rs` is the state every part shares; `post.rs` is
 //! the outbound side (one POST per message, the session, its renewal);
 //! `stream.rs` reads each event stream and resumes it when it breaks
 //! (parsing it with the shared `golem-sse` crate); `status.rs` builds the
-//! error of a refused answer. This module ties them together behind
-//! [`Transport`]; the parts below it never import each other in a circle
-//! (`post.rs` starts streams, `stream.rs` knows nothing of posting).
+//! error of a refused answer; `authorize.rs` says which refusals the auth
+//! provider answers. This module ties them together behind [`Transport`];
+//! the parts below it never import each other in a circle (`post.rs`
+//! starts streams, `stream.rs` knows nothing of posting). `config.rs`,
+//! `headers.rs`, `status.rs` and `authorize.rs` are the HTTP+SSE
+//! transport's plumbing too; of that transport, only this file uses
+//! anything (its `Link`).
 
-mod config;
-mod headers;
+pub(in crate::transports) mod authorize;
+pub(in crate::transports) mod config;
+pub(in crate::transports) mod headers;
 mod post;
 mod shared;
-mod status;
+pub(in crate::transports) mod status;
 mod stream;
 
 use std::collections::HashMap;
@@ -27,13 +34,14 @@ use reqwest::{Method, StatusCode};
 use tokio::sync::{Mutex, Notify, mpsc};
 
 use crate::error::Error;
+use crate::transports::sse::{Link, OpenError, Settings};
 use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, Transport};
-use crate::wire::transport_error::TransportError;
+use crate::wire::transport_error::{HttpStatusError, TransportError};
 pub use config::{HttpConfig, ResumePolicy};
 pub(crate) use config::{check_header, check_url};
 use headers::redact;
-use shared::{Session, Shared, Standalone, http_error};
-use status::status_error;
+use shared::{Session, Shared, Standalone};
+use status::{http_error, status_error};
 
 /// How many received messages may wait for the client before the streams
 /// and answers that carry them stop being read.
@@ -61,9 +69,23 @@ const STANDALONE_OPEN_WAIT: Duration = Duration::from_secs(2);
 /// ids, that stream is resumed with `GET` and `Last-Event-ID` after the
 /// server's `retry` delay ([`ResumePolicy`]), independently of the others.
 /// [`close`](Transport::close) ends the session with `DELETE`.
+///
+/// When the server refuses `initialize` with `400`, `404` or `405` and a
+/// body that is no JSON-RPC error (so its answer to the `server/discover`
+/// probe was no modern one either), the endpoint may be the event stream
+/// of the deprecated HTTP+SSE transport (2024-11-05): the transport then
+/// sends `GET` to the same URL, and if it answers with an event stream
+/// whose first event names where to post messages (on the same origin),
+/// the rest of the connection uses that transport, exactly as
+/// [`SseTransport`](crate::SseTransport) does; otherwise the refusal of
+/// `initialize` is the error, as before. So a URL ending in `/sse` works
+/// here too.
 pub struct HttpTransport {
     shared: Arc<Shared>,
-    inbound: Mutex<mpsc::Receiver<Inbound>>,
+    inbound: Mutex<mpsc::Receiver<Result<Inbound, TransportError>>>,
+    /// The HTTP+SSE connection, once the server turned out to speak only
+    /// that transport.
+    legacy: OnceLock<Link>,
 }
 
 impl fmt::Debug for HttpTransport {
@@ -73,6 +95,7 @@ impl fmt::Debug for HttpTransport {
             .field("has_session", &self.shared.session().id.is_some())
             .field("protocol_version", &self.shared.protocol_version.get())
             .field("closed", &self.shared.closed.load(Ordering::Relaxed))
+            .field("legacy_sse", &self.legacy.get().is_some())
             .finish_non_exhaustive()
     }
 }
@@ -96,6 +119,7 @@ impl HttpTransport {
                 resume: config.resume,
                 reinitialize_expired_session: config.reinitialize_expired_session,
                 close_timeout: config.close_timeout,
+                sse_endpoint_timeout: config.sse_endpoint_timeout,
                 auth: config.auth.clone(),
                 session: StdMutex::new(Session::default()),
                 renewal: Mutex::new(()),
@@ -107,6 +131,7 @@ impl HttpTransport {
                 closing: Notify::new(),
             }),
             inbound: Mutex::new(receiver),
+            legacy: OnceLock::new(),
         })
     }
 
@@ -127,13 +152,18 @@ impl Transport for HttpTransport {
     /// its own. A non-2xx answer fails this message with
     /// [`HttpStatusError`](crate::HttpStatusError), which keeps the
     /// `WWW-Authenticate` and `Retry-After` headers. Concurrent sends are
-    /// concurrent POSTs.
+    /// concurrent POSTs. An `initialize` refused the way an HTTP+SSE
+    /// server refuses it falls back to that transport, which carries this
+    /// and every later message (see [`HttpTransport`]).
     ///
     /// Cancel safe: a dropped send abandons its POST; the server sees the
     /// whole message or nothing. If the session had expired and
     /// [`HttpConfig::reinitialize_expired_session`] is on, an interrupted
     /// renewal starts over at the next request.
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
+        if let Some(legacy) = self.legacy.get() {
+            return legacy.send(message).await;
+        }
         // The revision of the session, for the requests the transport makes
         // on its own (a stream's GET, the DELETE): a legacy one only. The
         // probe names the modern revision, and a legacy server that refused
@@ -158,8 +188,18 @@ impl Transport for HttpTransport {
             }
         }
         let opens_session = message.method() == Some("notifications/initialized");
+        // Kept for the fallback: a clone shares the encoded bytes.
+        let initialize = (message.method() == Some("initialize")).then(|| message.clone());
         let shared = &self.shared;
-        shared.unless_closed(post::send(shared, message)).await??;
+        let sent = shared.unless_closed(post::send(shared, message)).await?;
+        match (sent, initialize) {
+            (Err(TransportError::HttpStatus(refused)), Some(initialize))
+                if refuses_streamable(&refused) =>
+            {
+                return self.fall_back(initialize, refused).await;
+            }
+            (sent, _) => sent?,
+        }
         if opens_session && let Some(first_answer) = stream::open_standalone(shared) {
             // Server requests and notifications that belong to no request
             // of ours come on the standalone stream. The session is handed
@@ -173,13 +213,14 @@ impl Transport for HttpTransport {
     }
 
     /// Returns the next message of any answer or stream, in the order each
-    /// one carried them.
+    /// one carried them. After a fallback to HTTP+SSE, the end of that
+    /// transport's stream is fatal, as on [`SseTransport`](crate::SseTransport).
     ///
     /// Cancel safe: messages wait in a queue until taken.
     async fn recv(&self) -> Result<Inbound, TransportError> {
         let mut inbound = self.inbound.lock().await;
         match self.shared.unless_closed(inbound.recv()).await? {
-            Some(item) => Ok(item),
+            Some(item) => item,
             // Unreachable: the transport keeps a sender.
             None => Err(TransportError::Closed),
         }
@@ -200,7 +241,13 @@ impl Transport for HttpTransport {
     /// stays theirs). Bounded by [`HttpConfig::close_timeout`].
     async fn close(&self) -> Result<(), TransportError> {
         let shared = &self.shared;
-        shared.closed.store(true, Ordering::Release);
+        shared.closed.store(true, Ordering::SeqCst);
+        // After the flag: a fallback that sets its link later sees the flag
+        // and closes the link itself.
+        if let Some(legacy) = self.legacy.get() {
+            // Its stream dropped: that ends an HTTP+SSE session.
+            legacy.close();
+        }
         shared.closing.notify_waiters();
         shared.stop_streams();
         let deadline = tokio::time::Instant::now() + shared.close_timeout;
@@ -247,6 +294,82 @@ impl Transport for HttpTransport {
             }
         }
     }
+}
+
+impl HttpTransport {
+    /// The fallback to HTTP+SSE after `initialize` was `refused`: a `GET`
+    /// to the same URL, which must answer with an event stream and its
+    /// `endpoint` event; then `initialize` goes there, and so does every
+    /// later message. A server that answers the `GET` with no event stream
+    /// is not an HTTP+SSE server: the refusal is the error, unless the
+    /// `GET` wanted authorization (then that says what to do). One that
+    /// does but then fails (no `endpoint` event in time, one on another
+    /// origin) is one, and its failure is the error.
+    async fn fall_back(
+        &self,
+        initialize: Outgoing,
+        refused: Box<HttpStatusError>,
+    ) -> Result<(), TransportError> {
+        let shared = &self.shared;
+        let client = shared.client().clone().ok_or(TransportError::Closed)?;
+        let settings = Settings {
+            url: shared.url.clone(),
+            client,
+            headers: shared.headers.clone(),
+            auth: shared.auth.clone(),
+            max_message_bytes: shared.max_message_bytes,
+            endpoint_timeout: shared.sse_endpoint_timeout,
+        };
+        let link = Link::new(settings, shared.inbound.clone());
+        match shared.unless_closed(link.open()).await? {
+            Ok(()) => {}
+            // A GET that wants authorization is likely the right one: its
+            // refusal says what to do, the POST's would not.
+            Err(OpenError {
+                event_stream: false,
+                error,
+            }) if !is_authorization(&error) => {
+                tracing::debug!(%error, "mcp: the endpoint is no HTTP+SSE event stream either");
+                return Err(TransportError::HttpStatus(refused));
+            }
+            Err(OpenError { error, .. }) => return Err(error),
+        }
+        tracing::info!(
+            url = %redact(&shared.url),
+            status = refused.status,
+            "mcp: the server refused streamable HTTP; continuing on the HTTP+SSE transport (2024-11-05)"
+        );
+        // One `initialize` is sent at a time, so no other fallback can
+        // have won; were one to, its link is kept and this one dropped.
+        let _ = self.legacy.set(link);
+        let Some(legacy) = self.legacy.get() else {
+            return Err(TransportError::Closed); // unreachable: just set
+        };
+        if shared.closed.load(Ordering::SeqCst) {
+            legacy.close(); // closed while the stream opened
+            return Err(TransportError::Closed);
+        }
+        legacy.send(initialize).await
+    }
+}
+
+/// Whether a failure to open the event stream is about authorization: the
+/// auth provider failed, or the `GET` was refused with `401` or `403`.
+fn is_authorization(error: &TransportError) -> bool {
+    match error {
+        TransportError::Authorization(_) => true,
+        TransportError::HttpStatus(status) => matches!(status.status, 401 | 403),
+        _ => false,
+    }
+}
+
+/// Whether a refusal of `initialize` is the one the specification tells a
+/// client to try HTTP+SSE after: `400`, `404` or `405` with a body that is
+/// no JSON-RPC error (a server of streamable HTTP refusing the request
+/// itself says why in one).
+fn refuses_streamable(refused: &HttpStatusError) -> bool {
+    matches!(refused.status, 400 | 404 | 405)
+        && !post::is_error_response(refused.body_excerpt.as_bytes())
 }
 
 impl Drop for HttpTransport {

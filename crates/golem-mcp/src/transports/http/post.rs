@@ -4,18 +4,19 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, Response, StatusCode};
 
+use super::authorize::{MAX_AUTHORIZATIONS, refusal};
 use super::headers::{MCP_METHOD, MCP_NAME, SESSION, redact};
-use super::shared::{Shared, addressed_to, http_error};
-use super::status::{status_error, status_error_with};
+use super::shared::{Shared, addressed_to};
+use super::status::{http_error, status_error, status_error_with};
 use super::stream;
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::mcp_headers::header_value;
 use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
 use crate::wire::transport_error::TransportError;
-use golem_mcp_auth::{Challenge, Refusal, Secret};
+use golem_mcp_auth::Secret;
 
 /// POSTs one message and handles the answer: a request's JSON answer is
 /// read and delivered, its event stream handed to a stream task.
@@ -71,11 +72,6 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         _ => Ok(()),
     }
 }
-
-/// How many times one message is authorized and sent again: a `401` and
-/// then a step-up `403` (`insufficient_scope`). More would loop on a
-/// server that never accepts what its authorization server grants.
-const MAX_AUTHORIZATIONS: u32 = 2;
 
 /// What a POST carried that its answer may refuse.
 struct Sent {
@@ -168,27 +164,13 @@ async fn check_status(
     }
     if let Some(auth) = &shared.auth
         && may.authorize
-        && (status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN)
+        && let Some(refusal) = refusal(&shared.url, &response, sent.authorization)
     {
-        let challenge = response
-            .headers()
-            .get_all(WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .find_map(Challenge::parse);
-        let refusal = Refusal::new(
-            shared.url.clone(),
-            status.as_u16(),
-            challenge,
-            sent.authorization,
-        );
-        if status == StatusCode::UNAUTHORIZED || refusal.is_insufficient_scope() {
-            drop(response);
-            auth.authorize(&refusal)
-                .await
-                .map_err(|error| TransportError::Authorization(Box::new(error)))?;
-            return Ok(Checked::Authorized);
-        }
+        drop(response);
+        auth.authorize(&refusal)
+            .await
+            .map_err(|error| TransportError::Authorization(Box::new(error)))?;
+        return Ok(Checked::Authorized);
     }
     // 401 and 403 are authorization's, whatever their body says.
     if message.is_modern()
@@ -301,7 +283,7 @@ async fn modern_refusal(
 /// Whether `message` is a JSON-RPC error response: `"jsonrpc": "2.0"` and
 /// an error object with a numeric code (an OAuth error body, whose `error`
 /// is a string, is not one).
-fn is_error_response(message: &[u8]) -> bool {
+pub(super) fn is_error_response(message: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
     struct ErrorResponse<'a> {
         #[serde(borrow)]

@@ -30,6 +30,9 @@ pub(super) struct Shared {
     pub(super) resume: ResumePolicy,
     pub(super) reinitialize_expired_session: bool,
     pub(super) close_timeout: Duration,
+    /// The bound on the `endpoint` event, should the server turn out to
+    /// speak HTTP+SSE.
+    pub(super) sse_endpoint_timeout: Duration,
     /// Supplies `Authorization` and authorizes after a refusal.
     pub(super) auth: Option<Arc<dyn AuthProvider>>,
     pub(super) session: StdMutex<Session>,
@@ -40,7 +43,9 @@ pub(super) struct Shared {
     /// makes on its own (resumption, `DELETE`).
     pub(super) protocol_version: OnceLock<&'static str>,
     /// Where received messages go; the client's inbound task reads them.
-    pub(super) inbound: mpsc::Sender<Inbound>,
+    /// (Only an HTTP+SSE stream, after the fallback, sends an error: its
+    /// end.)
+    pub(super) inbound: mpsc::Sender<Result<Inbound, TransportError>>,
     /// The event streams being read, by the request they answer.
     pub(super) streams: StdMutex<HashMap<RequestId, AbortHandle>>,
     /// The standalone `GET` stream: its task, once opened.
@@ -176,7 +181,7 @@ impl Shared {
     /// Hands a received item to the client, waiting for room (backpressure
     /// on the stream or answer it came from). `false` once nobody receives.
     pub(super) async fn deliver(&self, item: Inbound) -> bool {
-        self.inbound.send(item).await.is_ok()
+        self.inbound.send(Ok(item)).await.is_ok()
     }
 
     /// Runs `future` unless the transport closes first.
@@ -227,13 +232,4 @@ pub(super) fn addressed_to(message: &Bytes, id: RequestId) -> Bytes {
     };
     object.insert("id".to_owned(), id.into());
     serde_json::to_vec(&object).map_or_else(|_| message.clone(), Bytes::from)
-}
-
-/// An HTTP client error, without the URL (which may carry credentials in
-/// its query; the error's operation already says what failed).
-pub(super) fn http_error(context: &'static str, error: reqwest::Error) -> TransportError {
-    TransportError::Http {
-        context,
-        source: Box::new(error.without_url()),
-    }
 }

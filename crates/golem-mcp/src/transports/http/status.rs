@@ -1,6 +1,7 @@
-//! The error for a non-2xx answer: its status, the start of its body and
-//! the headers that say what to do next (`WWW-Authenticate`,
-//! `Retry-After`). Shared by the POSTs and the stream GETs.
+//! What a failed request reports: the error for a non-2xx answer (its
+//! status, the start of its body and the headers that say what to do next:
+//! `WWW-Authenticate`, `Retry-After`) and for a request that got no answer.
+//! Shared by the POSTs and the stream GETs of both HTTP transports.
 
 use std::time::Duration;
 
@@ -17,7 +18,10 @@ const BODY_EXCERPT_TIME: Duration = Duration::from_secs(2);
 
 /// Builds the error for a non-2xx answer, with the start of its body and
 /// the headers that say what to do next.
-pub(super) async fn status_error(response: Response, session_expired: bool) -> TransportError {
+pub(in crate::transports) async fn status_error(
+    response: Response,
+    session_expired: bool,
+) -> TransportError {
     let status = response.status();
     let url = response.url().clone();
     let headers = response.headers().clone();
@@ -28,7 +32,7 @@ pub(super) async fn status_error(response: Response, session_expired: bool) -> T
 }
 
 /// [`status_error`] for an answer whose body was read already.
-pub(super) fn status_error_with(
+pub(in crate::transports) fn status_error_with(
     status: StatusCode,
     url: &Url,
     headers: &HeaderMap,
@@ -73,4 +77,16 @@ async fn read_excerpt(mut response: Response) -> String {
     }
     body.truncate(BODY_EXCERPT_BYTES);
     String::from_utf8_lossy(&body).trim().to_owned()
+}
+
+/// An HTTP client error, without the URL (which may carry credentials in
+/// its query; the error's operation already says what failed).
+pub(in crate::transports) fn http_error(
+    context: &'static str,
+    error: reqwest::Error,
+) -> TransportError {
+    TransportError::Http {
+        context,
+        source: Box::new(error.without_url()),
+    }
 }

@@ -14,8 +14,8 @@ use reqwest::{Method, Response};
 use tokio::sync::oneshot;
 
 use super::headers::LAST_EVENT_ID;
-use super::shared::{GaveUp, Shared, Standalone, addressed_to, http_error};
-use super::status::status_error;
+use super::shared::{GaveUp, Shared, Standalone, addressed_to};
+use super::status::{http_error, status_error};
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::transport::{Inbound, RequestId};
 use crate::wire::transport_error::TransportError;
