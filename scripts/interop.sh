@@ -487,12 +487,26 @@ python_checks() { # python_checks PROGRESS-EXPECTED SERVER-OPTIONS...
   expect_stdout_line '^  output: \{"properties":\{"result":\{"title":"Result","type":"integer"\}\}'
   verdict "list --long: the SDK's derived output schemas"
 
-  # The Python SDK (2.x) no longer declares the logging capability.
-  run call echo '{"message":"quiet"}' --log-level debug "$@"
+  # The Python SDK (2.x) no longer declares the logging capability. In the
+  # initialize era the level is not sent for want of it; in 2026-07-28 it
+  # rides each request (no capability needed), and the server logs then.
+  run call echo '{"message":"quiet"}' --log-level debug --protocol 2025-11-25 "$@"
   expect_status 0
   expect_stdout "Echo: quiet"
   expect_stderr_line '^golem-mcp: warning: the server does not declare the logging capability; --log-level debug was not sent$'
-  verdict "--log-level without the logging capability: a warning, not sent"
+  verdict "--log-level without the logging capability (2025-11-25): a warning, not sent"
+
+  run call chatty --log-level warning "$@"
+  expect_status 0
+  expect_stdout "logged"
+  expect_no_stderr_line 'starting'
+  expect_no_stderr_line 'does not declare'
+  if [[ -n "$progress" ]]; then
+    expect_stderr_line '^golem-mcp: server log \[warning\] py-peer: careful$'
+    verdict "--log-level in 2026-07-28: the level rides each request, the server logs at it"
+  else
+    verdict "--log-level in 2026-07-28: the level rides each request (JSON answers carry no log messages)"
+  fi
 }
 
 python_feature_checks() {
