@@ -3,10 +3,12 @@
 //! streamable transport's POSTs and the HTTP+SSE transport's GET and POSTs,
 //! so that both authorize on the same answers, as often.
 
-use reqwest::header::WWW_AUTHENTICATE;
-use reqwest::{Response, StatusCode, Url};
+use std::sync::Arc;
 
-use golem_mcp_auth::{Challenge, Refusal, Secret};
+use reqwest::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use reqwest::{RequestBuilder, Response, StatusCode, Url};
+
+use golem_mcp_auth::{AuthProvider, Challenge, Refusal, Secret};
 
 /// How many times one request is authorized and sent again: a `401` and
 /// then a step-up `403` (`insufficient_scope`). More would loop on a
@@ -35,4 +37,41 @@ pub(in crate::transports) fn refusal(
         .find_map(Challenge::parse);
     let refusal = Refusal::new(url.clone(), status.as_u16(), challenge, sent);
     (status == StatusCode::UNAUTHORIZED || refusal.is_insufficient_scope()).then_some(refusal)
+}
+
+/// `request` with `authorization` as its `Authorization` header, marked
+/// sensitive (kept out of reqwest's `Debug`); a value that cannot be a
+/// header is left out (the server's refusal then says so).
+pub(in crate::transports) fn with_authorization(
+    request: RequestBuilder,
+    authorization: Option<&Secret>,
+) -> RequestBuilder {
+    match authorization.and_then(|secret| HeaderValue::from_str(secret.expose()).ok()) {
+        Some(mut value) => {
+            value.set_sensitive(true);
+            request.header(AUTHORIZATION, value)
+        }
+        None => request,
+    }
+}
+
+/// Lets the auth provider, if any, renew a credential for `url` about to
+/// expire before a request goes out. A failure is logged, and the request
+/// goes out with what there is: the server's refusal then says what is
+/// wrong.
+pub(in crate::transports) async fn prepare(auth: Option<&Arc<dyn AuthProvider>>, url: &Url) {
+    if let Some(auth) = auth
+        && let Err(error) = auth.prepare(url).await
+    {
+        tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
+    }
+}
+
+/// The `Authorization` to send to `url` now; `None` without a provider or
+/// a credential.
+pub(in crate::transports) fn current(
+    auth: Option<&Arc<dyn AuthProvider>>,
+    url: &Url,
+) -> Option<Secret> {
+    auth?.authorization(url)
 }

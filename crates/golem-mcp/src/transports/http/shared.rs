@@ -13,6 +13,7 @@ use reqwest::{Method, Url};
 use tokio::sync::{Mutex, Notify, mpsc};
 use tokio::task::AbortHandle;
 
+use super::authorize;
 use super::config::ResumePolicy;
 use super::headers::{PROTOCOL_VERSION, SESSION, is_header_value};
 use crate::wire::transport::{Inbound, Outgoing, RequestId};
@@ -139,13 +140,7 @@ impl Shared {
                 false => request.header(PROTOCOL_VERSION, version),
             };
         }
-        if let Some(secret) = authorization
-            && let Ok(mut value) = HeaderValue::from_str(secret.expose())
-        {
-            value.set_sensitive(true);
-            request = request.header(reqwest::header::AUTHORIZATION, value);
-        }
-        Ok(request)
+        Ok(authorize::with_authorization(request, authorization))
     }
 
     /// Lets the auth provider renew a credential about to expire before a
@@ -155,17 +150,13 @@ impl Shared {
     /// request goes out with what there is: the server's refusal then says
     /// what is wrong.
     pub(super) async fn prepare_authorization(&self) {
-        if let Some(auth) = &self.auth
-            && let Err(error) = auth.prepare(&self.url).await
-        {
-            tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
-        }
+        authorize::prepare(self.auth.as_ref(), &self.url).await;
     }
 
     /// The `Authorization` to send now, from the provider; `None`
     /// without a provider or a credential.
     pub(super) fn authorization(&self) -> Option<Secret> {
-        self.auth.as_ref()?.authorization(&self.url)
+        authorize::current(self.auth.as_ref(), &self.url)
     }
 
     /// A request the transport makes on its own (resumption, `DELETE`): in

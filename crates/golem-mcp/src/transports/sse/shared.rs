@@ -12,6 +12,7 @@ use reqwest::{Method, Url};
 use tokio::sync::{Mutex, Notify, mpsc};
 use tokio::task::AbortHandle;
 
+use crate::transports::http::authorize;
 use crate::wire::transport::Inbound;
 use crate::wire::transport_error::TransportError;
 use golem_mcp_auth::{AuthProvider, Secret};
@@ -104,34 +105,23 @@ impl Shared {
         authorization: Option<&Secret>,
     ) -> Result<reqwest::RequestBuilder, TransportError> {
         let client = lock(&self.client).clone().ok_or(TransportError::Closed)?;
-        let mut request = client
+        let request = client
             .request(method, url.clone())
             .headers(self.headers.clone());
-        if let Some(secret) = authorization
-            && let Ok(mut value) = reqwest::header::HeaderValue::from_str(secret.expose())
-        {
-            value.set_sensitive(true);
-            request = request.header(reqwest::header::AUTHORIZATION, value);
-        }
-        Ok(request)
+        Ok(authorize::with_authorization(request, authorization))
     }
 
     /// Lets the auth provider renew a credential about to expire before a
-    /// request goes out; a failure is logged, and the request goes with
-    /// what there is (the server's refusal then says what is wrong).
+    /// request goes out (`authorize::prepare`).
     pub(super) async fn prepare_authorization(&self) {
-        if let Some(auth) = &self.auth
-            && let Err(error) = auth.prepare(&self.url).await
-        {
-            tracing::debug!(%error, "mcp: the auth provider could not prepare the request");
-        }
+        authorize::prepare(self.auth.as_ref(), &self.url).await;
     }
 
     /// The `Authorization` to send now; `None` without a provider or a
     /// credential. The provider knows the server by its event stream's
     /// URL, which is what the configuration names.
     pub(super) fn authorization(&self) -> Option<Secret> {
-        self.auth.as_ref()?.authorization(&self.url)
+        authorize::current(self.auth.as_ref(), &self.url)
     }
 
     pub(super) async fn unless_closed<T>(
