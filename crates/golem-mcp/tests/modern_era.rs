@@ -706,3 +706,39 @@ async fn a_server_that_lists_only_legacy_revisions_is_initialized() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_call_dropped_while_its_input_is_being_gathered_sends_nothing_more() {
+    let (started_sender, started) = tokio::sync::oneshot::channel::<()>();
+    let started_sender = std::sync::Mutex::new(Some(started_sender));
+    let config = ClientConfig::default().with_elicitation(move |_request, _context| {
+        if let Some(sender) = started_sender.lock().expect("not poisoned").take() {
+            let _ = sender.send(());
+        }
+        // A user who never answers.
+        std::future::pending::<Result<ElicitationResponse, golem_mcp::HandlerError>>()
+    });
+    let (client, mut peer) = modern(config).await;
+    let arguments = raw("{}");
+    {
+        let call = client.call_tool("ask", &arguments);
+        tokio::pin!(call);
+        let request = tokio::select! {
+            _ = &mut call => panic!("answered"),
+            request = next_message(&mut peer) => request,
+        };
+        peer.send(&input_required(&request["id"], Some("s")));
+        tokio::select! {
+            _ = &mut call => panic!("answered"),
+            _ = started => {}
+        }
+    }
+    // The call is gone with its round: the next message is the next
+    // request, not a retry.
+    let (listed, ()) = tokio::join!(client.list_tools(), async {
+        let request = next_message(&mut peer).await;
+        assert_eq!(request["method"], "tools/list", "{request}");
+        peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"resultType": "complete", "tools": []}}));
+    });
+    listed.expect("lists");
+}
