@@ -30,6 +30,17 @@ if cargo tree -p golem --no-default-features --features mcp -e normal --locked -
   exit 1
 fi
 cargo check -p golem --no-default-features --features mcp --locked --quiet
+# The crates such a build compiles (golem's own included); BENCHMARKS.md
+# records the figure. Output validation (jsonschema) is a feature of its own.
+stdio_crates=$(cargo tree -p golem --no-default-features --features mcp -e normal --locked --prefix none \
+  | sed 's/ (\*)$//' | sort -u | wc -l)
+echo "golem with feature mcp alone compiles $stdio_crates crates"
+if [ "$stdio_crates" -gt 45 ]; then
+  echo "the stdio-only build grew past 45 crates" >&2
+  exit 1
+fi
+# Without output validation structuredContent passes through unvalidated.
+cargo test -p golem-mcp --no-default-features --lib --locked --quiet
 
 echo "== cargo test"
 # The example tests build the examples themselves (so they never run a stale

@@ -10,7 +10,8 @@
 //!   speaks only that; `SseTransport` speaks it from the start.
 //! - [`auth`] authorizes with OAuth 2.1 servers that require it (feature
 //!   `http`): an auth provider in `HttpConfig::auth`.
-//! - [`Client`] performs the handshake and the requests over any
+//! - [`Client::connect`] connects over any [`Transport`] in one call;
+//!   [`Client`] performs the handshake and the requests over any
 //!   [`Transport`], many in flight at once, honouring cancellation (drop the
 //!   future) at every await point; an inbound task answers the server
 //!   meanwhile.
@@ -26,7 +27,9 @@
 //! - [`ToolInfo`] keeps everything `tools/list` says about a tool (title,
 //!   [`ToolAnnotations`], icons, schemas, [`TaskSupport`]);
 //!   [`Client::call_tool_checked`] checks a result's `structuredContent`
-//!   against the tool's output schema ([`OutputError`] names a mismatch).
+//!   against the tool's output schema ([`OutputError`] names a mismatch;
+//!   feature `output-validation`, on by default: without it the content
+//!   passes unvalidated and only its absence is an error).
 //! - [`Client::call_tool_as_task`] runs a tool as a task (2025-11-25):
 //!   polled, its result fetched, cancelled on the server when the caller
 //!   goes away.

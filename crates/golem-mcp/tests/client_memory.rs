@@ -193,7 +193,9 @@ async fn a_cursor_loop_is_an_error() {
 #[tokio::test]
 async fn call_tool_sends_arguments_verbatim_and_reads_the_result() {
     let (client, mut peer) = connected().await;
-    let arguments = raw(r#"{ "z" : 1, "a":[true ,null] }"#);
+    // Numbers a decode and re-encode would change (`1.50` to `1.5`, `1e2`
+    // to `100.0`, a big integer to a float).
+    let arguments = raw(r#"{ "z" : 1.50, "a":[true ,null, 1e2, 123456789012345678901234567890] }"#);
     let (called, request) = tokio::join!(client.call_tool("echo", &arguments), async {
         let request = peer.recv_raw().await.expect("a request");
         let parsed: Value = serde_json::from_slice(&request).expect("JSON");
@@ -205,7 +207,9 @@ async fn call_tool_sends_arguments_verbatim_and_reads_the_result() {
     });
     let result = called.expect("called");
     assert!(
-        request.contains(r#""arguments":{ "z" : 1, "a":[true ,null] }"#),
+        request.contains(
+            r#""arguments":{ "z" : 1.50, "a":[true ,null, 1e2, 123456789012345678901234567890] }"#
+        ),
         "arguments must be sent byte for byte: {request}"
     );
     assert!(request.contains(r#""name":"echo""#));
@@ -601,7 +605,7 @@ async fn arguments_can_come_from_any_serializable_value() {
     }
     let (client, mut peer) = connected().await;
     let (called, request) = tokio::join!(
-        client.call_tool_json(
+        client.call_tool(
             "echo",
             &Query {
                 message: "hi",
@@ -623,7 +627,7 @@ async fn arguments_can_come_from_any_serializable_value() {
     let mut bad = std::collections::HashMap::new();
     bad.insert(vec![1u8], 1);
     let error = client
-        .call_tool_json("echo", &bad)
+        .call_tool("echo", &bad)
         .await
         .expect_err("a map with non-string keys");
     assert!(matches!(error, Error::Encode { .. }), "{error:?}");

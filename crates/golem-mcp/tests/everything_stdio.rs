@@ -110,3 +110,78 @@ async fn progress_of_a_long_running_tool_arrives_in_order() {
     assert!(result.text().contains("Steps: 2"), "{}", result.text());
     client.close().await.expect("closes");
 }
+
+/// What a newcomer writes first: one call to connect, arguments from
+/// `json!` and from a struct of theirs, a prompt's arguments from `json!`.
+#[tokio::test]
+async fn one_call_connects_and_arguments_come_from_any_serializable_value() {
+    #[derive(serde::Serialize)]
+    struct Sum {
+        a: i64,
+        b: i64,
+    }
+    let transport = StdioTransport::spawn(everything_stdio()).expect("spawns server-everything");
+    let client = peer_bounded(Client::connect(transport))
+        .await
+        .expect("connects");
+    assert!(client.server().is_some(), "initialized");
+
+    let echoed = peer_bounded(client.call_tool("echo", &serde_json::json!({"message": "hi"})))
+        .await
+        .expect("echo");
+    assert_eq!(echoed.text(), "Echo: hi");
+    let sum = peer_bounded(client.call_tool("get-sum", &Sum { a: 2, b: 3 }))
+        .await
+        .expect("get-sum");
+    assert!(sum.text().contains('5'), "{}", sum.text());
+
+    let prompt =
+        peer_bounded(client.get_prompt("args-prompt", &serde_json::json!({"city": "Paris"})))
+            .await
+            .expect("a prompt");
+    assert!(
+        format!("{:?}", prompt.messages).contains("Paris"),
+        "{prompt:?}"
+    );
+    let refused = client
+        .get_prompt("args-prompt", &serde_json::json!({"city": 75}))
+        .await
+        .expect_err("prompt arguments are strings");
+    assert!(
+        refused
+            .to_string()
+            .contains(r#"argument "city" must be a string"#),
+        "{refused}"
+    );
+    client.close().await.expect("closes");
+}
+
+/// A handshake that fails hands out no client and leaves no process: the
+/// server refuses every request, then would live on for a minute.
+#[tokio::test]
+async fn a_failed_connect_leaves_no_server_process() {
+    const REFUSER: &str = r#"
+import json, sys, time
+for line in sys.stdin:
+    request = json.loads(line)
+    if "id" in request:
+        print(json.dumps({"jsonrpc": "2.0", "id": request["id"],
+                          "error": {"code": -32603, "message": "not today"}}), flush=True)
+        if request["method"] == "initialize":
+            time.sleep(60)
+"#;
+    let transport = StdioTransport::spawn(golem_mcp::StdioConfig {
+        args: vec!["-c".into(), REFUSER.into()],
+        ..golem_mcp::StdioConfig::new("python3")
+    })
+    .expect("spawns");
+    let pid = transport.pid().expect("running");
+    let error = peer_bounded(Client::connect(transport))
+        .await
+        .expect_err("the handshake is refused");
+    assert!(
+        matches!(error, golem_mcp::Error::Protocol { .. }),
+        "{error:?}"
+    );
+    assert!(support::until_gone(pid).await, "process {pid} left behind");
+}

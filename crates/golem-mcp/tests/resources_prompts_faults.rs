@@ -454,7 +454,7 @@ async fn the_kept_prompt_list_holds_on_to_no_notifications() {
     peer.send(&json!({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}));
     let (pinged, _) = tokio::join!(client.ping(), answer(&mut peer, "ping", json!({})));
     pinged.expect("pings");
-    let none = BTreeMap::new();
+    let none = json!({});
     let (got, listed) = tokio::join!(
         client.get_prompt("greet", &none),
         answer(&mut peer, "prompts/list", json!({"prompts": []}))

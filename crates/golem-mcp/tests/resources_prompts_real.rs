@@ -153,7 +153,7 @@ async fn exercise_everything(client: &Client) {
     let mut subscription = peer_bounded(client.subscribe_resource(&document.uri))
         .await
         .expect("subscribes");
-    peer_bounded(client.call_tool_json("toggle-subscriber-updates", &serde_json::json!({})))
+    peer_bounded(client.call_tool("toggle-subscriber-updates", &serde_json::json!({})))
         .await
         .expect("updates on");
     assert!(
@@ -163,7 +163,7 @@ async fn exercise_everything(client: &Client) {
     peer_bounded(subscription.unsubscribe())
         .await
         .expect("unsubscribes");
-    peer_bounded(client.call_tool_json("toggle-subscriber-updates", &serde_json::json!({})))
+    peer_bounded(client.call_tool("toggle-subscriber-updates", &serde_json::json!({})))
         .await
         .expect("updates off");
 }

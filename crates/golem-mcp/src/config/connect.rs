@@ -47,7 +47,7 @@ impl ServerConfig {
     /// Cancel safe, as [`connect`](Self::connect).
     pub async fn connect_with(&self, config: ClientConfig) -> Result<Client, Error> {
         let (client, _) = self.client(config)?;
-        handshake(&client).await?;
+        client.initialize_or_close().await?;
         Ok(client)
     }
 
@@ -81,7 +81,7 @@ impl ServerConfig {
         timeout: Duration,
     ) -> Result<Client, Error> {
         let (client, stderr) = self.client(config)?;
-        match tokio::time::timeout(timeout, handshake(&client)).await {
+        match tokio::time::timeout(timeout, client.initialize_or_close()).await {
             Ok(result) => result.map(|()| client),
             Err(_) => {
                 let _ = client.close().await;
@@ -98,14 +98,6 @@ impl ServerConfig {
 /// `initialize`, closing the client when it fails: that reaps a stdio
 /// server now rather than when the last clone goes, and the handshake's
 /// error is the one worth reporting.
-async fn handshake(client: &Client) -> Result<(), Error> {
-    if let Err(error) = client.initialize().await {
-        let _ = client.close().await;
-        return Err(error);
-    }
-    Ok(())
-}
-
 impl Servers {
     /// Connects every enabled entry at once (see
     /// [`ServerConfig::connect_with`]), each with `config` and at most

@@ -1,26 +1,40 @@
 //! Structured output: a tool's `outputSchema`, compiled once, and the check
-//! of a result's `structuredContent` against it (ADR 0012).
+//! of a result's `structuredContent` against it (ADR 0012). Without the
+//! `output-validation` feature only the content's presence is checked.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
+#[cfg(feature = "output-validation")]
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::error::{Mismatch, OutputError};
+#[cfg(feature = "output-validation")]
+use crate::error::Mismatch;
+use crate::error::OutputError;
 
 /// How many mismatches an [`OutputError::Mismatch`] names at most.
+#[cfg(feature = "output-validation")]
 const MAX_MISMATCHES: usize = 5;
 
 /// How many characters of one mismatch's message are kept: a validator's
 /// message may quote a whole (large) value.
+#[cfg(feature = "output-validation")]
 const MAX_MESSAGE_CHARS: usize = 300;
 
 /// A tool's output schema, compiled on first use and shared by every clone
 /// of its [`ToolInfo`](crate::ToolInfo): once per listed tool, never per
 /// call.
 #[derive(Clone, Default)]
-pub(crate) struct OutputCheck(Arc<OnceLock<Result<jsonschema::Validator, String>>>);
+pub(crate) struct OutputCheck(Arc<OnceLock<Result<Validator, String>>>);
+
+#[cfg(feature = "output-validation")]
+type Validator = jsonschema::Validator;
+
+/// Without `output-validation`, no schema is compiled: every schema
+/// "compiles" to this, and every present content passes.
+#[cfg(not(feature = "output-validation"))]
+struct Validator;
 
 impl fmt::Debug for OutputCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -50,38 +64,51 @@ impl OutputCheck {
         let Some(structured) = structured else {
             return Err(OutputError::Missing);
         };
-        // The bytes came from a JSON parser: they are valid JSON.
-        let instance: Value =
-            serde_json::from_str(structured.get()).map_err(|error| OutputError::Mismatch {
-                mismatches: vec![Mismatch {
-                    instance_path: String::new(),
-                    message: format!("not readable as JSON: {error}"),
-                }],
-                more: 0,
-            })?;
-        let mut mismatches = Vec::new();
-        let mut more = 0;
-        for error in validator.iter_errors(&instance) {
-            if mismatches.len() == MAX_MISMATCHES {
-                more += 1;
-                continue;
-            }
-            mismatches.push(Mismatch {
-                instance_path: error.instance_path().as_str().to_owned(),
-                message: shorten(error.to_string()),
-            });
-        }
-        match mismatches.is_empty() {
-            true => Ok(()),
-            false => Err(OutputError::Mismatch { mismatches, more }),
-        }
+        validate(validator, structured)
     }
+}
+
+/// `structured` against the compiled schema.
+#[cfg(feature = "output-validation")]
+fn validate(validator: &Validator, structured: &RawValue) -> Result<(), OutputError> {
+    // The bytes came from a JSON parser: they are valid JSON.
+    let instance: Value =
+        serde_json::from_str(structured.get()).map_err(|error| OutputError::Mismatch {
+            mismatches: vec![Mismatch {
+                instance_path: String::new(),
+                message: format!("not readable as JSON: {error}"),
+            }],
+            more: 0,
+        })?;
+    let mut mismatches = Vec::new();
+    let mut more = 0;
+    for error in validator.iter_errors(&instance) {
+        if mismatches.len() == MAX_MISMATCHES {
+            more += 1;
+            continue;
+        }
+        mismatches.push(Mismatch {
+            instance_path: error.instance_path().as_str().to_owned(),
+            message: shorten(error.to_string()),
+        });
+    }
+    match mismatches.is_empty() {
+        true => Ok(()),
+        false => Err(OutputError::Mismatch { mismatches, more }),
+    }
+}
+
+/// Without `output-validation`: present content passes unvalidated.
+#[cfg(not(feature = "output-validation"))]
+fn validate(_: &Validator, _: &RawValue) -> Result<(), OutputError> {
+    Ok(())
 }
 
 /// Compiles a schema: JSON Schema 2020-12 unless its `$schema` names
 /// another draft (draft-07 and the others the validator knows); references
 /// to other documents are refused, never fetched.
-fn compile(schema: &RawValue) -> Result<jsonschema::Validator, String> {
+#[cfg(feature = "output-validation")]
+fn compile(schema: &RawValue) -> Result<Validator, String> {
     let schema: Value = serde_json::from_str(schema.get()).map_err(|error| error.to_string())?;
     jsonschema::options()
         .offline()
@@ -89,6 +116,15 @@ fn compile(schema: &RawValue) -> Result<jsonschema::Validator, String> {
         .map_err(|error| shorten(error.to_string()))
 }
 
+/// Without `output-validation`: a schema is only checked to be JSON.
+#[cfg(not(feature = "output-validation"))]
+fn compile(schema: &RawValue) -> Result<Validator, String> {
+    serde_json::from_str::<serde::de::IgnoredAny>(schema.get())
+        .map(|_| Validator)
+        .map_err(|error| error.to_string())
+}
+
+#[cfg(feature = "output-validation")]
 fn shorten(mut text: String) -> String {
     if let Some((cut, _)) = text.char_indices().nth(MAX_MESSAGE_CHARS) {
         text.truncate(cut);
@@ -97,7 +133,23 @@ fn shorten(mut text: String) -> String {
     text
 }
 
-#[cfg(test)]
+/// Without `output-validation`: presence is all that is checked.
+#[cfg(all(test, not(feature = "output-validation")))]
+mod unvalidated {
+    use super::*;
+
+    #[test]
+    fn present_content_passes_unvalidated_and_absent_content_is_missing() {
+        let check = OutputCheck::default();
+        let schema = RawValue::from_string(r#"{"type":"object","required":["celsius"]}"#.into())
+            .expect("JSON");
+        let content = RawValue::from_string(r#"{"kelvin":300}"#.into()).expect("JSON");
+        assert_eq!(check.check(&schema, Some(&content)), Ok(()));
+        assert_eq!(check.check(&schema, None), Err(OutputError::Missing));
+    }
+}
+
+#[cfg(all(test, feature = "output-validation"))]
 mod tests {
     use super::*;
 

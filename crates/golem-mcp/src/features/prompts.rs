@@ -265,7 +265,12 @@ impl Client {
         Ok(prompts)
     }
 
-    /// Gets prompt `name` with `arguments` (`prompts/get`).
+    /// Gets prompt `name` with `arguments` (`prompts/get`): any value that
+    /// serializes as a JSON object of strings (a `serde_json::json!` object,
+    /// a map, a struct of `String` fields), since prompt arguments are
+    /// strings. Another value (`{"count": 3}`, an array) is
+    /// [`Error::InvalidRequest`] naming what is wrong, before anything is
+    /// sent.
     ///
     /// Before anything is sent, the arguments are checked against the
     /// prompt's declaration: a prompt the server does not list, a required
@@ -280,8 +285,7 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
-    /// use std::collections::BTreeMap;
-    /// let arguments = BTreeMap::from([("city".to_owned(), "Paris".to_owned())]);
+    /// let arguments = serde_json::json!({"city": "Paris"});
     /// let prompt = client.get_prompt("args-prompt", &arguments).await?;
     /// for message in &prompt.messages {
     ///     println!("{:?}: {:?}", message.role, message.content);
@@ -292,8 +296,12 @@ impl Client {
     pub async fn get_prompt(
         &self,
         name: &str,
-        arguments: &BTreeMap<String, String>,
+        arguments: &(impl Serialize + ?Sized + Sync),
     ) -> Result<GetPromptResult, Error> {
+        let arguments = &string_arguments(arguments).map_err(|problem| Error::InvalidRequest {
+            operation: format!("prompts/get {name}"),
+            problem,
+        })?;
         let fits_kept = self
             .extension::<PromptCache>()
             .fresh(self.prompt_changes())
@@ -316,9 +324,66 @@ impl Client {
     }
 }
 
+/// `arguments` as the object of strings `prompts/get` takes, or what keeps
+/// them from being one.
+fn string_arguments(
+    arguments: &(impl Serialize + ?Sized),
+) -> Result<BTreeMap<String, String>, String> {
+    let value = serde_json::to_value(arguments)
+        .map_err(|error| format!("the arguments cannot be serialized: {error}"))?;
+    let serde_json::Value::Object(members) = value else {
+        return Err(format!(
+            "the arguments must be a JSON object of strings, not {}",
+            kind_of(&value)
+        ));
+    };
+    members
+        .into_iter()
+        .map(|(key, value)| match value {
+            serde_json::Value::String(text) => Ok((key, text)),
+            other => Err(format!(
+                "argument \"{}\" must be a string (prompt arguments are strings), not {}",
+                key.escape_debug(),
+                kind_of(&other)
+            )),
+        })
+        .collect()
+}
+
+/// "a number", "an array" …: a JSON value's kind, for messages.
+fn kind_of(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_must_be_an_object_of_strings() {
+        assert_eq!(
+            string_arguments(&serde_json::json!({"city": "Paris"})),
+            Ok(given(&[("city", "Paris")]))
+        );
+        assert_eq!(
+            string_arguments(&serde_json::json!({"count": 3})),
+            Err(
+                r#"argument "count" must be a string (prompt arguments are strings), not a number"#
+                    .into()
+            )
+        );
+        assert_eq!(
+            string_arguments(&["city", "Paris"]),
+            Err("the arguments must be a JSON object of strings, not an array".into())
+        );
+    }
 
     fn prompts() -> Vec<Prompt> {
         serde_json::from_str(

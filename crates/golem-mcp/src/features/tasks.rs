@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use crate::error::Error;
 use crate::features::tool_details::TaskSupport;
 use crate::features::tools::ToolInfo;
-use crate::features::tools::checked;
+use crate::features::tools::{checked, raw_arguments};
 use crate::session::client::Client;
 use crate::session::notifications::{Notifications, ServerNotification};
 use crate::wire::call_result::CallResult;
@@ -192,10 +192,9 @@ impl Client {
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
     /// use golem_mcp::TaskOptions;
-    /// use serde_json::value::RawValue;
     /// let tools = client.list_tools().await?;
     /// let research = tools.iter().find(|tool| tool.name == "simulate-research-query").unwrap();
-    /// let arguments = RawValue::from_string(r#"{"topic":"tides"}"#.into()).unwrap();
+    /// let arguments = serde_json::json!({"topic": "tides"});
     /// let result = client
     ///     .call_tool_as_task(research, &arguments, &TaskOptions::default(), |task| {
     ///         eprintln!("{}: {}", task.status, task.status_message.as_deref().unwrap_or(""));
@@ -208,12 +207,13 @@ impl Client {
     pub async fn call_tool_as_task(
         &self,
         tool: &ToolInfo,
-        arguments: &RawValue,
+        arguments: &(impl Serialize + ?Sized + Sync),
         options: &TaskOptions,
         mut on_status: impl FnMut(&Task) + Send,
     ) -> Result<CallResult, Error> {
+        let arguments = raw_arguments(&tool.name, arguments)?;
         let result = self
-            .task_call(tool, arguments, options, &mut on_status)
+            .task_call(tool, &arguments, options, &mut on_status)
             .await?;
         checked(tool, result)
     }
@@ -228,11 +228,12 @@ impl Client {
     pub async fn call_tool_as_task_raw(
         &self,
         tool: &ToolInfo,
-        arguments: &RawValue,
+        arguments: &(impl Serialize + ?Sized + Sync),
         options: &TaskOptions,
         mut on_status: impl FnMut(&Task) + Send,
     ) -> Result<Box<RawValue>, Error> {
-        self.task_call(tool, arguments, options, &mut on_status)
+        let arguments = raw_arguments(&tool.name, arguments)?;
+        self.task_call(tool, &arguments, options, &mut on_status)
             .await
     }
 

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -85,7 +86,7 @@ pub(crate) fn screen<T>(
 pub(crate) fn headers_for(
     client: &Client,
     name: &str,
-    arguments: &RawValue,
+    arguments: &(impl Serialize + ?Sized),
 ) -> Result<Vec<(String, String)>, Error> {
     if !client.mirrors_headers() {
         return Ok(Vec::new());
@@ -94,8 +95,11 @@ pub(crate) fn headers_for(
     let Some(params) = params else {
         return Ok(Vec::new());
     };
+    // Only a tool with annotated parameters pays for reading its arguments.
+    let arguments = serde_json::value::to_raw_value(arguments)
+        .map_err(|error| Error::encode(&format!("tools/call {name}"), error))?;
     params
-        .headers(arguments)
+        .headers(&arguments)
         .map_err(|problem| Error::InvalidRequest {
             operation: format!("tools/call {name}"),
             problem: problem.to_string(),

@@ -139,9 +139,19 @@ pub(crate) struct ListToolsParams<'a> {
 }
 
 #[derive(Serialize)]
-pub(crate) struct CallToolParams<'a> {
+pub(crate) struct CallToolParams<'a, A: ?Sized> {
     pub(crate) name: &'a str,
-    pub(crate) arguments: &'a RawValue,
+    pub(crate) arguments: &'a A,
+}
+
+/// `arguments` as raw JSON, for the calls that keep them beyond the
+/// caller's borrow (a task's call runs on a task of its own).
+pub(crate) fn raw_arguments(
+    name: &str,
+    arguments: &(impl Serialize + ?Sized),
+) -> Result<Box<RawValue>, Error> {
+    serde_json::value::to_raw_value(arguments)
+        .map_err(|error| Error::encode(&format!("tools/call {name}"), error))
 }
 
 impl Client {
@@ -157,7 +167,12 @@ impl Client {
         }))
     }
 
-    /// Calls tool `name` with `arguments`, which are sent verbatim.
+    /// Calls tool `name` with `arguments`: anything serializable as a JSON
+    /// object (a `serde_json::json!` value, a struct of yours) is written
+    /// straight into the request, and a [`RawValue`] (a model's tool call,
+    /// JSON read from a file) byte for byte, never decoded or re-encoded.
+    /// Arguments that cannot be serialized (a map with non-string keys) fail
+    /// with [`Error::Encode`] before anything is sent.
     ///
     /// A tool that fails reports it in the result
     /// ([`CallResult::is_error`]); an `Err` means the call itself failed: a
@@ -171,7 +186,25 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]): dropping the future abandons the call,
     /// and the server is told with `notifications/cancelled` at once.
-    pub async fn call_tool(&self, name: &str, arguments: &RawValue) -> Result<CallResult, Error> {
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) -> Result<(), Box<dyn std::error::Error>> {
+    /// let result = client
+    ///     .call_tool("echo", &serde_json::json!({"message": "hi"}))
+    ///     .await?;
+    /// println!("{}", result.text());
+    ///
+    /// // Raw JSON goes out exactly as written.
+    /// let raw = serde_json::value::RawValue::from_string(r#"{"message": "hi"}"#.into())?;
+    /// let result = client.call_tool("echo", &*raw).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: &(impl Serialize + ?Sized + Sync),
+    ) -> Result<CallResult, Error> {
         self.call(name, arguments, None).await
     }
 
@@ -188,10 +221,9 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
-    /// use serde_json::value::RawValue;
     /// let tools = client.list_tools().await?;
     /// let weather = tools.iter().find(|tool| tool.name == "get-structured-content").unwrap();
-    /// let arguments = RawValue::from_string(r#"{"location":"Chicago"}"#.into()).unwrap();
+    /// let arguments = serde_json::json!({"location": "Chicago"});
     /// match client.call_tool_checked(weather, &arguments).await {
     ///     Ok(result) => println!("{}", result.text()),
     ///     Err(golem_mcp::Error::Output { source, .. }) => eprintln!("the server broke its schema: {source}"),
@@ -203,38 +235,26 @@ impl Client {
     pub async fn call_tool_checked(
         &self,
         tool: &ToolInfo,
-        arguments: &RawValue,
+        arguments: &(impl Serialize + ?Sized + Sync),
     ) -> Result<CallResult, Error> {
         let result = self.call_tool(&tool.name, arguments).await?;
         checked(tool, result)
     }
 
-    /// Like [`call_tool`](Client::call_tool), with the arguments taken from
-    /// any serializable value (a `serde_json::json!` object, a struct of
-    /// yours) instead of raw JSON. It costs one serialization; `call_tool`
-    /// with a `RawValue` stays the zero-copy path for arguments that already
-    /// are JSON (a model's tool call). Fails with [`Error::Encode`] when the
-    /// value cannot be serialized, before anything is sent.
+    /// The former name of [`call_tool`](Client::call_tool), from when that
+    /// took raw JSON only: `call_tool` now takes any serializable value.
     ///
     /// Cancel safe (see [`Client`]).
-    ///
-    /// ```no_run
-    /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
-    /// let result = client
-    ///     .call_tool_json("echo", &serde_json::json!({"message": "hi"}))
-    ///     .await?;
-    /// println!("{}", result.text());
-    /// # Ok(())
-    /// # }
-    /// ```
+    #[deprecated(
+        since = "0.1.0",
+        note = "use `call_tool`, which takes any serializable value"
+    )]
     pub async fn call_tool_json(
         &self,
         name: &str,
-        arguments: &impl serde::Serialize,
+        arguments: &(impl Serialize + ?Sized + Sync),
     ) -> Result<CallResult, Error> {
-        let arguments = serde_json::value::to_raw_value(arguments)
-            .map_err(|error| Error::encode(&format!("tools/call {name}"), error))?;
-        self.call_tool(name, &arguments).await
+        self.call_tool(name, arguments).await
     }
 
     /// Like [`call_tool`](Client::call_tool), but asks the server for
@@ -249,7 +269,7 @@ impl Client {
     pub async fn call_tool_with_progress(
         &self,
         name: &str,
-        arguments: &RawValue,
+        arguments: &(impl Serialize + ?Sized + Sync),
         mut on_progress: impl FnMut(Progress) + Send,
     ) -> Result<CallResult, Error> {
         self.call(name, arguments, Some(&mut on_progress)).await
@@ -266,8 +286,9 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) -> Result<(), Box<dyn std::error::Error>> {
-    /// let arguments = serde_json::value::RawValue::from_string(r#"{"message":"hi"}"#.into())?;
-    /// let raw = client.call_tool_raw("echo", &arguments, None).await?;
+    /// let raw = client
+    ///     .call_tool_raw("echo", &serde_json::json!({"message": "hi"}), None)
+    ///     .await?;
     /// println!("{}", raw.get()); // e.g. {"content":[{"type":"text","text":"Echo: hi"}]}
     /// let result: golem_mcp::CallResult = serde_json::from_str(raw.get())?;
     /// assert!(!result.is_error);
@@ -277,7 +298,7 @@ impl Client {
     pub async fn call_tool_raw(
         &self,
         name: &str,
-        arguments: &RawValue,
+        arguments: &(impl Serialize + ?Sized + Sync),
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<Box<RawValue>, Error> {
         self.call(name, arguments, on_progress).await
@@ -288,7 +309,7 @@ impl Client {
     async fn call<R: serde::de::DeserializeOwned>(
         &self,
         name: &str,
-        arguments: &RawValue,
+        arguments: &(impl Serialize + ?Sized + Sync),
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<R, Error> {
         // The progress token (the request's id) joins `_meta` as the

@@ -294,13 +294,56 @@ fn encode(value: &impl serde::Serialize) -> Result<String, HandlerError> {
 }
 
 impl Client {
-    /// A client over `transport`, introducing itself as `golem-mcp`.
-    /// Call [`initialize`](Client::initialize) before anything else.
+    /// Connects over `transport`: a client introducing itself as
+    /// `golem-mcp`, with the handshake done ([`initialize`](Client::initialize)),
+    /// ready for calls. On failure the client is closed (a stdio server's
+    /// process ends) and the handshake's error returned.
+    ///
+    /// Use [`Client::new`] and `initialize` instead when something must be
+    /// in place before the handshake: a
+    /// [`notifications()`](Client::notifications) subscription that must not
+    /// miss what a server sends right after it (a list change, a log line),
+    /// or a shared client that other tasks hold while it connects.
+    ///
+    /// Cancel safe: dropping the future drops the client, which ends a stdio
+    /// server's process group.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), golem_mcp::Error> {
+    /// use golem_mcp::{Client, StdioConfig, StdioTransport};
+    /// let transport = StdioTransport::spawn(StdioConfig::new("mcp-server-time"))?;
+    /// let client = Client::connect(transport).await?;
+    /// println!("{} tools", client.list_tools().await?.len());
+    /// client.close().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect(transport: impl Transport) -> Result<Self, Error> {
+        Client::connect_with(transport, ClientConfig::default()).await
+    }
+
+    /// [`connect`](Client::connect) with the given configuration (handlers,
+    /// identity, protocol revision).
+    ///
+    /// Cancel safe, as `connect`.
+    pub async fn connect_with<T: Transport>(
+        transport: T,
+        config: ClientConfig,
+    ) -> Result<Self, Error> {
+        let client = Client::with_config(transport, config);
+        client.initialize_or_close().await?;
+        Ok(client)
+    }
+
+    /// A client over `transport`, introducing itself as `golem-mcp`, not
+    /// yet connected: call [`initialize`](Client::initialize) before
+    /// anything else (or use [`Client::connect`], which does both).
     pub fn new(transport: impl Transport) -> Self {
         Client::with_config(transport, ClientConfig::default())
     }
 
-    /// A client over `transport` with the given configuration.
+    /// A client over `transport` with the given configuration, not yet
+    /// connected (see [`Client::new`]).
     pub fn with_config<T: Transport>(transport: T, config: ClientConfig) -> Self {
         let settings = Settings {
             client_info: config.client_info.clone(),

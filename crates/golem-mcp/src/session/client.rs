@@ -280,6 +280,18 @@ impl Client {
         WeakClient(Arc::downgrade(&self.inner))
     }
 
+    /// [`initialize`](Client::initialize), closing the client when it
+    /// fails (a stdio server's process ends): the handshake of the
+    /// connecting constructors, which hand out no half-made client.
+    pub(crate) async fn initialize_or_close(&self) -> Result<(), Error> {
+        if let Err(error) = self.initialize().await {
+            // Best effort: the handshake's error is the one to report.
+            let _ = self.close().await;
+            return Err(error);
+        }
+        Ok(())
+    }
+
     /// Connects to the server: decides the protocol era once, and records
     /// the server's identity, capabilities and instructions (ADR 0018).
     /// Starts the inbound task on the current Tokio runtime.
