@@ -24,15 +24,15 @@ echo "== module graph (no circle in any crate, no upward import between golem-mc
 python3 scripts/module-graph.py
 
 echo "== stdio-only build (golem with feature mcp alone compiles no HTTP stack)"
-if cargo tree -p golem --no-default-features --features mcp -e normal --locked --prefix none \
+if cargo tree -p golem-agent --no-default-features --features mcp -e normal --locked --prefix none \
   | grep -E '^(reqwest|hyper|rustls|golem-sse) '; then
   echo "golem's mcp feature pulls in an HTTP stack" >&2
   exit 1
 fi
-cargo check -p golem --no-default-features --features mcp --locked --quiet
+cargo check -p golem-agent --no-default-features --features mcp --locked --quiet
 # The crates such a build compiles (golem's own included); BENCHMARKS.md
 # records the figure. Output validation (jsonschema) is a feature of its own.
-stdio_crates=$(cargo tree -p golem --no-default-features --features mcp -e normal --locked --prefix none \
+stdio_crates=$(cargo tree -p golem-agent --no-default-features --features mcp -e normal --locked --prefix none \
   | sed 's/ (\*)$//' | sort -u | wc -l)
 echo "golem with feature mcp alone compiles $stdio_crates crates"
 if [ "$stdio_crates" -gt 45 ]; then
@@ -59,6 +59,12 @@ scripts/interop.sh
 echo "== cargo doc"
 # The same features as clippy, so the dependencies it checked are reused.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked --quiet
+
+echo "== cargo publish --dry-run (every published crate, in dependency order)"
+# Packages each crate as crates.io would get it and builds it from the
+# package against the others' packages: a release is `cargo publish
+# --workspace` away. The crates with `publish = false` are left out.
+cargo publish --workspace --dry-run --locked
 
 # The build's disk footprint, so that growth shows in CI logs before a disk fills.
 target_dir=${CARGO_TARGET_DIR:-target}

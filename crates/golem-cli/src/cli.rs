@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use golem::DEFAULT_MAX_TURNS;
-use golem::mcp::config::{self, ServerConfig};
-use golem::model::{ApiKey, Message, Model};
+use golem_agent::DEFAULT_MAX_TURNS;
+use golem_agent::mcp::config::{self, ServerConfig};
+use golem_agent::model::{ApiKey, Message, Model};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
 
@@ -243,9 +243,9 @@ impl Plan {
 /// `--protocol`: a revision the MCP client speaks.
 fn parse_protocol(text: &str) -> Result<String, String> {
     let text = text.trim();
-    let known: Vec<&str> = golem::mcp::MODERN_PROTOCOL_VERSIONS
+    let known: Vec<&str> = golem_agent::mcp::MODERN_PROTOCOL_VERSIONS
         .iter()
-        .chain(golem::mcp::SUPPORTED_PROTOCOL_VERSIONS)
+        .chain(golem_agent::mcp::SUPPORTED_PROTOCOL_VERSIONS)
         .copied()
         .collect();
     match known.contains(&text) {
@@ -332,7 +332,7 @@ fn build_model(
 ) -> Result<Arc<dyn Model>, Failure> {
     let (provider, name) = parse_model(&options.model)?;
     let api_key = api_key(provider, options, env)?;
-    let invalid = |error: golem::model::ModelError| {
+    let invalid = |error: golem_agent::model::ModelError| {
         Failure::usage(format!("--base-url: {}", crate::exit::describe(&error)))
     };
     Ok(match provider {
@@ -552,7 +552,7 @@ mod tests {
     fn stdio_servers_do_not_inherit_the_model_keys() {
         let mut servers = vec![(
             "fs".to_owned(),
-            ServerConfig::Stdio(golem::mcp::StdioConfig::new("mcp-fs")),
+            ServerConfig::Stdio(golem_agent::mcp::StdioConfig::new("mcp-fs")),
         )];
         withhold_model_keys(&mut servers, Some("GROQ_API_KEY"));
         let ServerConfig::Stdio(stdio) = &servers[0].1 else {

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use golem::RunError;
-use golem::model::{ModelError, ProviderError, ProviderErrorKind};
+use golem_agent::RunError;
+use golem_agent::model::{ModelError, ProviderError, ProviderErrorKind};
 
 /// The exit status of `golem`. The numbers are part of its interface
 /// (ADR 0010), and mean what they mean for `golem-mcp` (ADR 0005).
@@ -66,11 +66,13 @@ impl Failure {
     }
 
     /// An MCP server that could not be started or talked to, named.
-    pub fn server(name: &str, error: &golem::mcp::Error) -> Self {
+    pub fn server(name: &str, error: &golem_agent::mcp::Error) -> Self {
         let exit = match error {
-            golem::mcp::Error::Protocol { .. } => Exit::Refused,
-            golem::mcp::Error::InvalidConfig { .. } | golem::mcp::Error::Config(_) => Exit::Usage,
-            golem::mcp::Error::Timeout { .. } => Exit::Timeout,
+            golem_agent::mcp::Error::Protocol { .. } => Exit::Refused,
+            golem_agent::mcp::Error::InvalidConfig { .. } | golem_agent::mcp::Error::Config(_) => {
+                Exit::Usage
+            }
+            golem_agent::mcp::Error::Timeout { .. } => Exit::Timeout,
             _ => Exit::Transport,
         };
         Failure::new(exit, format!("MCP server {name:?}: {}", describe(error)))
@@ -117,8 +119,8 @@ fn run_exit(error: &RunError) -> Exit {
     match error {
         RunError::Model { source, .. } => model_exit(source),
         RunError::ToolTimeout { .. } => Exit::Timeout,
-        RunError::Tool { .. } => match error.find::<golem::mcp::Error>() {
-            Some(golem::mcp::Error::Protocol { .. }) => Exit::Refused,
+        RunError::Tool { .. } => match error.find::<golem_agent::mcp::Error>() {
+            Some(golem_agent::mcp::Error::Protocol { .. }) => Exit::Refused,
             Some(_) => Exit::Transport,
             None => Exit::Run,
         },
@@ -196,16 +198,16 @@ mod tests {
             call_id: "c1".into(),
             source,
         };
-        let protocol = golem::mcp::Error::Protocol {
+        let protocol = golem_agent::mcp::Error::Protocol {
             operation: "tools/call read".into(),
-            source: golem::mcp::ProtocolError {
+            source: golem_agent::mcp::ProtocolError {
                 code: -32602,
                 message: "bad".into(),
                 data: None,
             },
         };
         assert_eq!(run_exit(&tool(Box::new(protocol))), Exit::Refused);
-        let closed = golem::mcp::Error::Spawn {
+        let closed = golem_agent::mcp::Error::Spawn {
             command: "x".into(),
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         };

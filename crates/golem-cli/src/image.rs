@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use golem::model::Image;
+use golem_agent::model::Image;
 
 use crate::exit::Failure;
 

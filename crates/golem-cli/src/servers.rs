@@ -7,13 +7,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
-use golem::mcp::ToolInfo;
-use golem::mcp::config::ServerConfig;
-use golem::mcp::{
+use golem_agent::mcp::ToolInfo;
+use golem_agent::mcp::config::ServerConfig;
+use golem_agent::mcp::{
     Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification,
     ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
 };
-use golem::tool::Toolset;
+use golem_agent::tool::Toolset;
 use tokio::task::JoinHandle;
 
 use crate::exit::Failure;
@@ -277,12 +277,12 @@ async fn bounded<T>(
     operation: &str,
     limit: Duration,
     stderr: Option<&ServerStderr>,
-    future: impl std::future::Future<Output = Result<T, golem::mcp::Error>>,
+    future: impl std::future::Future<Output = Result<T, golem_agent::mcp::Error>>,
 ) -> Result<T, Failure> {
     let error = match tokio::time::timeout(limit, future).await {
         Ok(Ok(value)) => return Ok(value),
         Ok(Err(error)) => error,
-        Err(_) => golem::mcp::Error::Timeout {
+        Err(_) => golem_agent::mcp::Error::Timeout {
             operation: operation.to_owned(),
             after: limit,
             stderr_tail: stderr.map(ServerStderr::tail).unwrap_or_default(),
@@ -299,7 +299,7 @@ fn connect(
     config: ServerConfig,
     protocol: Option<&str>,
 ) -> Result<(Client, Option<ServerStderr>), Failure> {
-    let failed = |error: golem::mcp::Error| Failure::server(name, &error);
+    let failed = |error: golem_agent::mcp::Error| Failure::server(name, &error);
     let client_config = match protocol {
         Some(version) => ClientConfig::default().with_protocol(version),
         None => ClientConfig::default(),

@@ -5,8 +5,8 @@
 use std::future::Future;
 use std::io::IsTerminal;
 
-use golem::model::{Message, StreamEvent, Usage};
-use golem::{Agent, AgentConfig, RunEvent};
+use golem_agent::model::{Message, StreamEvent, Usage};
+use golem_agent::{Agent, AgentConfig, RunEvent};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 
@@ -60,7 +60,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     }
     let agent = match Agent::new(
         plan.model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             toolsets: servers.toolsets(),
             instructions: plan.system,

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use golem::ToolOutcome;
-use golem::model::Usage;
+use golem_agent::ToolOutcome;
+use golem_agent::model::Usage;
 
 /// The longest argument summary shown for a tool call, in characters.
 const ARGUMENTS_SHOWN: usize = 120;

@@ -7,7 +7,7 @@
 //! calls `echo` and then answers with what the tool returned.
 //!
 //! ```sh
-//! cargo run -p golem --example mcp-client
+//! cargo run -p golem-agent --example mcp-client
 //! ```
 //!
 //! To use a real server instead, spawn it (`StdioConfig::new("npx")` with
@@ -16,7 +16,7 @@
 
 use std::io::{BufRead, Write};
 
-use golem::mcp::{Client, StdioConfig, StdioTransport};
+use golem_agent::mcp::{Client, StdioConfig, StdioTransport};
 use serde_json::{Value, json};
 
 mod common;

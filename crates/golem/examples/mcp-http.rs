@@ -8,7 +8,7 @@
 //! deterministic.
 //!
 //! ```sh
-//! cargo run -p golem --example mcp-http
+//! cargo run -p golem-agent --example mcp-http
 //! ```
 //!
 //! For a remote server, only the URL (and maybe an `Authorization` header in
@@ -22,7 +22,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
-use golem::mcp::{Client, HttpConfig, HttpTransport};
+use golem_agent::mcp::{Client, HttpConfig, HttpTransport};
 use serde_json::{Value, json};
 
 /// The session id the endpoint assigns at `initialize`.

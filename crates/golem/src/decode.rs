@@ -48,11 +48,11 @@ impl From<ModelRetry> for DecodeError {
 /// model wrote it. Never fails.
 ///
 /// ```
-/// use golem::model::Response;
+/// use golem_agent::model::Response;
 ///
 /// let response = Response { text: "42".into(), ..Response::default() };
-/// assert_eq!(golem::decode::text(&response)?, "42");
-/// # Ok::<(), golem::DecodeError>(())
+/// assert_eq!(golem_agent::decode::text(&response)?, "42");
+/// # Ok::<(), golem_agent::DecodeError>(())
 /// ```
 pub fn text(response: &Response) -> Result<String, DecodeError> {
     Ok(response.text.clone())

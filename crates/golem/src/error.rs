@@ -156,8 +156,8 @@ impl RunError {
     /// tool's JSON-RPC failure, or the [`ModelRetry`] of an exhausted budget.
     ///
     /// ```
-    /// use golem::RunError;
-    /// use golem::model::ModelRetry;
+    /// use golem_agent::RunError;
+    /// use golem_agent::model::ModelRetry;
     ///
     /// let error = RunError::OutputRetriesExhausted {
     ///     attempts: 1,

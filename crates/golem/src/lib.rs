@@ -26,13 +26,13 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use golem::testmodel::{ScriptedModel, text_response};
-//! use golem::{Agent, AgentConfig};
+//! use golem_agent::testmodel::{ScriptedModel, text_response};
+//! use golem_agent::{Agent, AgentConfig};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let model = ScriptedModel::new([text_response("Hello!")]);
-//! let agent = Agent::<(), String>::new(Arc::new(model), golem::decode::text, AgentConfig::default())?;
+//! let agent = Agent::<(), String>::new(Arc::new(model), golem_agent::decode::text, AgentConfig::default())?;
 //! let run = agent.run((), "Say hello.").await?;
 //! assert_eq!(run.output, "Hello!");
 //! # Ok(())
@@ -60,8 +60,8 @@ pub use agent::{Agent, AgentConfig, DEFAULT_MAX_TURNS, RunEvent, RunOutput, RunS
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
 
-// The re-exported crates are inlined, so that `cargo doc -p golem` gives
-// each its pages under `golem::` (a plain re-export of a crate only links
+// The re-exported crates are inlined, so that `cargo doc -p golem-agent` gives
+// each its pages under `golem_agent::` (a plain re-export of a crate only links
 // to the crate's own docs, which `--no-deps` does not build).
 
 /// Provider-neutral model types: the `golem-model` crate.

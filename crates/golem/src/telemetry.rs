@@ -9,7 +9,7 @@
 //! `output_tokens`, `finish_reason`, `duration_ms`, `outcome`) and
 //! `golem.tool.call` (`turn`, `tool`, `call_id`, `argument_bytes`, then
 //! `result_bytes`, `duration_ms`, `outcome`). Runs are `INFO`, the rest
-//! `DEBUG`; the target is `golem::agent`. An `outcome` is a word (`ok`,
+//! `DEBUG`; the target is `golem_agent::agent`. An `outcome` is a word (`ok`,
 //! `error`, `rejected`, `failed`, `timed out`, `cancelled`), not an error
 //! message, since messages may quote what a tool or model was given.
 
@@ -24,7 +24,7 @@ use crate::error::RunError;
 /// The span of one run.
 pub(crate) fn run_span(streaming: bool, max_turns: u32) -> Span {
     tracing::info_span!(
-        target: "golem::agent",
+        target: "golem_agent::agent",
         "golem.agent.run",
         streaming,
         max_turns,
@@ -55,7 +55,7 @@ pub(crate) fn run_finished(
 /// The span of one model request.
 pub(crate) fn model_span(turn: u32, request: &Request) -> Span {
     tracing::debug_span!(
-        target: "golem::agent",
+        target: "golem_agent::agent",
         "golem.model.request",
         turn,
         messages = request.messages.len(),
@@ -88,7 +88,7 @@ pub(crate) fn model_finished(span: &Span, result: &Result<Response, ModelError>,
 /// The span of one tool call: its size, not its arguments.
 pub(crate) fn tool_span(turn: u32, tool: &str, call: &ToolCall) -> Span {
     tracing::debug_span!(
-        target: "golem::agent",
+        target: "golem_agent::agent",
         "golem.tool.call",
         turn,
         tool,

@@ -70,8 +70,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// agent asks more than expected fails loudly.
 ///
 /// ```
-/// use golem::model::{Model, Request};
-/// use golem::testmodel::{ScriptedModel, text_response};
+/// use golem_agent::model::{Model, Request};
+/// use golem_agent::testmodel::{ScriptedModel, text_response};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -185,9 +185,9 @@ type Respond = dyn Fn(&Request) -> Result<Response, ModelError> + Send + Sync;
 /// model's answer.
 ///
 /// ```
-/// use golem::model::{Request, Role};
-/// use golem::testmodel::{FunctionModel, text_response};
-/// use golem::model::Model;
+/// use golem_agent::model::{Request, Role};
+/// use golem_agent::testmodel::{FunctionModel, text_response};
+/// use golem_agent::model::Model;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -197,7 +197,7 @@ type Respond = dyn Fn(&Request) -> Result<Response, ModelError> + Send + Sync;
 ///     Ok(text_response(format!("you said: {last}")))
 /// });
 /// let request = Request {
-///     messages: vec![golem::model::Message::user("hi")],
+///     messages: vec![golem_agent::model::Message::user("hi")],
 ///     ..Request::default()
 /// };
 /// let answer = model.request(&request).await.map(|r| r.text).ok();

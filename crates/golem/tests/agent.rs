@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use golem::model::{Message, ModelRetry, Request, Response, Role, ToolCall, Usage};
-use golem::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
-use golem::tool::{Tool, ToolContext, ToolError};
-use golem::{Agent, AgentConfig, ConfigError, DecodeError, RunError};
+use golem_agent::model::{Message, ModelRetry, Request, Response, Role, ToolCall, Usage};
+use golem_agent::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
+use golem_agent::tool::{Tool, ToolContext, ToolError};
+use golem_agent::{Agent, AgentConfig, ConfigError, DecodeError, RunError};
 use serde_json::value::RawValue;
 use tokio::sync::{Barrier, Notify};
 
@@ -16,7 +16,7 @@ mod support;
 use support::{bounded, call, constant};
 
 fn agent<Deps, Output>(
-    model: impl golem::model::Model + 'static,
+    model: impl golem_agent::model::Model + 'static,
     decoder: impl Fn(&Response) -> Result<Output, DecodeError> + Send + Sync + 'static,
     config: AgentConfig<Deps>,
 ) -> Agent<Deps, Output> {
@@ -26,7 +26,7 @@ fn agent<Deps, Output>(
 fn text_agent(model: ScriptedModel, tools: Vec<Tool<()>>) -> Agent<(), String> {
     agent(
         model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools,
             ..AgentConfig::default()
@@ -99,7 +99,7 @@ async fn a_text_answer_ends_the_run_with_the_history_and_summed_usage() {
     ]);
     let agent = agent(
         model.clone(),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![constant("clock", "12:00")],
             instructions: Some("Be brief.".into()),
@@ -347,7 +347,7 @@ async fn within_budget_a_rejection_goes_back_to_the_model_and_the_batch_still_ru
     ]);
     let agent = agent(
         model.clone(),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![picky(&calls, &seen_retries), constant("other", "other ran")],
             tool_retries: 1,
@@ -434,7 +434,7 @@ async fn a_tools_own_budget_replaces_the_agents() {
     ]);
     let strict = agent(
         model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![picky(&calls, &seen_retries).with_max_retries(1)],
             tool_retries: 5,
@@ -486,7 +486,7 @@ async fn a_fatal_tool_error_fails_the_run_with_its_cause_intact() {
     ]);
     let agent = agent(
         model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![failing],
             tool_retries: 3, // a fatal error is never a retry
@@ -541,7 +541,7 @@ async fn a_call_outliving_the_agents_timeout_is_dropped_and_fails_the_run() {
     ]);
     let agent = agent(
         model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![tool],
             tool_timeout: Some(Duration::from_secs(2)),
@@ -565,7 +565,7 @@ async fn a_tools_own_timeout_replaces_the_agents() {
     let model = ScriptedModel::new([tool_calls_response([call("c1", "hang", "{}")])]);
     let agent = agent(
         model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![tool.with_timeout(Duration::from_millis(50))],
             tool_timeout: Some(Duration::from_secs(3600)),
@@ -597,7 +597,7 @@ async fn a_failing_call_drops_the_calls_still_running_beside_it() {
     ])]);
     let agent = agent(
         model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![tool, failing],
             // A guard: were the calls not concurrent, this would end the run.
@@ -622,7 +622,7 @@ async fn an_unknown_tool_fails_the_turn_before_any_call_runs() {
     ]);
     let agent = agent(
         model.clone(),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![picky(&calls, &seen_retries)],
             tool_retries: 3, // an unknown tool is never a retry
@@ -645,7 +645,7 @@ async fn an_unknown_tool_fails_the_turn_before_any_call_runs() {
 fn duplicate_tool_names_and_zero_turns_are_refused() {
     let error = Agent::<(), String>::new(
         Arc::new(ScriptedModel::new([])),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![
                 constant("twin", "a"),
@@ -664,7 +664,7 @@ fn duplicate_tool_names_and_zero_turns_are_refused() {
 
     let error = Agent::<(), String>::new(
         Arc::new(ScriptedModel::new([])),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             max_turns: 0,
             ..AgentConfig::default()
@@ -699,12 +699,12 @@ async fn the_turn_limit_ends_the_run_without_running_the_last_turns_calls() {
             "{}",
         )
         .map_err(|e| {
-            golem::model::ModelError::with_source("bad call", e)
+            golem_agent::model::ModelError::with_source("bad call", e)
         })?]))
     });
     let agent = agent(
         model.clone(),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![counter],
             max_turns: 3,
@@ -847,7 +847,7 @@ async fn every_tool_call_sees_the_runs_dependencies() {
     ]);
     let agent = agent(
         model,
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools: vec![whoami],
             ..AgentConfig::default()
@@ -881,7 +881,7 @@ struct Swappable {
     tools: Mutex<Vec<Tool<()>>>,
 }
 
-impl golem::tool::Toolset<()> for Swappable {
+impl golem_agent::tool::Toolset<()> for Swappable {
     fn name(&self) -> &str {
         self.name
     }
@@ -916,10 +916,10 @@ async fn toolsets_are_asked_before_every_model_request() {
     });
     let config = AgentConfig {
         tools: vec![constant("fixed", "0")],
-        toolsets: vec![set as Arc<dyn golem::tool::Toolset<()>>],
+        toolsets: vec![set as Arc<dyn golem_agent::tool::Toolset<()>>],
         ..AgentConfig::default()
     };
-    let agent = Agent::new(Arc::new(model), golem::decode::text, config).expect("valid");
+    let agent = Agent::new(Arc::new(model), golem_agent::decode::text, config).expect("valid");
     let run = agent.run((), "go").await.expect("runs");
     assert_eq!(run.output, "done");
     assert_eq!(tool_messages(&run.messages)[0].2, "1");
@@ -931,7 +931,7 @@ async fn two_sources_offering_one_name_fail_the_run_naming_both() {
         Arc::new(Swappable {
             name,
             tools: Mutex::new(vec![constant("read_file", "x")]),
-        }) as Arc<dyn golem::tool::Toolset<()>>
+        }) as Arc<dyn golem_agent::tool::Toolset<()>>
     };
     let config = AgentConfig {
         toolsets: vec![set("fs server"), set("git server")],
@@ -939,7 +939,7 @@ async fn two_sources_offering_one_name_fail_the_run_naming_both() {
     };
     let agent = Agent::new(
         Arc::new(ScriptedModel::new([text_response("unused")])),
-        golem::decode::text,
+        golem_agent::decode::text,
         config,
     )
     .expect("valid: the clash shows only when the tools are asked for");

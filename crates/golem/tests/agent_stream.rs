@@ -5,23 +5,29 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use golem::model::{FinishReason, Message, Role, StreamEvent, Usage};
-use golem::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
-use golem::tool::{Tool, ToolError, Toolset};
-use golem::{Agent, AgentConfig, RunError, RunEvent, ToolOutcome};
+use golem_agent::model::{FinishReason, Message, Role, StreamEvent, Usage};
+use golem_agent::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
+use golem_agent::tool::{Tool, ToolError, Toolset};
+use golem_agent::{Agent, AgentConfig, RunError, RunEvent, ToolOutcome};
 
 mod support;
 use support::{bounded, call, constant};
 
-fn agent(model: impl golem::model::Model + 'static, config: AgentConfig<()>) -> Agent<(), String> {
-    Agent::new(Arc::new(model), golem::decode::text, config).expect("a valid configuration")
+fn agent(
+    model: impl golem_agent::model::Model + 'static,
+    config: AgentConfig<()>,
+) -> Agent<(), String> {
+    Agent::new(Arc::new(model), golem_agent::decode::text, config).expect("a valid configuration")
 }
 
 /// Runs `agent` streaming and returns its result with every event.
 async fn stream(
     agent: &Agent<(), String>,
     prompt: &str,
-) -> (Result<golem::RunOutput<String>, RunError>, Vec<RunEvent>) {
+) -> (
+    Result<golem_agent::RunOutput<String>, RunError>,
+    Vec<RunEvent>,
+) {
     let mut events = Vec::new();
     let result = agent
         .run_stream((), prompt, &mut |event| events.push(event))
@@ -143,11 +149,11 @@ async fn each_answer_reports_its_usage_and_the_run_sums_them() {
         cache_write_tokens: 0,
     };
     let model = ScriptedModel::new([
-        golem::model::Response {
+        golem_agent::model::Response {
             usage: usage(10, 2),
             ..tool_calls_response([call("c1", "clock", "{}")])
         },
-        golem::model::Response {
+        golem_agent::model::Response {
             usage: usage(20, 3),
             ..text_response("noon")
         },
@@ -470,7 +476,9 @@ async fn the_next_message_may_carry_images() {
     let agent = agent(model.clone(), AgentConfig::default());
     let message = Message::user_with_images(
         "What is this?",
-        vec![golem::model::Image::url("https://example.com/cat.jpg")],
+        vec![golem_agent::model::Image::url(
+            "https://example.com/cat.jpg",
+        )],
     );
     let run = agent
         .run_with_history((), Vec::new(), message.clone())

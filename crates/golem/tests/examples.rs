@@ -1,5 +1,5 @@
 //! The examples run and print what they promise. Each test builds the
-//! examples first (`cargo build -p golem --example ...`, with the cargo that
+//! examples first (`cargo build -p golem-agent --example ...`, with the cargo that
 //! runs the tests and in the same profile) and runs the binaries cargo
 //! reports, so a stale binary from an earlier build is never run.
 
@@ -51,7 +51,7 @@ fn build_examples() -> Result<HashMap<String, PathBuf>, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
     let mut command = std::process::Command::new(&cargo);
     command
-        .args(["build", "-p", "golem", "--profile", profile])
+        .args(["build", "-p", "golem-agent", "--profile", profile])
         .arg("--message-format=json-render-diagnostics")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(Stdio::null())
@@ -159,7 +159,7 @@ async fn mcp_client_prints_the_whole_flow() {
             format!(
                 "server: golem-example-server {} (protocol {})",
                 env!("CARGO_PKG_VERSION"),
-                golem::mcp::LATEST_PROTOCOL_VERSION
+                golem_agent::mcp::LATEST_PROTOCOL_VERSION
             )
             .as_str(),
             "bridged tools: 1",
@@ -187,7 +187,7 @@ async fn mcp_http_prints_the_whole_flow_over_http() {
             format!(
                 "server: golem-example-http-server {} (protocol {})",
                 env!("CARGO_PKG_VERSION"),
-                golem::mcp::LATEST_PROTOCOL_VERSION
+                golem_agent::mcp::LATEST_PROTOCOL_VERSION
             )
             .as_str(),
             "bridged tools: 1",

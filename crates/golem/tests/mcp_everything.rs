@@ -7,11 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use golem::mcp::{Client, StdioConfig, StdioTransport};
-use golem::model::{Model, ModelRetry, Request, Role, ToolCall};
-use golem::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
-use golem::tool::Tool;
-use golem::{Agent, AgentConfig, RunError};
+use golem_agent::mcp::{Client, StdioConfig, StdioTransport};
+use golem_agent::model::{Model, ModelRetry, Request, Role, ToolCall};
+use golem_agent::testmodel::{FunctionModel, ScriptedModel, text_response, tool_calls_response};
+use golem_agent::tool::Tool;
+use golem_agent::{Agent, AgentConfig, RunError};
 
 mod support;
 use support::{call, patiently};
@@ -38,7 +38,7 @@ async fn connect() -> (Client, Vec<Tool<()>>) {
     patiently("initialize", client.initialize())
         .await
         .expect("initializes");
-    let tools = golem::mcp::as_tools::<()>(&client)
+    let tools = golem_agent::mcp::as_tools::<()>(&client)
         .await
         .expect("bridges the tools");
     (client, tools)
@@ -51,7 +51,7 @@ fn agent(
 ) -> Agent<(), String> {
     Agent::new(
         Arc::new(model),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig { tools, ..config },
     )
     .expect("a valid agent")
@@ -339,8 +339,8 @@ async fn eight_slow_calls_of_one_turn_run_concurrently_on_the_real_server() {
 #[tokio::test]
 async fn a_servers_sampling_request_is_answered_by_a_model() {
     let sampler = Arc::new(ScriptedModel::new([text_response("the model's own words")]));
-    let config = golem::mcp::ClientConfig::default()
-        .with_sampling(golem::mcp::sampling_with_model(sampler.clone()));
+    let config = golem_agent::mcp::ClientConfig::default()
+        .with_sampling(golem_agent::mcp::sampling_with_model(sampler.clone()));
     let transport = StdioTransport::spawn(StdioConfig {
         args: vec!["stdio".into()],
         ..StdioConfig::new(server_everything().to_string_lossy())

@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use golem::mcp::memory::{MemoryPeer, memory_pair};
-use golem::mcp::{Client, LATEST_PROTOCOL_VERSION, ProtocolError};
-use golem::model::ToolCall;
-use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
-use golem::{Agent, AgentConfig, RunError};
+use golem_agent::mcp::memory::{MemoryPeer, memory_pair};
+use golem_agent::mcp::{Client, LATEST_PROTOCOL_VERSION, ProtocolError};
+use golem_agent::model::ToolCall;
+use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
+use golem_agent::{Agent, AgentConfig, RunError};
 use serde_json::{Value, json};
 
 mod support;
@@ -68,14 +68,16 @@ fn lookup_call() -> ToolCall {
 #[tokio::test]
 async fn a_json_rpc_error_fails_the_run_with_the_protocol_error_recoverable() {
     let client = connected().await;
-    let tools = golem::mcp::as_tools::<()>(&client).await.expect("bridged");
+    let tools = golem_agent::mcp::as_tools::<()>(&client)
+        .await
+        .expect("bridged");
     let model = ScriptedModel::new([
         tool_calls_response([lookup_call()]),
         text_response("unreachable"),
     ]);
     let agent = Agent::new(
         Arc::new(model.clone()),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools,
             tool_retries: 3, // a protocol error is never a correction
@@ -99,7 +101,7 @@ async fn a_json_rpc_error_fails_the_run_with_the_protocol_error_recoverable() {
     assert_eq!(protocol.message, "lookup backend unavailable");
     assert_eq!(protocol.data, Some(json!({"retry_after": 30})));
     let mcp = error
-        .find::<golem::mcp::Error>()
+        .find::<golem_agent::mcp::Error>()
         .expect("the MCP error is the tool's cause");
     assert_eq!(mcp.protocol_error(), Some(protocol));
     assert!(
@@ -112,11 +114,13 @@ async fn a_json_rpc_error_fails_the_run_with_the_protocol_error_recoverable() {
 #[tokio::test]
 async fn the_model_is_offered_the_servers_schema_byte_for_byte() {
     let client = connected().await;
-    let tools = golem::mcp::as_tools::<()>(&client).await.expect("bridged");
+    let tools = golem_agent::mcp::as_tools::<()>(&client)
+        .await
+        .expect("bridged");
     let model = ScriptedModel::new([text_response("nothing to do")]);
     let agent = Agent::new(
         Arc::new(model.clone()),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools,
             ..AgentConfig::default()

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use golem::model::ToolCall;
-use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
-use golem::tool::{Tool, ToolContext, ToolError};
-use golem::{Agent, AgentConfig};
+use golem_agent::model::ToolCall;
+use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
+use golem_agent::tool::{Tool, ToolContext, ToolError};
+use golem_agent::{Agent, AgentConfig};
 use serde_json::value::RawValue;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -56,7 +56,7 @@ const SECRET: &str = "hunter2-secret-argument";
 
 /// The spans of one successful run of an agent with `tool` on a model
 /// that answers `responses` in turn.
-async fn spans_of_run(tool: Tool<()>, responses: Vec<golem::model::Response>) -> Vec<Seen> {
+async fn spans_of_run(tool: Tool<()>, responses: Vec<golem_agent::model::Response>) -> Vec<Seen> {
     let (result, spans) = spans_of(vec![tool], responses).await;
     result.expect("the run succeeds");
     spans
@@ -66,14 +66,17 @@ async fn spans_of_run(tool: Tool<()>, responses: Vec<golem::model::Response>) ->
 /// that answers `responses` in turn.
 async fn spans_of(
     tools: Vec<Tool<()>>,
-    responses: Vec<golem::model::Response>,
-) -> (Result<golem::RunOutput<String>, golem::RunError>, Vec<Seen>) {
+    responses: Vec<golem_agent::model::Response>,
+) -> (
+    Result<golem_agent::RunOutput<String>, golem_agent::RunError>,
+    Vec<Seen>,
+) {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
     let agent = Agent::new(
         Arc::new(ScriptedModel::new(responses)),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools,
             ..AgentConfig::default()
@@ -221,7 +224,7 @@ async fn a_timed_out_call_records_its_outcome() {
     )
     .await;
     assert!(
-        matches!(result, Err(golem::RunError::ToolTimeout { .. })),
+        matches!(result, Err(golem_agent::RunError::ToolTimeout { .. })),
         "{result:?}"
     );
     let calls = call_spans(&spans);

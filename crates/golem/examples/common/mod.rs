@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use golem::mcp::Client;
-use golem::model::{ModelError, Request, Role, ToolCall};
-use golem::testmodel::{FunctionModel, text_response, tool_calls_response};
-use golem::{Agent, AgentConfig};
+use golem_agent::mcp::Client;
+use golem_agent::model::{ModelError, Request, Role, ToolCall};
+use golem_agent::testmodel::{FunctionModel, text_response, tool_calls_response};
+use golem_agent::{Agent, AgentConfig};
 
 /// Runs the flow against an initialized `client`; the model asks `echo` to
 /// say `greeting`.
@@ -22,7 +22,7 @@ pub async fn run_echo_agent(
     }
 
     // The server's tools, as ordinary agent tools.
-    let tools = golem::mcp::as_tools::<()>(client).await?;
+    let tools = golem_agent::mcp::as_tools::<()>(client).await?;
     println!("bridged tools: {}", tools.len());
 
     // A stand-in for a real model: it calls `echo` first, then answers with
@@ -41,7 +41,7 @@ pub async fn run_echo_agent(
     });
     let agent = Agent::new(
         Arc::new(model),
-        golem::decode::text,
+        golem_agent::decode::text,
         AgentConfig {
             tools,
             ..AgentConfig::default()

@@ -18,7 +18,7 @@ pub const DEFAULT_MAX_TURNS: u32 = 50;
 ///
 /// ```
 /// use std::time::Duration;
-/// use golem::AgentConfig;
+/// use golem_agent::AgentConfig;
 ///
 /// let config = AgentConfig::<()> {
 ///     instructions: Some("Answer in one sentence.".into()),

@@ -68,10 +68,10 @@ pub use turn::RunOutput;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use golem::model::ToolCall;
-/// use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
-/// use golem::tool::{Tool, ToolContext};
-/// use golem::{Agent, AgentConfig};
+/// use golem_agent::model::ToolCall;
+/// use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
+/// use golem_agent::tool::{Tool, ToolContext};
+/// use golem_agent::{Agent, AgentConfig};
 ///
 /// /// What every tool call of a run can use.
 /// struct Deps {
@@ -94,7 +94,7 @@ pub use turn::RunOutput;
 /// ]);
 /// let agent = Agent::new(
 ///     Arc::new(model.clone()),
-///     golem::decode::text,
+///     golem_agent::decode::text,
 ///     AgentConfig {
 ///         tools: vec![where_am_i],
 ///         instructions: Some("Be brief.".into()),
@@ -234,10 +234,10 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use golem::model::{StreamEvent, ToolCall};
-    /// use golem::testmodel::{ScriptedModel, text_response, tool_calls_response};
-    /// use golem::tool::Tool;
-    /// use golem::{Agent, AgentConfig, RunEvent};
+    /// use golem_agent::model::{StreamEvent, ToolCall};
+    /// use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
+    /// use golem_agent::tool::Tool;
+    /// use golem_agent::{Agent, AgentConfig, RunEvent};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -249,7 +249,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     ///     text_response("It is noon."),
     /// ])
     /// .fragmented(4); // streams its answers four characters at a time
-    /// let agent = Agent::new(Arc::new(model), golem::decode::text, AgentConfig {
+    /// let agent = Agent::new(Arc::new(model), golem_agent::decode::text, AgentConfig {
     ///     tools: vec![clock],
     ///     ..AgentConfig::default()
     /// })?;

@@ -7,8 +7,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use golem::model::ToolCall;
-use golem::tool::Tool;
+use golem_agent::model::ToolCall;
+use golem_agent::tool::Tool;
 
 /// A guard for in-process waits that must end: far longer than any of them
 /// needs.
