@@ -252,6 +252,9 @@ fn show_event(event: RunEvent, servers: &Servers, output: &Output, usage: &mut U
             let tool = servers.server_tool(&source, &tool);
             output.note(&show::call_finished(&source, tool, duration, &outcome));
         }
+        RunEvent::UnknownTool { call, likely, .. } => {
+            output.note(&show::unknown_tool(&call.name, &likely));
+        }
         _ => {}
     }
 }

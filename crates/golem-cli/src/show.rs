@@ -118,6 +118,19 @@ pub fn call_finished(
     }
 }
 
+/// `the model called "echo", which no server offers; ...`: a call of a
+/// tool there is not, which goes back to the model as a correction.
+pub fn unknown_tool(called: &str, likely: &[String]) -> String {
+    let mut line = format!(
+        "the model called {:?}, which no server offers; it is told the tools there are",
+        one_line(called, ARGUMENTS_SHOWN)
+    );
+    if let Some(first) = likely.first() {
+        line.push_str(&format!(" (and that it may mean {first:?})"));
+    }
+    line
+}
+
 /// `usage: 2 requests, 1200 input tokens, 56 output tokens` (cache counts
 /// when there are any).
 pub fn usage(usage: &Usage) -> String {
@@ -219,6 +232,16 @@ mod tests {
             )
             .contains("--tool-timeout")
         );
+    }
+
+    #[test]
+    fn an_unknown_tool_is_named_with_what_the_model_may_mean() {
+        assert_eq!(
+            unknown_tool("echo", &["everything_echo".into()]),
+            "the model called \"echo\", which no server offers; it is told the tools there are \
+             (and that it may mean \"everything_echo\")"
+        );
+        assert!(!unknown_tool("x\n", &[]).contains('\n'));
     }
 
     #[test]

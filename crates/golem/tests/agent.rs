@@ -628,7 +628,10 @@ async fn an_unknown_tool_goes_back_to_the_model_naming_the_tools_there_are() {
     // The model drops the prefix of `srv_picky`, and the turn's other call
     // names a tool that exists: it runs.
     let model = ScriptedModel::new([
-        tool_calls_response([call("c1", "picky", r#"{"n":1}"#), call("c2", "srv_picky", r#"{"n":1}"#)]),
+        tool_calls_response([
+            call("c1", "picky", r#"{"n":1}"#),
+            call("c2", "srv_picky", r#"{"n":1}"#),
+        ]),
         tool_calls_response([call("c3", "srv_picky", r#"{"n":1}"#)]),
         text_response("done"),
     ]);
@@ -684,7 +687,10 @@ async fn past_the_budget_an_unknown_tool_fails_the_turn_before_any_call_runs() {
         "{error:?}"
     );
     assert!(error.to_string().contains("\"nope\""), "{error}");
-    assert!(error.to_string().contains("AgentConfig::tool_retries"), "{error}");
+    assert!(
+        error.to_string().contains("AgentConfig::tool_retries"),
+        "{error}"
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 0, "no call of the turn ran");
     assert_eq!(model.requests().len(), 2, "the model was corrected once");
 
@@ -693,7 +699,14 @@ async fn past_the_budget_an_unknown_tool_fails_the_turn_before_any_call_runs() {
     let strict = agent_with_retries(model.clone(), 0);
     let error = strict.run((), "go").await.expect_err("unknown tool");
     assert!(
-        matches!(&error, RunError::UnknownTool { attempts: 1, budget: 0, .. }),
+        matches!(
+            &error,
+            RunError::UnknownTool {
+                attempts: 1,
+                budget: 0,
+                ..
+            }
+        ),
         "{error:?}"
     );
     assert_eq!(model.requests().len(), 1);

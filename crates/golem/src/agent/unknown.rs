@@ -76,7 +76,9 @@ fn quoted(names: &[&str]) -> String {
 
 /// Whether `name` is `prefix` + separator + `tail`, in normalized form.
 fn ends_after_separator(name: &str, tail: &str) -> bool {
-    name.len() > tail.len() && name.ends_with(tail) && name[..name.len() - tail.len()].ends_with('_')
+    name.len() > tail.len()
+        && name.ends_with(tail)
+        && name[..name.len() - tail.len()].ends_with('_')
 }
 
 /// A name in lower case, with every run of separators (`_ - . : /` and
@@ -103,7 +105,12 @@ fn normalized(name: &str) -> String {
 mod tests {
     use super::*;
 
-    const OFFERED: &[&str] = &["everything_echo", "everything_add", "fs_read_file", "echo_all"];
+    const OFFERED: &[&str] = &[
+        "everything_echo",
+        "everything_add",
+        "fs_read_file",
+        "echo_all",
+    ];
 
     #[test]
     fn a_dropped_or_added_prefix_or_another_separator_is_recognised() {
