@@ -21,6 +21,14 @@ use serde_json::{Value, json};
 mod support;
 use support::*;
 
+/// The usage totals are the last line of stderr, also after a failure or a
+/// signal (the README says so).
+#[track_caller]
+fn assert_last_line_is_usage(stderr: &str, start: &str) {
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with(start), "last line {last:?} of:\n{stderr}");
+}
+
 /// A model that reads `file` with whichever offered tool ends in
 /// `read_text_file`, then answers with what the tool returned.
 fn reader(file: PathBuf, tool_suffix: &'static str) -> impl Fn(&Value) -> Reply {
@@ -319,11 +327,30 @@ fn chat_keeps_a_history_and_answers_its_commands() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[0], "you said: hello");
     assert_eq!(lines[1], "you said: hello / again");
+    // `/tools`: server, tool and description in aligned columns.
+    let listed: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|line| line.starts_with("fs  "))
+        .collect();
+    assert!(listed.len() > 5, "{stdout}");
     assert!(
-        lines
+        listed
             .iter()
-            .any(|line| line.starts_with("fs\tread_text_file\t")),
+            .any(|line| line.starts_with("fs  read_text_file  ")),
         "{stdout}"
+    );
+    let column = |line: &str| {
+        let tool = &line[4..];
+        4 + tool.find("  ").expect("a description")
+            + tool[tool.find("  ").unwrap_or(0)..]
+                .find(|c: char| c != ' ')
+                .unwrap_or(0)
+    };
+    let first = column(listed[0]);
+    assert!(
+        listed.iter().all(|line| column(line) == first),
+        "descriptions not aligned:\n{stdout}"
     );
     assert_eq!(lines.last().copied(), Some("you said: fresh start"));
     assert!(stderr.contains("golem: unknown command /nope"), "{stderr}");
@@ -508,7 +535,7 @@ fn a_provider_error_exits_3_without_showing_the_key() {
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("HTTP 401"), "{stderr}");
     assert!(stderr.contains("Incorrect API key provided."), "{stderr}");
-    assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
+    assert_last_line_is_usage(&stderr, "golem: usage: 0 requests");
     assert!(!stderr.contains(KEY), "{stderr}");
     assert_eq!(provider.request_count(), 1, "a 401 is not retried");
 }
@@ -534,7 +561,7 @@ fn the_turn_limit_exits_1_naming_the_option() {
         stderr.contains("golem: no answer after 2 model request(s); raise --max-turns"),
         "{stderr}"
     );
-    assert!(stderr.contains("golem: usage: 2 requests"), "{stderr}");
+    assert_last_line_is_usage(&stderr, "golem: usage: 2 requests");
     assert_eq!(provider.request_count(), 2);
 }
 
@@ -598,7 +625,11 @@ fn the_prompt_can_come_from_stdin() {
         .write_stdin("from a pipe\n")
         .assert()
         .code(0)
-        .stdout("you said: from a pipe\n");
+        .stdout("you said: from a pipe\n")
+        // No tools at all: said before the run, not left to the model.
+        .stderr(predicate::str::starts_with(
+            "golem: no MCP servers (--config FILE names them): the model answers without tools\n",
+        ));
 }
 
 #[test]
@@ -643,7 +674,7 @@ fn ctrl_c_ends_the_command_and_its_servers() {
         .expect("read");
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("golem: interrupted (Ctrl-C)"), "{stderr}");
-    assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
+    assert_last_line_is_usage(&stderr, "golem: usage: 0 requests");
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "closing took {:?}",
@@ -701,10 +732,7 @@ fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
     // there, as signals wait for the next look).
     type_line(&mut child, "/tools");
     wait_until("the tools are listed", || {
-        stdout
-            .lock()
-            .expect("lock")
-            .contains("fs\tread_text_file\t")
+        stdout.lock().expect("lock").contains("fs  read_text_file ")
     });
     let servers = children(golem);
     assert_eq!(servers.len(), 1, "one filesystem server: {servers:?}");
