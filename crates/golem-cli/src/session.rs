@@ -41,6 +41,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
             output,
             plan.strict,
             plan.protocol.as_deref(),
+            &plan.answers,
         ))
         .await;
     let failed = match started {
@@ -111,7 +112,7 @@ impl Session<'_> {
         };
         // Last, whatever happened: a script reads the totals from the last
         // line of stderr.
-        self.output.note(&show::usage(&self.usage));
+        self.output.note(&show::usage(&self.totals()));
         exit
     }
 
@@ -192,7 +193,7 @@ impl Session<'_> {
             };
         }
         self.output.end_line();
-        self.output.note(&show::usage(&self.usage));
+        self.output.note(&show::usage(&self.totals()));
         exit
     }
 
@@ -214,6 +215,14 @@ impl Session<'_> {
             Ok(run) => Ok(run.messages),
             Err(error) => Err(Failure::run(&error)),
         }
+    }
+
+    /// The usage of every model request so far: the runs' and the servers'
+    /// sampling requests'.
+    fn totals(&self) -> Usage {
+        let mut total = self.usage;
+        total += self.servers.sampling_usage();
+        total
     }
 
     /// `/tools`: one line per tool on stdout, `server  tool  description`

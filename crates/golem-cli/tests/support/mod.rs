@@ -189,3 +189,36 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The Python SDK's test server (`peers/python/mcp_py_server.py` on
+/// `peers/.venv`) as the stdio entry `py` of an mcpServers file in `dir`.
+pub fn python_server_config(dir: &TempDir) -> PathBuf {
+    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
+    let python = peers.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        python.display()
+    );
+    let script = peers.join("python/mcp_py_server.py");
+    dir.file(
+        "py.json",
+        &json!({"mcpServers": {"py": {"command": python, "args": [script]}}}).to_string(),
+    )
+}
+
+/// A model that calls `tool` with `arguments` first, then answers with
+/// what it returned: `The tool said: ...`.
+pub fn caller(
+    tool: &'static str,
+    arguments: &'static str,
+) -> impl Fn(&Value) -> golem_fake_provider::Reply {
+    use golem_fake_provider::{Reply, last_tool_result};
+    move |body| match last_tool_result(body) {
+        Some(result) => Reply::Text(format!("The tool said: {result}")),
+        None => Reply::ToolCall {
+            name: tool.into(),
+            arguments: arguments.into(),
+        },
+    }
+}
