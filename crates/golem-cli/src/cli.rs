@@ -36,9 +36,18 @@ the servers named by --server. A server whose tool names clash with another's ha
 tools prefixed with its name (fs_read_file). The servers are started once and closed
 at the end, also on Ctrl-C.
 
+A tool's error, and a call of a tool no server offers, go back to the model (which is
+told the tools there are), within --max-turns.
+
+Server requests: a server that asks for input is answered per --on-elicitation (a
+form on the terminal, as golem-mcp does); --root offers directories; sampling is
+answered by the model only with --allow-sampling, each request and answer on stderr.
+Ctrl-C, SIGTERM, SIGHUP and --tool-timeout cancel the calls in flight and close every
+session (an HTTP server's with DELETE) before golem exits.
+
 Output: the answer on stdout as it is written; each tool call on stderr as it runs
-(server, tool, arguments, then ok or error and its duration); the usage totals on
-stderr at the end.
+(server, tool, arguments, then ok or error and its duration); the usage totals as the
+last line of stderr, also when the run fails or is interrupted.
 
 Exit status: 0 success; 1 the run ended without an answer (turn limit, a tool failing
 on its own); 2 usage error (flags, --model, a missing key, the config file); 3 a server
