@@ -1,19 +1,21 @@
 //! The command line: what clap parses, and the checks that turn it into a
 //! [`Plan`] before any server is started or any request sent.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use golem_agent::DEFAULT_MAX_TURNS;
+use golem_agent::mcp::Root;
 use golem_agent::mcp::config::{self, ServerConfig};
 use golem_agent::model::{ApiKey, Message, Model};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
 
 use crate::exit::Failure;
+use crate::requests::Answers;
 
 /// The default of `--tool-timeout`, in seconds.
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
@@ -34,9 +36,18 @@ the servers named by --server. A server whose tool names clash with another's ha
 tools prefixed with its name (fs_read_file). The servers are started once and closed
 at the end, also on Ctrl-C.
 
+A tool's error, and a call of a tool no server offers, go back to the model (which is
+told the tools there are), within --max-turns.
+
+Server requests: a server that asks for input is answered per --on-elicitation (a
+form on the terminal, as golem-mcp does); --root offers directories; sampling is
+answered by the model only with --allow-sampling, each request and answer on stderr.
+Ctrl-C, SIGTERM, SIGHUP and --tool-timeout cancel the calls in flight and close every
+session (an HTTP server's with DELETE) before golem exits.
+
 Output: the answer on stdout as it is written; each tool call on stderr as it runs
-(server, tool, arguments, then ok or error and its duration); the usage totals on
-stderr at the end.
+(server, tool, arguments, then ok or error and its duration); the usage totals as the
+last line of stderr, also when the run fails or is interrupted.
 
 Exit status: 0 success; 1 the run ended without an answer (turn limit, a tool failing
 on its own); 2 usage error (flags, --model, a missing key, the config file); 3 a server
@@ -130,6 +141,26 @@ pub struct Options {
     /// with a server/discover probe.
     #[arg(long, value_name = "VERSION", value_parser = parse_protocol, help_heading = "Tools")]
     pub protocol: Option<String>,
+    /// How to answer a server that asks the user for input (elicitation):
+    /// ask on the terminal, decline, or accept the form's defaults
+    /// (declining a form with a required field that has none) [default:
+    /// ask when stdin is a terminal, decline otherwise].
+    #[arg(
+        long,
+        value_name = "MODE",
+        value_enum,
+        help_heading = "Server requests"
+    )]
+    pub on_elicitation: Option<golem_elicit::Mode>,
+    /// A directory the MCP servers may work in, offered as a file:// root
+    /// (repeatable); declares the roots capability.
+    #[arg(long = "root", value_name = "DIR", help_heading = "Server requests")]
+    pub roots: Vec<PathBuf>,
+    /// Let the MCP servers ask the model (sampling): each request and the
+    /// model's answer are shown on stderr, and counted in the usage totals
+    /// [default: sampling is not offered, so a server's request is refused].
+    #[arg(long, help_heading = "Server requests")]
+    pub allow_sampling: bool,
     /// The most model requests for one answer [default: 50].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     pub max_turns: Option<u32>,
@@ -186,6 +217,9 @@ pub struct Plan {
     pub start_timeout: Duration,
     /// `--protocol`: the MCP revision pinned, if any.
     pub protocol: Option<String>,
+    /// How the servers' requests are answered (`--on-elicitation`,
+    /// `--root`, `--allow-sampling`).
+    pub answers: Answers,
 }
 
 impl Plan {
@@ -197,7 +231,7 @@ impl Plan {
         env: impl Fn(&str) -> Option<String>,
         stdin: impl Read,
     ) -> Result<Plan, Failure> {
-        let (mode, options) = match cli.command {
+        let (mode, options, prompt_from_stdin) = match cli.command {
             Command::Run {
                 prompt,
                 images,
@@ -207,15 +241,30 @@ impl Plan {
                     .iter()
                     .map(|image| crate::image::load(image))
                     .collect::<Result<Vec<_>, _>>()?;
+                let from_stdin = prompt == "-";
                 let prompt = read_prompt(&prompt, stdin)?;
                 (
                     Mode::Run(Message::user_with_images(prompt, images)),
                     options,
+                    from_stdin,
                 )
             }
-            Command::Chat { options } => (Mode::Chat, options),
+            Command::Chat { options } => (Mode::Chat, options, false),
         };
+        let chat = matches!(mode, Mode::Chat);
+        let elicitation = elicitation_mode(
+            options.on_elicitation,
+            std::io::stdin().is_terminal(),
+            prompt_from_stdin,
+            chat,
+        )?;
+        let roots = roots(&options.roots)?;
         let model = build_model(&options, &env)?;
+        let answers = Answers {
+            elicitation,
+            roots,
+            sampling: options.allow_sampling.then(|| Arc::clone(&model)),
+        };
         // Named servers are the user's choice: they fail, never skipped.
         let strict = options.strict || !options.servers.is_empty();
         let (mut servers, skipped) =
@@ -236,8 +285,52 @@ impl Plan {
                 .start_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
             protocol: options.protocol,
+            answers,
         })
     }
+}
+
+/// `--on-elicitation`, or its default: `ask` needs stdin for the answers,
+/// so it is the default only at a terminal, and refused where stdin is the
+/// prompt (`golem run -`) or, not a terminal, chat's lines.
+fn elicitation_mode(
+    given: Option<golem_elicit::Mode>,
+    stdin_is_terminal: bool,
+    prompt_from_stdin: bool,
+    chat: bool,
+) -> Result<golem_elicit::Mode, Failure> {
+    use golem_elicit::Mode;
+    match given {
+        Some(Mode::Ask) if prompt_from_stdin => Err(Failure::usage(
+            "--on-elicitation ask reads the answers from stdin, which PROMPT \"-\" already \
+             reads; give the prompt as an argument, or choose --on-elicitation decline or \
+             defaults",
+        )),
+        Some(Mode::Ask) if chat && !stdin_is_terminal => Err(Failure::usage(
+            "--on-elicitation ask reads the answers from stdin, where golem chat reads its \
+             lines when stdin is not a terminal; choose --on-elicitation decline or defaults",
+        )),
+        Some(mode) => Ok(mode),
+        None if stdin_is_terminal && !prompt_from_stdin => Ok(Mode::Ask),
+        None => Ok(Mode::Decline),
+    }
+}
+
+/// `--root DIR` entries as `file://` roots; relative paths are taken from
+/// the directory golem runs in. `None` when there are none.
+fn roots(dirs: &[PathBuf]) -> Result<Option<Vec<Root>>, Failure> {
+    if dirs.is_empty() {
+        return Ok(None);
+    }
+    dirs.iter()
+        .map(|dir| {
+            let absolute = std::path::absolute(dir)
+                .map_err(|error| Failure::usage(format!("--root {}: {error}", dir.display())))?;
+            Root::directory(&absolute)
+                .map_err(|problem| Failure::usage(format!("--root {}: {problem}", dir.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// `--protocol`: a revision the MCP client speaks.
@@ -489,6 +582,9 @@ mod tests {
             servers: Vec::new(),
             strict: false,
             protocol: None,
+            on_elicitation: None,
+            roots: Vec::new(),
+            allow_sampling: false,
             max_turns: None,
             tool_timeout: None,
             start_timeout: None,
@@ -589,6 +685,48 @@ mod tests {
             false,
         ));
         assert!(message.contains("/no/such/mcp.json"), "{message}");
+    }
+
+    #[test]
+    fn elicitation_asks_at_a_terminal_unless_stdin_is_taken() {
+        use golem_elicit::Mode;
+        assert_eq!(
+            elicitation_mode(None, true, false, false).ok(),
+            Some(Mode::Ask)
+        );
+        assert_eq!(
+            elicitation_mode(None, true, false, true).ok(),
+            Some(Mode::Ask)
+        );
+        assert_eq!(
+            elicitation_mode(None, false, false, false).ok(),
+            Some(Mode::Decline)
+        );
+        assert_eq!(
+            elicitation_mode(None, true, true, false).ok(),
+            Some(Mode::Decline)
+        );
+        assert_eq!(
+            elicitation_mode(Some(Mode::Ask), false, false, false).ok(),
+            Some(Mode::Ask)
+        );
+        assert!(
+            usage_message(elicitation_mode(Some(Mode::Ask), false, true, false))
+                .contains("PROMPT \"-\"")
+        );
+        assert!(
+            usage_message(elicitation_mode(Some(Mode::Ask), false, false, true))
+                .contains("golem chat")
+        );
+    }
+
+    #[test]
+    fn roots_are_directories_given_as_file_uris() {
+        assert_eq!(roots(&[]).ok(), Some(None));
+        let listed = roots(&[PathBuf::from(".")]).expect("a root").expect("some");
+        assert!(listed[0].uri.starts_with("file:///"), "{:?}", listed[0]);
+        let message = usage_message(roots(&[PathBuf::from("no/such/dir")]));
+        assert!(message.starts_with("--root no/such/dir: "), "{message}");
     }
 
     #[test]

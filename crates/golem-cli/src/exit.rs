@@ -100,6 +100,16 @@ impl Failure {
                 "the tool {tool:?} rejected its arguments {attempts} times, more than \
                  --max-turns allows: {source}"
             ),
+            RunError::UnknownTool {
+                tool,
+                available,
+                attempts,
+                ..
+            } => format!(
+                "the model called {tool:?}, a tool no server offers, {attempts} times, more \
+                 than --max-turns allows (the tools: {})",
+                listed(available)
+            ),
             _ => describe(error),
         };
         Failure::new(run_exit(error), message)
@@ -112,6 +122,19 @@ impl Failure {
         eprintln!("golem: {}", golem_terminal::message(&self.message));
         self.exit
     }
+}
+
+/// Tool names for a message: at most 20, then how many more.
+fn listed(names: &[String]) -> String {
+    const SHOWN: usize = 20;
+    if names.is_empty() {
+        return "none".into();
+    }
+    let mut text = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }
 
 /// The exit status of a failed run.
@@ -189,6 +212,32 @@ mod tests {
             source: ModelError::new("no provider error"),
         };
         assert_eq!(run_exit(&plain), Exit::Transport);
+    }
+
+    #[test]
+    fn an_unknown_tool_past_the_budget_names_the_option() {
+        let error = RunError::UnknownTool {
+            tool: "weather".into(),
+            call_id: "c3".into(),
+            available: (0..25).map(|n| format!("t{n}")).collect(),
+            attempts: 3,
+            budget: 2,
+        };
+        let failure = Failure::run(&error);
+        assert_eq!(failure.exit, Exit::Run);
+        assert!(
+            failure.message.starts_with(
+                "the model called \"weather\", a tool no server offers, 3 times, more than \
+                 --max-turns allows (the tools: t0, t1,"
+            ),
+            "{}",
+            failure.message
+        );
+        assert!(
+            failure.message.ends_with("t19 and 5 more)"),
+            "{}",
+            failure.message
+        );
     }
 
     #[test]

@@ -19,6 +19,7 @@
 mod cli;
 mod exit;
 mod image;
+mod requests;
 mod servers;
 mod session;
 mod show;

@@ -13,10 +13,12 @@ use golem_agent::mcp::{
     Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification,
     ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
 };
+use golem_agent::model::Usage;
 use golem_agent::tool::Toolset;
 use tokio::task::JoinHandle;
 
 use crate::exit::Failure;
+use crate::requests::{Answers, SamplingUsage};
 use crate::show::Output;
 
 /// The most characters of one server log message shown.
@@ -42,6 +44,8 @@ struct Server {
 #[derive(Default)]
 pub struct Servers {
     servers: Vec<Server>,
+    /// What the servers' sampling requests cost.
+    sampling: SamplingUsage,
 }
 
 impl Servers {
@@ -67,6 +71,7 @@ impl Servers {
         output: &Output,
         strict: bool,
         protocol: Option<&str>,
+        answers: &Answers,
     ) -> Result<Vec<Failure>, Failure> {
         // The servers of this call: those before (none, in practice) are
         // initialized already.
@@ -75,7 +80,8 @@ impl Servers {
         let mut failed = Vec::new();
         let mut stderrs = Vec::new();
         for (name, config) in configs {
-            let (client, stderr) = match connect(&name, config, protocol) {
+            let client_config = answers.config(&name, output, &self.sampling);
+            let (client, stderr) = match connect(&name, config, protocol, client_config) {
                 Ok(connected) => connected,
                 Err(failure) if strict => return Err(failure),
                 Err(failure) => {
@@ -191,6 +197,11 @@ impl Servers {
         }
     }
 
+    /// What the servers' sampling requests have cost so far.
+    pub fn sampling_usage(&self) -> Usage {
+        self.sampling.total()
+    }
+
     /// How many servers are running.
     pub fn started(&self) -> usize {
         self.servers.len()
@@ -269,7 +280,6 @@ fn tool_prefix(server: &str) -> String {
         .collect()
 }
 
-/// Starts the stdio server or prepares the HTTP transport.
 /// `operation` of server `name`, within `limit`; a timeout is reported
 /// with what a stdio server wrote to stderr by then.
 async fn bounded<T>(
@@ -293,16 +303,18 @@ async fn bounded<T>(
 
 /// Starts the stdio server (keeping a handle on its stderr for a timeout's
 /// message) or prepares the HTTP transport (streamable, or HTTP+SSE for a
-/// `"type": "sse"` entry); `protocol` pins the revision.
+/// `"type": "sse"` entry), with the handlers of `client_config`;
+/// `protocol` pins the revision.
 fn connect(
     name: &str,
     config: ServerConfig,
     protocol: Option<&str>,
+    client_config: ClientConfig,
 ) -> Result<(Client, Option<ServerStderr>), Failure> {
     let failed = |error: golem_agent::mcp::Error| Failure::server(name, &error);
     let client_config = match protocol {
-        Some(version) => ClientConfig::default().with_protocol(version),
-        None => ClientConfig::default(),
+        Some(version) => client_config.with_protocol(version),
+        None => client_config,
     };
     match config {
         ServerConfig::Stdio(stdio) => {

@@ -41,6 +41,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
             output,
             plan.strict,
             plan.protocol.as_deref(),
+            &plan.answers,
         ))
         .await;
     let failed = match started {
@@ -57,6 +58,8 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     // "I cannot do that" would be the only sign.
     if servers.started() > 0 && servers.listing().is_empty() {
         output.note("the MCP servers offer no tools: the model answers without any");
+    } else if servers.started() == 0 {
+        output.note("no MCP servers (--config FILE names them): the model answers without tools");
     }
     let agent = match Agent::new(
         plan.model,
@@ -97,16 +100,20 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    /// `golem run`: one exchange, then the usage totals.
+    /// `golem run`: one exchange, what ended it when it failed, then the
+    /// usage totals, always the last line.
     async fn run(&mut self, prompt: Message, signals: &mut Signals) -> Exit {
         let outcome = signals.or_signal(self.exchange(Vec::new(), prompt)).await;
         self.output.end_line();
-        self.output.note(&show::usage(&self.usage));
-        match outcome {
+        let exit = match outcome {
             Err(signal) => signal.report(self.output),
             Ok(Ok(_)) => Exit::Success,
             Ok(Err(failure)) => failure.report(),
-        }
+        };
+        // Last, whatever happened: a script reads the totals from the last
+        // line of stderr.
+        self.output.note(&show::usage(&self.totals()));
+        exit
     }
 
     /// `golem chat`: exchanges on stdin's lines until `/exit` or the end of
@@ -186,7 +193,7 @@ impl Session<'_> {
             };
         }
         self.output.end_line();
-        self.output.note(&show::usage(&self.usage));
+        self.output.note(&show::usage(&self.totals()));
         exit
     }
 
@@ -210,7 +217,16 @@ impl Session<'_> {
         }
     }
 
-    /// `/tools`: one line per tool on stdout, `server  tool  description`.
+    /// The usage of every model request so far: the runs' and the servers'
+    /// sampling requests'.
+    fn totals(&self) -> Usage {
+        let mut total = self.usage;
+        total += self.servers.sampling_usage();
+        total
+    }
+
+    /// `/tools`: one line per tool on stdout, `server  tool  description`
+    /// in aligned columns.
     fn list_tools(&self) {
         let tools = self.servers.listing();
         if tools.is_empty() {
@@ -218,10 +234,8 @@ impl Session<'_> {
                 .note("no tools (name MCP servers with --config FILE)");
             return;
         }
-        for (server, tool, description) in tools {
-            let description = show::one_line(description.lines().next().unwrap_or_default(), 100);
-            self.output
-                .line(format!("{server}	{tool}	{description}").trim_end());
+        for line in show::tool_table(&tools) {
+            self.output.line(&line);
         }
     }
 }
@@ -251,6 +265,9 @@ fn show_event(event: RunEvent, servers: &Servers, output: &Output, usage: &mut U
         } => {
             let tool = servers.server_tool(&source, &tool);
             output.note(&show::call_finished(&source, tool, duration, &outcome));
+        }
+        RunEvent::UnknownTool { call, likely, .. } => {
+            output.note(&show::unknown_tool(&call.name, &likely));
         }
         _ => {}
     }

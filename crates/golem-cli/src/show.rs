@@ -118,6 +118,57 @@ pub fn call_finished(
     }
 }
 
+/// `the model called "echo", which no server offers; ...`: a call of a
+/// tool there is not, which goes back to the model as a correction.
+pub fn unknown_tool(called: &str, likely: &[String]) -> String {
+    let mut line = format!(
+        "the model called {:?}, which no server offers; it is told the tools there are",
+        one_line(called, ARGUMENTS_SHOWN)
+    );
+    if let Some(first) = likely.first() {
+        line.push_str(&format!(" (and that it may mean {first:?})"));
+    }
+    line
+}
+
+/// The longest description `/tools` shows, in characters.
+const DESCRIPTION_SHOWN: usize = 100;
+
+/// `/tools`: one line per (server, tool, description), in aligned columns
+/// (two spaces apart), each description its first line, cut; what a server
+/// wrote cannot break the table (control characters are spaces).
+pub fn tool_table(tools: &[(String, String, String)]) -> Vec<String> {
+    let cells: Vec<(String, String, String)> = tools
+        .iter()
+        .map(|(server, tool, description)| {
+            (
+                one_line(server, ARGUMENTS_SHOWN),
+                one_line(tool, ARGUMENTS_SHOWN),
+                one_line(
+                    description.lines().next().unwrap_or_default(),
+                    DESCRIPTION_SHOWN,
+                ),
+            )
+        })
+        .collect();
+    let width = |text: &str| text.chars().count();
+    let servers = cells.iter().map(|(s, _, _)| width(s)).max().unwrap_or(0);
+    let names = cells.iter().map(|(_, t, _)| width(t)).max().unwrap_or(0);
+    cells
+        .iter()
+        .map(|(server, tool, description)| {
+            let pad = |text: &str, to: usize| " ".repeat(to - width(text));
+            format!(
+                "{server}{}  {tool}{}  {description}",
+                pad(server, servers),
+                pad(tool, names)
+            )
+            .trim_end()
+            .to_owned()
+        })
+        .collect()
+}
+
 /// `usage: 2 requests, 1200 input tokens, 56 output tokens` (cache counts
 /// when there are any).
 pub fn usage(usage: &Usage) -> String {
@@ -219,6 +270,37 @@ mod tests {
             )
             .contains("--tool-timeout")
         );
+    }
+
+    #[test]
+    fn an_unknown_tool_is_named_with_what_the_model_may_mean() {
+        assert_eq!(
+            unknown_tool("echo", &["everything_echo".into()]),
+            "the model called \"echo\", which no server offers; it is told the tools there are \
+             (and that it may mean \"everything_echo\")"
+        );
+        assert!(!unknown_tool("x\n", &[]).contains('\n'));
+    }
+
+    #[test]
+    fn the_tools_table_is_aligned() {
+        let row = |server: &str, tool: &str, description: &str| {
+            (server.to_owned(), tool.to_owned(), description.to_owned())
+        };
+        let table = tool_table(&[
+            row("fs", "read_text_file", "Read a file.\nMore lines."),
+            row("everything", "echo", ""),
+            row("é", "add", "Adds\ttwo numbers"),
+        ]);
+        assert_eq!(
+            table,
+            [
+                "fs          read_text_file  Read a file.",
+                "everything  echo",
+                "é           add             Adds two numbers",
+            ]
+        );
+        assert!(tool_table(&[]).is_empty());
     }
 
     #[test]

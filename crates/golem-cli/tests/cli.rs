@@ -8,123 +8,25 @@
 //! server failures, and Ctrl-C leaving no server behind.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command as Process, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use golem_fake_provider::{
     FakeProvider, Reply, last_tool_result, messages, refused_address, tool_names,
 };
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
-/// How long any one command may take before the test fails.
-const PATIENCE: Duration = Duration::from_secs(90);
-/// The key the tests pass; it must never be printed.
-const KEY: &str = "sk-test-secret-0123456789";
+mod support;
+use support::*;
 
-fn filesystem_server() -> String {
-    peer_bin("mcp-server-filesystem")
-}
-
-fn everything_server() -> String {
-    peer_bin("mcp-server-everything")
-}
-
-/// A server installed by `scripts/install-peers.sh` (from npm).
-fn peer_bin(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../peers/node_modules/.bin")
-        .join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
-}
-
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "golem-cli-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).expect("temp dir");
-        // The filesystem server compares resolved paths.
-        TempDir(path.canonicalize().expect("canonical"))
-    }
-
-    fn file(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, contents).expect("written");
-        path
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    /// An mcpServers file with a filesystem server per name, each serving
-    /// this directory.
-    fn config(&self, names: &[&str]) -> PathBuf {
-        let servers: serde_json::Map<String, Value> = names
-            .iter()
-            .map(|name| {
-                (
-                    (*name).to_owned(),
-                    json!({"command": filesystem_server(), "args": [self.0]}),
-                )
-            })
-            .collect();
-        self.file("mcp.json", &json!({ "mcpServers": servers }).to_string())
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// `golem` with a key in `OPENAI_API_KEY` and no other provider variables.
-/// `golem run` with the fake OpenAI-compatible model of `provider`.
-fn run_on(provider: &FakeProvider) -> Command {
-    let mut command = golem();
-    command.args([
-        "run",
-        "--model",
-        "openai:gpt-fake",
-        "--base-url",
-        provider.openai_base_url(),
-    ]);
-    command
-}
-
-fn golem() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_golem"));
-    command
-        .timeout(PATIENCE)
-        .env_remove("ANTHROPIC_API_KEY")
-        .env("OPENAI_API_KEY", KEY);
-    command
-}
-
-/// Whether `text` has a line starting with `start` and ending with `end`.
-fn has_line(text: &str, start: &str, end: &str) -> bool {
-    text.lines()
-        .any(|line| line.starts_with(start) && line.ends_with(end))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+/// The usage totals are the last line of stderr, also after a failure or a
+/// signal (the README says so).
+#[track_caller]
+fn assert_last_line_is_usage(stderr: &str, start: &str) {
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with(start), "last line {last:?} of:\n{stderr}");
 }
 
 /// A model that reads `file` with whichever offered tool ends in
@@ -425,11 +327,30 @@ fn chat_keeps_a_history_and_answers_its_commands() {
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[0], "you said: hello");
     assert_eq!(lines[1], "you said: hello / again");
+    // `/tools`: server, tool and description in aligned columns.
+    let listed: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|line| line.starts_with("fs  "))
+        .collect();
+    assert!(listed.len() > 5, "{stdout}");
     assert!(
-        lines
+        listed
             .iter()
-            .any(|line| line.starts_with("fs\tread_text_file\t")),
+            .any(|line| line.starts_with("fs  read_text_file  ")),
         "{stdout}"
+    );
+    let column = |line: &str| {
+        let tool = &line[4..];
+        4 + tool.find("  ").expect("a description")
+            + tool[tool.find("  ").unwrap_or(0)..]
+                .find(|c: char| c != ' ')
+                .unwrap_or(0)
+    };
+    let first = column(listed[0]);
+    assert!(
+        listed.iter().all(|line| column(line) == first),
+        "descriptions not aligned:\n{stdout}"
     );
     assert_eq!(lines.last().copied(), Some("you said: fresh start"));
     assert!(stderr.contains("golem: unknown command /nope"), "{stderr}");
@@ -614,7 +535,7 @@ fn a_provider_error_exits_3_without_showing_the_key() {
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("HTTP 401"), "{stderr}");
     assert!(stderr.contains("Incorrect API key provided."), "{stderr}");
-    assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
+    assert_last_line_is_usage(&stderr, "golem: usage: 0 requests");
     assert!(!stderr.contains(KEY), "{stderr}");
     assert_eq!(provider.request_count(), 1, "a 401 is not retried");
 }
@@ -640,7 +561,7 @@ fn the_turn_limit_exits_1_naming_the_option() {
         stderr.contains("golem: no answer after 2 model request(s); raise --max-turns"),
         "{stderr}"
     );
-    assert!(stderr.contains("golem: usage: 2 requests"), "{stderr}");
+    assert_last_line_is_usage(&stderr, "golem: usage: 2 requests");
     assert_eq!(provider.request_count(), 2);
 }
 
@@ -704,69 +625,11 @@ fn the_prompt_can_come_from_stdin() {
         .write_stdin("from a pipe\n")
         .assert()
         .code(0)
-        .stdout("you said: from a pipe\n");
-}
-
-/// The pids of `parent`'s children.
-fn children(parent: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| parent_of(*pid) == Some(parent))
-        .collect()
-}
-
-fn parent_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // After the command's name in parentheses: state, then the parent.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Whether `pid` runs (a zombie does not count).
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rfind(')')
-            .and_then(|end| stat[end + 2..].chars().next())
-            .is_some_and(|state| state != 'Z' && state != 'X'),
-        Err(_) => false,
-    }
-}
-
-/// Sends SIGINT (Ctrl-C) to `child` and waits, at most [`PATIENCE`], for
-/// it to end.
-fn interrupt(child: &mut std::process::Child) -> std::process::ExitStatus {
-    // SAFETY: kill(2) with a pid of our own child.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
-    }
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status;
-        }
-        assert!(start.elapsed() < PATIENCE, "golem did not end on Ctrl-C");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Types `line` on `child`'s stdin.
-fn type_line(child: &mut std::process::Child, line: &str) {
-    use std::io::Write;
-    let stdin = child.stdin.as_mut().expect("stdin");
-    writeln!(stdin, "{line}").expect("write");
-    stdin.flush().expect("flush");
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < PATIENCE, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        .stdout("you said: from a pipe\n")
+        // No tools at all: said before the run, not left to the model.
+        .stderr(predicate::str::starts_with(
+            "golem: no MCP servers (--config FILE names them): the model answers without tools\n",
+        ));
 }
 
 #[test]
@@ -811,7 +674,7 @@ fn ctrl_c_ends_the_command_and_its_servers() {
         .expect("read");
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("golem: interrupted (Ctrl-C)"), "{stderr}");
-    assert!(stderr.contains("golem: usage: 0 requests"), "{stderr}");
+    assert_last_line_is_usage(&stderr, "golem: usage: 0 requests");
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "closing took {:?}",
@@ -869,10 +732,7 @@ fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
     // there, as signals wait for the next look).
     type_line(&mut child, "/tools");
     wait_until("the tools are listed", || {
-        stdout
-            .lock()
-            .expect("lock")
-            .contains("fs\tread_text_file\t")
+        stdout.lock().expect("lock").contains("fs  read_text_file ")
     });
     let servers = children(golem);
     assert_eq!(servers.len(), 1, "one filesystem server: {servers:?}");

@@ -199,6 +199,18 @@ impl Console {
     }
 }
 
+/// The elicitation handler's notes and prompts go through the console:
+/// notes after `golem-mcp: `, prompts with the spinner paused.
+impl golem_elicit::Screen for Console {
+    fn note(&self, text: &str) {
+        self.line(format!("golem-mcp: {text}"));
+    }
+
+    fn pause(&self) -> Box<dyn Send> {
+        Box::new(Console::pause(self))
+    }
+}
+
 /// A prompt is on screen until this is dropped; then the spinner comes back
 /// and the lines held meanwhile are written.
 #[derive(Debug)]

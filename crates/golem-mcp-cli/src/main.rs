@@ -33,11 +33,11 @@
 //! functions from answers to the text printed, which `run/` calls). Beside
 //! them, files that import no stage (`feedback.rs` borrows only
 //! `render/status.rs`'s task line): `failure.rs` (exit statuses),
-//! `feedback.rs` (spinner and console), `elicit/` (the elicitation handler)
+//! `feedback.rs` (spinner and console; the elicitation handler, from the
+//! `golem-elicit` crate, writes through it)
 //! and `trace.rs` (`-v`). This file only ties the stages together.
 
 mod args;
-mod elicit;
 mod failure;
 mod feedback;
 mod plan;

@@ -102,11 +102,15 @@ pub enum RunError {
         /// The timeout that applied.
         timeout: Duration,
     },
-    /// The model called a tool this agent does not have. No call of that
-    /// turn was run.
+    /// The model called tools this agent does not have more often than the
+    /// run's correction budget allows (ADR 0020): each such call before
+    /// went back to the model as a correction naming the tools there are.
+    /// No call of the turn that was one too many was run.
     #[error(
-        "the model called tool {tool:?} (call {call_id:?}), which this agent does not have \
-         (it has: {})", available.join(", ")
+        "the model called tool {tool:?} (call {call_id:?}), which this agent does not have (it \
+         has: {}); that is its call {attempts} of a tool there is not, beyond the correction \
+         budget of {budget} (raise AgentConfig::tool_retries to tell the model more often)",
+        listed(available)
     )]
     UnknownTool {
         /// The name the model used.
@@ -115,6 +119,12 @@ pub enum RunError {
         call_id: String,
         /// The names of the agent's tools.
         available: Vec<String>,
+        /// How many calls of tools the agent does not have the run saw, this
+        /// turn's included.
+        attempts: u32,
+        /// The budget that applied:
+        /// [`AgentConfig::tool_retries`](crate::AgentConfig::tool_retries).
+        budget: u32,
     },
     /// The model was still calling tools when the turn limit was reached.
     /// The calls of the last turn were not run.
@@ -148,6 +158,20 @@ pub enum RunError {
         #[source]
         source: Box<dyn Error + Send + Sync + 'static>,
     },
+}
+
+/// The names of an error message: all of them, or the first 40 and how
+/// many more (an agent may offer hundreds).
+fn listed(names: &[String]) -> String {
+    const SHOWN: usize = 40;
+    if names.is_empty() {
+        return "no tools".into();
+    }
+    let mut text = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        text.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    text
 }
 
 impl RunError {

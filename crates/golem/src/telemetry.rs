@@ -11,7 +11,8 @@
 //! `result_bytes`, `duration_ms`, `outcome`). Runs are `INFO`, the rest
 //! `DEBUG`; the target is `golem_agent::agent`. An `outcome` is a word (`ok`,
 //! `error`, `rejected`, `failed`, `timed out`, `cancelled`), not an error
-//! message, since messages may quote what a tool or model was given.
+//! message, since messages may quote what a tool or model was given. A call
+//! of a tool the agent does not have is a `WARN` event in the run's span.
 
 use std::time::Duration;
 
@@ -118,4 +119,17 @@ pub(crate) fn tool_finished(
 
 fn millis(took: Duration) -> u64 {
     u64::try_from(took.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A call of a tool the agent does not have, answered with a correction: a
+/// `WARN` event (target `golem_agent::agent`) with the turn, the name the model
+/// used and the call's id.
+pub(crate) fn unknown_tool(turn: u32, call: &ToolCall) {
+    tracing::warn!(
+        target: "golem_agent::agent",
+        turn,
+        tool = %call.name,
+        call_id = %call.id,
+        "the model called a tool the agent does not have; told it the tools there are"
+    );
 }

@@ -315,9 +315,18 @@ async fn a_sequential_call_is_a_barrier() {
 
 /// A tool that rejects calls without a `"n"` argument, and counts calls.
 fn picky(calls: &Arc<AtomicU32>, seen_retries: &Arc<Mutex<Vec<u32>>>) -> Tool<()> {
+    picky_named("picky", calls, seen_retries)
+}
+
+/// [`picky`] under another name.
+fn picky_named(
+    name: &str,
+    calls: &Arc<AtomicU32>,
+    seen_retries: &Arc<Mutex<Vec<u32>>>,
+) -> Tool<()> {
     let (calls, seen_retries) = (Arc::clone(calls), Arc::clone(seen_retries));
     Tool::new(
-        "picky",
+        name,
         "",
         r#"{"type":"object"}"#,
         move |ctx: ToolContext<()>, args: Box<RawValue>| {
@@ -613,11 +622,52 @@ async fn a_failing_call_drops_the_calls_still_running_beside_it() {
 }
 
 #[tokio::test]
-async fn an_unknown_tool_fails_the_turn_before_any_call_runs() {
+async fn an_unknown_tool_goes_back_to_the_model_naming_the_tools_there_are() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let seen_retries = Arc::new(Mutex::new(Vec::new()));
+    // The model drops the prefix of `srv_picky`, and the turn's other call
+    // names a tool that exists: it runs.
+    let model = ScriptedModel::new([
+        tool_calls_response([
+            call("c1", "picky", r#"{"n":1}"#),
+            call("c2", "srv_picky", r#"{"n":1}"#),
+        ]),
+        tool_calls_response([call("c3", "srv_picky", r#"{"n":1}"#)]),
+        text_response("done"),
+    ]);
+    let tool = picky_named("srv_picky", &calls, &seen_retries);
+    let agent = agent(
+        model.clone(),
+        golem_agent::decode::text,
+        AgentConfig {
+            tools: vec![tool, constant("clock", "noon")],
+            ..AgentConfig::default()
+        },
+    );
+
+    let run = agent.run((), "go").await.expect("corrected");
+
+    assert_eq!(run.output, "done");
+    let messages = tool_messages(&run.messages);
+    assert_eq!(messages[0].0, "c1");
+    assert_eq!(messages[0].1, "picky", "named as the model called it");
+    assert_eq!(
+        messages[0].2,
+        "There is no tool named \"picky\". Did you mean \"srv_picky\"? The tools are: \
+         \"srv_picky\", \"clock\". Call one of them by its exact name, or answer without a tool."
+    );
+    assert_eq!(messages[1].0, "c2");
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "the known calls ran");
+    assert_eq!(model.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn past_the_budget_an_unknown_tool_fails_the_turn_before_any_call_runs() {
     let calls = Arc::new(AtomicU32::new(0));
     let seen_retries = Arc::new(Mutex::new(Vec::new()));
     let model = ScriptedModel::new([
-        tool_calls_response([call("c1", "picky", r#"{"n":1}"#), call("c2", "nope", "{}")]),
+        tool_calls_response([call("c1", "nope", "{}")]),
+        tool_calls_response([call("c2", "picky", r#"{"n":1}"#), call("c3", "nope", "{}")]),
         text_response("unreachable"),
     ]);
     let agent = agent(
@@ -625,7 +675,7 @@ async fn an_unknown_tool_fails_the_turn_before_any_call_runs() {
         golem_agent::decode::text,
         AgentConfig {
             tools: vec![picky(&calls, &seen_retries)],
-            tool_retries: 3, // an unknown tool is never a retry
+            tool_retries: 1,
             ..AgentConfig::default()
         },
     );
@@ -633,12 +683,45 @@ async fn an_unknown_tool_fails_the_turn_before_any_call_runs() {
     let error = agent.run((), "go").await.expect_err("unknown tool");
 
     assert!(
-        matches!(&error, RunError::UnknownTool { tool, call_id, available } if tool == "nope" && call_id == "c2" && available == &["picky"]),
+        matches!(&error, RunError::UnknownTool { tool, call_id, available, attempts: 2, budget: 1 } if tool == "nope" && call_id == "c3" && available == &["picky"]),
         "{error:?}"
     );
     assert!(error.to_string().contains("\"nope\""), "{error}");
+    assert!(
+        error.to_string().contains("AgentConfig::tool_retries"),
+        "{error}"
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 0, "no call of the turn ran");
-    assert_eq!(model.requests().len(), 1, "the model was not asked again");
+    assert_eq!(model.requests().len(), 2, "the model was corrected once");
+
+    // With no budget, the first unknown name fails the run.
+    let model = ScriptedModel::new([tool_calls_response([call("c1", "nope", "{}")])]);
+    let strict = agent_with_retries(model.clone(), 0);
+    let error = strict.run((), "go").await.expect_err("unknown tool");
+    assert!(
+        matches!(
+            &error,
+            RunError::UnknownTool {
+                attempts: 1,
+                budget: 0,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert_eq!(model.requests().len(), 1);
+}
+
+fn agent_with_retries(model: ScriptedModel, tool_retries: u32) -> Agent<(), String> {
+    agent(
+        model,
+        golem_agent::decode::text,
+        AgentConfig {
+            tools: vec![constant("clock", "noon")],
+            tool_retries,
+            ..AgentConfig::default()
+        },
+    )
 }
 
 #[test]

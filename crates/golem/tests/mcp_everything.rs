@@ -375,3 +375,64 @@ async fn a_servers_sampling_request_is_answered_by_a_model() {
     assert!(requests[0].messages[0].content.contains("what is MCP?"));
     client.close().await.expect("closes");
 }
+
+#[tokio::test]
+async fn a_call_without_the_toolsets_prefix_is_corrected_and_the_prefixed_call_runs() {
+    let (client, _) = connect().await;
+    let toolset = patiently(
+        "the toolset",
+        golem_agent::mcp::McpToolset::<()>::new(
+            &client,
+            golem_agent::mcp::ToolsetConfig::default().with_prefix("everything"),
+        ),
+    )
+    .await
+    .expect("lists the tools");
+    // A model that drops the prefix, then follows the correction.
+    let model = FunctionModel::new(|request: &Request| {
+        let last = request.messages.last().expect("a message");
+        Ok(match last.role {
+            Role::Tool if last.content.starts_with("There is no tool") => {
+                let named = last
+                    .content
+                    .split('"')
+                    .nth(3)
+                    .expect("a suggested name")
+                    .to_owned();
+                tool_calls_response([call("c2", &named, r#"{"message":"found it"}"#)])
+            }
+            Role::Tool => text_response(format!("The tool said: {}", last.content)),
+            _ => tool_calls_response([call("c1", "echo", r#"{"message":"lost"}"#)]),
+        })
+    });
+    let agent = Agent::new(
+        Arc::new(model.clone()),
+        golem_agent::decode::text,
+        AgentConfig {
+            toolsets: vec![Arc::new(toolset)],
+            ..AgentConfig::default()
+        },
+    )
+    .expect("a valid agent");
+    let mut events = Vec::new();
+    let mut sink = |event: golem_agent::RunEvent| events.push(event);
+
+    let run = patiently("the run", agent.run_stream((), "Echo.", &mut sink))
+        .await
+        .expect("the run succeeds after the correction");
+
+    assert!(run.output.contains("found it"), "{}", run.output);
+    let correction = &run.messages[2].content;
+    assert!(
+        correction.contains("Did you mean \"everything_echo\"?"),
+        "{correction}"
+    );
+    assert!(
+        events.iter().any(|event| matches!(event,
+            golem_agent::RunEvent::UnknownTool { call, likely, .. }
+                if call.name == "echo" && likely == &["everything_echo"])),
+        "{events:?}"
+    );
+    assert_eq!(model.requests().len(), 3);
+    client.close().await.expect("closes");
+}

@@ -13,7 +13,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use golem_mcp::LogLevel;
 
-use crate::elicit;
+use golem_elicit as elicit;
 use values::{parse_log_level, parse_protocol, parse_timeout};
 
 const AFTER_HELP: &str = "\

@@ -20,10 +20,10 @@ use golem_mcp::{LogLevel, Root, StderrMode};
 use serde_json::value::RawValue;
 
 use crate::args::{Cli, Command};
-use crate::elicit;
 use crate::failure::Failure;
 use arguments::read_arguments;
 use features::FeatureAction;
+use golem_elicit as elicit;
 use pausing::ConsoleSlot;
 use target::{Target, select_target};
 

@@ -23,13 +23,13 @@ use std::time::Duration;
 
 use golem_mcp::{Client, ClientConfig, LogLevel};
 
-use crate::elicit::Elicitor;
 use crate::failure::{Exit, Failure, describe};
 use crate::feedback::Feedback;
 use crate::plan::features::FeatureAction;
 use crate::plan::{Action, Plan};
 use connect::connect;
 use deadline::{alongside, timeout_message, within};
+use golem_elicit::Elicitor;
 use logs::{drain_logs, relay_logs, set_log_level};
 use task::{TaskSlot, cancel_abandoned};
 
@@ -47,8 +47,10 @@ pub async fn execute(plan: Plan) -> Exit {
     let mut feedback = Feedback::new(std::io::stderr().is_terminal() && !plan.verbose);
     let console = feedback.console();
     plan.console.fill(console.clone());
-    let mut config =
-        ClientConfig::default().with_elicitation(Elicitor::new(plan.elicitation, console.clone()));
+    let mut config = ClientConfig::default().with_elicitation(Elicitor::new(
+        plan.elicitation,
+        std::sync::Arc::new(console.clone()),
+    ));
     if let Some(roots) = plan.roots.clone() {
         config = config.with_roots(roots);
     }

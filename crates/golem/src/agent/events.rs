@@ -1,5 +1,6 @@
 //! What a streaming run reports while it goes: [`RunEvent`] (model
-//! fragments, each answer's end and usage, each tool call's start and end),
+//! fragments, each answer's end and usage, each tool call's start and end,
+//! a call of a tool there is not),
 //! [`ToolOutcome`] (how a call ended, in words a host can show) and
 //! [`RunSink`], the callback that receives them, with `emit`, which delivers
 //! an event only when a run streams. It knows nothing of the run loop, of
@@ -63,6 +64,19 @@ pub enum RunEvent {
         duration: Duration,
         /// How it ended.
         outcome: ToolOutcome,
+    },
+    /// The model called a tool the agent does not have: the call did not
+    /// run, and its tool message tells the model the tools there are (ADR
+    /// 0020). It has no [`ToolStarted`](Self::ToolStarted) or
+    /// [`ToolFinished`](Self::ToolFinished).
+    UnknownTool {
+        /// The model request that asked for it.
+        turn: u32,
+        /// The call, as the model wrote it.
+        call: ToolCall,
+        /// The offered names it most likely meant (a prefix dropped or
+        /// added, another separator or case), best first; often none.
+        likely: Vec<String>,
     },
 }
 

@@ -5,8 +5,8 @@
 //! and a name offered twice fails the run, naming both sources.
 //! [`Offered`] is one request's tools, indexed by name, with each one's
 //! source and spec; [`resolve`] maps a turn's calls to them (an unknown name
-//! fails the turn before anything runs). It does not run tools, and knows
-//! nothing of turns, budgets, timeouts or events.
+//! maps to none). It does not run tools, and knows nothing of turns,
+//! budgets, timeouts or events.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -122,28 +122,18 @@ impl<Deps> Offered<Deps> {
     }
 }
 
-/// The index of the tool each call names; an unknown name fails the whole
-/// turn before anything runs.
-pub(super) fn resolve<Deps>(
-    offered: &Offered<Deps>,
-    calls: &[ToolCall],
-) -> Result<Vec<usize>, RunError> {
+/// The index of the tool each call names, or `None` for a name no offered
+/// tool has (what that call gets instead is the turn loop's business).
+pub(super) fn resolve<Deps>(offered: &Offered<Deps>, calls: &[ToolCall]) -> Vec<Option<usize>> {
     calls
         .iter()
-        .map(|call| {
-            offered
-                .by_name
-                .get(&call.name)
-                .copied()
-                .ok_or_else(|| RunError::UnknownTool {
-                    tool: call.name.clone(),
-                    call_id: call.id.clone(),
-                    available: offered
-                        .tools
-                        .iter()
-                        .map(|tool| tool.name().to_owned())
-                        .collect(),
-                })
-        })
+        .map(|call| offered.by_name.get(&call.name).copied())
         .collect()
+}
+
+impl<Deps> Offered<Deps> {
+    /// The offered tools' names, in the order they are offered.
+    pub(super) fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|tool| tool.name()).collect()
+    }
 }

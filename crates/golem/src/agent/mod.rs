@@ -2,7 +2,8 @@
 //! built from an [`AgentConfig`] (`config.rs`), checked once, it starts runs
 //! (`run`, `run_stream` and their `_with_history` forms) and hands each to
 //! the turn loop (`turn.rs`), which gathers the tools before every model
-//! request (`gather.rs`) and has each turn's calls run (`calls.rs`), each
+//! request (`gather.rs`), corrects calls of tools there are not
+//! (`unknown.rs`) and has each turn's calls run (`calls.rs`), each
 //! call reported once by the observer (`observe.rs`) to its span and to the
 //! run's [`RunEvent`]s (`events.rs`). This file holds no loop logic: it
 //! knows the configuration and the public API, not how a turn runs.
@@ -22,6 +23,7 @@ mod events;
 mod gather;
 mod observe;
 mod turn;
+mod unknown;
 
 use calls::CallRules;
 use config::toolset_names;
@@ -55,8 +57,13 @@ pub use turn::RunOutput;
 ///   intact), as does a call that outlives its timeout
 ///   ([`RunError::ToolTimeout`]: its future is dropped, which cancels it);
 ///   the turn's calls still running are dropped too;
-/// - a call of a tool the agent does not have fails the run before any call
-///   of that turn starts ([`RunError::UnknownTool`]).
+/// - a call of a tool the agent does not have does not run: its tool message
+///   tells the model the tools there are, and the name it most likely meant
+///   (a prefix dropped or added), and the turn's other calls still run
+///   ([`RunEvent::UnknownTool`] reports it). Such calls count against
+///   [`AgentConfig::tool_retries`], all names together over the run; past
+///   it the run fails before any call of that turn starts
+///   ([`RunError::UnknownTool`]). See ADR 0020.
 ///
 /// The run also fails when the model is still calling tools on its last
 /// allowed turn ([`RunError::TurnLimit`]).

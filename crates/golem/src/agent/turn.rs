@@ -4,24 +4,28 @@
 //! turn limit and the output budget); `run` puts the turns in the run's
 //! span; `turns` asks the model (streaming when there is a sink), decodes an
 //! answer without tool calls (a rejected one is corrected within the output
-//! budget), and otherwise resolves the calls, has them run, and appends the
+//! budget), and otherwise resolves the calls (one naming a tool the agent
+//! does not have gets a correction, within the tool budget, ADR 0020), has
+//! the others run, and appends the
 //! assistant message and one tool message per call, in call order; a model
 //! still calling tools on the last allowed turn fails the run. It does not
 //! know how calls are grouped, timed out or settled (`calls.rs`), how they
 //! are reported (`observe.rs`), or how an agent is configured and checked
 //! (`config.rs`, `mod.rs`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use golem_model::{Message, Model, ModelRetry, Request, Response, Usage};
+use golem_model::{Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
 use tracing::Instrument;
 
 use super::calls::{CallRules, TurnCalls};
 use super::events::{RunEvent, RunSink, emit};
 use super::gather::{Sources, resolve};
 use super::observe::CallObserver;
+use super::unknown;
 use crate::decode::DecodeError;
 use crate::error::RunError;
 use crate::telemetry;
@@ -98,6 +102,8 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         // come and go between turns).
         let mut tool_rejections: HashMap<String, u32> = HashMap::new();
         let mut output_rejections = 0u32;
+        // Calls of tools the agent does not have, so far in this run.
+        let mut unknown_calls = 0u32;
 
         for turn in 1..=self.max_turns {
             let offered = self.tools.offered()?;
@@ -166,10 +172,33 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             let Response {
                 text, tool_calls, ..
             } = response;
-            let plan = resolve(&offered, &tool_calls)?;
+            let resolved = resolve(&offered, &tool_calls);
+            let unknown = self.correct_unknown(
+                turn,
+                &offered.names(),
+                &tool_calls,
+                &resolved,
+                &mut unknown_calls,
+                &mut sink,
+            )?;
+            // The calls of tools the agent has run; the others' messages are
+            // their corrections.
+            let known: Vec<(usize, usize)> = resolved
+                .iter()
+                .enumerate()
+                .filter_map(|(index, tool)| tool.map(|tool| (index, tool)))
+                .collect();
+            let plan: Vec<usize> = known.iter().map(|&(_, tool)| tool).collect();
+            let known_calls: Cow<'_, [ToolCall]> = match known.len() == tool_calls.len() {
+                true => Cow::Borrowed(&tool_calls),
+                false => known
+                    .iter()
+                    .map(|&(index, _)| tool_calls[index].clone())
+                    .collect(),
+            };
             let turn_calls = TurnCalls {
                 offered: &offered,
-                calls: &tool_calls,
+                calls: &known_calls,
                 plan: &plan,
             };
             let mut observer = CallObserver::new(turn, &mut sink);
@@ -177,13 +206,14 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 .calls
                 .run_calls(&turn_calls, &deps, &mut tool_rejections, &mut observer)
                 .await?;
+            let mut contents = unknown;
+            for (&(index, tool), content) in known.iter().zip(results) {
+                contents[index] = (offered.tools[tool].name().to_owned(), content);
+            }
             let tool_messages: Vec<Message> = tool_calls
                 .iter()
-                .zip(&plan)
-                .zip(results)
-                .map(|((call, &tool), content)| {
-                    Message::tool_result(&call.id, offered.tools[tool].name(), content)
-                })
+                .zip(contents)
+                .map(|(call, (name, content))| Message::tool_result(&call.id, name, content))
                 .collect();
             request
                 .messages
@@ -193,6 +223,64 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         Err(RunError::TurnLimit {
             max_turns: self.max_turns,
         })
+    }
+}
+
+impl<Deps, Output> RunLoop<Deps, Output> {
+    /// The calls of a turn that name no offered tool (`resolved` is
+    /// `None`): each is reported and gets a correction naming the tools
+    /// there are, counted in `unknown_calls` against the agent's
+    /// `tool_retries`; past it the run fails before any call of the turn
+    /// runs. Returns one (tool name, message content) slot per call, the
+    /// corrections filled in (the others for the calls' results).
+    fn correct_unknown(
+        &self,
+        turn: u32,
+        names: &[&str],
+        calls: &[ToolCall],
+        resolved: &[Option<usize>],
+        unknown_calls: &mut u32,
+        sink: &mut Option<RunSink<'_>>,
+    ) -> Result<Vec<(String, String)>, RunError> {
+        let unknown: Vec<&ToolCall> = calls
+            .iter()
+            .zip(resolved)
+            .filter(|(_, tool)| tool.is_none())
+            .map(|(call, _)| call)
+            .collect();
+        let mut slots = vec![(String::new(), String::new()); calls.len()];
+        let Some(first) = unknown.first() else {
+            return Ok(slots);
+        };
+        let attempts = unknown_calls.saturating_add(unknown.len() as u32);
+        *unknown_calls = attempts;
+        let budget = self.calls.tool_retries;
+        if attempts > budget {
+            return Err(RunError::UnknownTool {
+                tool: first.name.clone(),
+                call_id: first.id.clone(),
+                available: names.iter().map(|&name| name.to_owned()).collect(),
+                attempts,
+                budget,
+            });
+        }
+        for (slot, (call, tool)) in slots.iter_mut().zip(calls.iter().zip(resolved)) {
+            if tool.is_some() {
+                continue;
+            }
+            let likely = unknown::likely_names(&call.name, names);
+            telemetry::unknown_tool(turn, call);
+            emit(sink, || RunEvent::UnknownTool {
+                turn,
+                call: call.clone(),
+                likely: likely.iter().map(|&name| name.to_owned()).collect(),
+            });
+            *slot = (
+                call.name.clone(),
+                unknown::correction(&call.name, &likely, names),
+            );
+        }
+        Ok(slots)
     }
 }
 

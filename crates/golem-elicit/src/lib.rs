@@ -1,8 +1,16 @@
-//! `--on-elicitation`: how the command answers a server that asks the user
-//! for input (`elicitation/create`). `ask` prompts on the terminal, field by
-//! field (`terminal.rs`); `decline` says no; `defaults` accepts with the
-//! server's defaults. It knows nothing of the command line or the plan
-//! beyond the `Mode` it is given.
+//! How a command answers a server that asks its user for input
+//! (`elicitation/create`): `--on-elicitation ask` prompts on the terminal,
+//! a form field by field (each answer checked, asked again when it does not
+//! fit) or a URL shown and opened only with the user's consent
+//! (`terminal.rs`, `fields.rs`); `decline` says no; `defaults` accepts a
+//! form with the server's defaults. [`Elicitor`] is the handler both
+//! commands, `golem-mcp` and `golem`, register: one implementation, so
+//! that a form reads the same in both.
+//!
+//! It knows nothing of either command: what it prints next to a prompt
+//! goes through the [`Screen`] it is given (which adds the command's
+//! prefix and pauses a spinner while a prompt is on screen), and what a
+//! server wrote reaches the terminal through `golem-terminal`.
 
 mod fields;
 #[cfg(test)]
@@ -17,8 +25,21 @@ use golem_mcp::{
 };
 use serde_json::Map;
 
-use crate::feedback::Console;
-use terminal::{ask_form, ask_url, open_in_browser};
+pub use terminal::{ask_form, ask_url, open_in_browser};
+
+/// Where the handler's notes go, and who gives the terminal up while a
+/// prompt is on it: the command's stderr, shared with whatever else it
+/// shows there.
+pub trait Screen: Send + Sync + 'static {
+    /// Writes one note on stderr; `text` has no prefix (the command adds
+    /// its own, `golem-mcp: ` or `golem: `) and may quote the server.
+    fn note(&self, text: &str);
+    /// Takes the terminal for a prompt until the returned guard is dropped
+    /// (a spinner hidden, other lines held back, a timeout's clock
+    /// stopped: whatever the command does there). Called on the blocking
+    /// thread that prompts.
+    fn pause(&self) -> Box<dyn Send>;
+}
 
 /// The value of `--on-elicitation`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -33,21 +54,31 @@ pub enum Mode {
     Defaults,
 }
 
-/// The elicitation handler the command registers.
-#[derive(Debug, Clone)]
+/// The elicitation handler both commands register.
+#[derive(Clone)]
 pub struct Elicitor {
     mode: Mode,
-    console: Console,
+    screen: Arc<dyn Screen>,
     /// One prompt at a time on the terminal.
     turn: Arc<tokio::sync::Mutex<()>>,
 }
 
+impl std::fmt::Debug for Elicitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Elicitor")
+            .field("mode", &self.mode)
+            .finish()
+    }
+}
+
 impl Elicitor {
-    /// Answers as `mode` says; notes and prompts go through `console`.
-    pub fn new(mode: Mode, console: Console) -> Self {
+    /// Answers as `mode` says; notes go to `screen`, which also gives the
+    /// terminal up while a prompt is on it. Prompts read stdin and write
+    /// stderr.
+    pub fn new(mode: Mode, screen: Arc<dyn Screen>) -> Self {
         Elicitor {
             mode,
-            console,
+            screen,
             turn: Arc::default(),
         }
     }
@@ -63,9 +94,9 @@ impl ElicitationHandler for Elicitor {
         Box::pin(async move {
             match this.mode {
                 Mode::Decline => {
-                    this.console.line(format!(
-                        "golem-mcp: declined the server's request for input ({}); \
-                         --on-elicitation ask or defaults answers it",
+                    this.screen.note(&format!(
+                        "declined the server's request for input ({}); --on-elicitation ask \
+                         or defaults answers it",
                         quoted_message(&request)
                     ));
                     Ok(ElicitationResponse::Decline)
@@ -73,15 +104,15 @@ impl ElicitationHandler for Elicitor {
                 Mode::Defaults => {
                     let (response, note) = with_defaults(&request);
                     if let Some(note) = note {
-                        this.console.line(note);
+                        this.screen.note(&note);
                     }
                     Ok(response)
                 }
                 Mode::Ask => {
                     let _turn = this.turn.lock().await;
-                    let console = this.console.clone();
+                    let screen = this.screen.clone();
                     tokio::task::spawn_blocking(move || {
-                        let _paused = console.pause();
+                        let _paused = screen.pause();
                         let stdin = std::io::stdin();
                         let mut input = stdin.lock();
                         let mut output = std::io::stderr().lock();
@@ -122,14 +153,14 @@ fn quoted_message(request: &ElicitationRequest) -> String {
 
 /// `--on-elicitation defaults`: accept with no values (the library fills in
 /// every default), unless a required field has no default; then decline,
-/// with a note naming the fields.
+/// with a note (no prefix) naming the fields.
 pub fn with_defaults(request: &ElicitationRequest) -> (ElicitationResponse, Option<String>) {
     let ElicitationRequest::Form { message, form } = request else {
         return (
             ElicitationResponse::Decline,
             Some(format!(
-                "golem-mcp: declined the server's request ({}): --on-elicitation defaults \
-                 does not visit URLs",
+                "declined the server's request ({}): --on-elicitation defaults does not visit \
+                 URLs",
                 quoted_message(request)
             )),
         );
@@ -146,9 +177,8 @@ pub fn with_defaults(request: &ElicitationRequest) -> (ElicitationResponse, Opti
     (
         ElicitationResponse::Decline,
         Some(format!(
-            "golem-mcp: declined the server's form ({message:?}): --on-elicitation defaults \
-             cannot fill the required field{} {}, which {} no default; --on-elicitation ask \
-             prompts for {}",
+            "declined the server's form ({message:?}): --on-elicitation defaults cannot fill \
+             the required field{} {}, which {} no default; --on-elicitation ask prompts for {}",
             if missing.len() == 1 { "" } else { "s" },
             missing.join(", "),
             if missing.len() == 1 { "has" } else { "have" },
@@ -160,7 +190,7 @@ pub fn with_defaults(request: &ElicitationRequest) -> (ElicitationResponse, Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::elicit::fixtures::{EVERY_KIND, form, received};
+    use crate::fixtures::{EVERY_KIND, form, received};
 
     #[test]
     fn defaults_accept_unless_a_required_field_has_none() {

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use golem_mcp::{ElicitationResponse, Form};
 use serde_json::Map;
 
-use crate::elicit::fields::{describe_field, read_value};
+use crate::fields::{describe_field, read_value};
 
 /// Prompts for each field of `form`: its title, description, type, choices
 /// and default; Enter takes the default (or leaves an optional field out).
@@ -142,7 +142,7 @@ fn read_line(input: &mut impl BufRead) -> std::io::Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::elicit::fixtures::{EVERY_KIND, form};
+    use crate::fixtures::{EVERY_KIND, form};
     use serde_json::{Value, json};
 
     fn answer(form: &Form, typed: &str) -> (ElicitationResponse, String) {

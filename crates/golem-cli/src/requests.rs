@@ -1,0 +1,221 @@
+//! What `golem` answers when an MCP server asks something of it: its
+//! user's input (elicitation, `--on-elicitation`, with the terminal forms
+//! of `golem-elicit` that `golem-mcp` uses too), the directories it may
+//! work in (roots, `--root`), and its model (sampling, only with
+//! `--allow-sampling`: the request and the model's answer are shown on
+//! stderr, and what it cost is in the usage totals). It knows nothing of
+//! the run or of how servers are started: `servers.rs` asks it for each
+//! server's `ClientConfig`.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use golem_agent::mcp::{
+    ClientConfig, CreateMessageRequest, CreateMessageResult, HandlerFuture, RequestContext, Root,
+    SamplingContent, SamplingHandler, sampling_with_model,
+};
+use golem_agent::model::{BoxFuture, Model, ModelError, Request, Response, Usage};
+use golem_elicit::{Elicitor, Mode, Screen};
+
+use crate::show::{Output, one_line};
+
+/// The most characters of a sampling request or answer shown.
+const SAMPLING_SHOWN: usize = 200;
+
+/// How the servers' requests are answered: the same for every server.
+#[derive(Clone)]
+pub struct Answers {
+    /// `--on-elicitation`.
+    pub elicitation: Mode,
+    /// `--root`: `None` declares no roots capability.
+    pub roots: Option<Vec<Root>>,
+    /// `--allow-sampling`: the model that answers, else sampling is not
+    /// offered (and a server's request is refused, as the protocol says).
+    pub sampling: Option<Arc<dyn Model>>,
+}
+
+impl Answers {
+    /// The client configuration of server `name`: the handlers registered
+    /// are exactly what it is offered.
+    pub fn config(&self, name: &str, output: &Output, spent: &SamplingUsage) -> ClientConfig {
+        let screen: Arc<dyn Screen> = Arc::new(output.clone());
+        let mut config =
+            ClientConfig::default().with_elicitation(Elicitor::new(self.elicitation, screen));
+        if let Some(roots) = &self.roots {
+            config = config.with_roots(roots.clone());
+        }
+        if let Some(model) = &self.sampling {
+            let counted: Arc<dyn Model> = Arc::new(Counted {
+                model: Arc::clone(model),
+                spent: spent.clone(),
+            });
+            config = config.with_sampling(Shown {
+                server: name.to_owned(),
+                output: output.clone(),
+                inner: sampling_with_model(counted),
+            });
+        }
+        config
+    }
+}
+
+/// Notes of the elicitation handler after `golem: `; a prompt ends the
+/// answer's open line first (nothing else draws on the terminal).
+impl Screen for Output {
+    fn note(&self, text: &str) {
+        Output::note(self, text);
+    }
+
+    fn pause(&self) -> Box<dyn Send> {
+        self.end_line();
+        Box::new(())
+    }
+}
+
+/// What the servers' sampling requests cost, for the usage totals. Clones
+/// share the count.
+#[derive(Debug, Clone, Default)]
+pub struct SamplingUsage(Arc<Mutex<Usage>>);
+
+impl SamplingUsage {
+    /// The usage of every sampling request answered so far.
+    pub fn total(&self) -> Usage {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add(&self, usage: Usage) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) += usage;
+    }
+}
+
+/// The model, counting what each answer cost.
+struct Counted {
+    model: Arc<dyn Model>,
+    spent: SamplingUsage,
+}
+
+impl Model for Counted {
+    fn request<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>> {
+        Box::pin(async move {
+            let response = self.model.request(request).await?;
+            self.spent.add(Usage {
+                requests: 1,
+                ..response.usage
+            });
+            Ok(response)
+        })
+    }
+
+    fn name(&self) -> &str {
+        self.model.name()
+    }
+}
+
+/// Sampling by the model, each request and answer shown on stderr.
+struct Shown<H> {
+    server: String,
+    output: Output,
+    inner: H,
+}
+
+impl<H: SamplingHandler> SamplingHandler for Shown<H> {
+    fn create_message(
+        &self,
+        request: CreateMessageRequest,
+        context: RequestContext,
+    ) -> HandlerFuture<CreateMessageResult> {
+        self.output.note(&sampling_request(&self.server, &request));
+        let answer = self.inner.create_message(request, context);
+        let (server, output) = (self.server.clone(), self.output.clone());
+        Box::pin(async move {
+            let result = answer.await;
+            match &result {
+                Ok(answer) => output.note(&sampling_answer(&server, answer)),
+                Err(error) => output.note(&format!(
+                    "[{server}] sampling failed: {}",
+                    one_line(&error.to_string(), SAMPLING_SHOWN)
+                )),
+            }
+            result
+        })
+    }
+
+    fn supports_tools(&self) -> bool {
+        self.inner.supports_tools()
+    }
+}
+
+/// `[srv] sampling request (1 message, at most 50 tokens): what is MCP?`:
+/// the last message's text.
+fn sampling_request(server: &str, request: &CreateMessageRequest) -> String {
+    let last = request
+        .messages
+        .last()
+        .map(|message| text_of(&message.content))
+        .unwrap_or_default();
+    let count = request.messages.len();
+    format!(
+        "[{server}] sampling request ({count} message{}, at most {} tokens): {}",
+        if count == 1 { "" } else { "s" },
+        request.max_tokens,
+        one_line(&last, SAMPLING_SHOWN)
+    )
+}
+
+/// `[srv] sampling answer (gpt-fake): MCP is ...`.
+fn sampling_answer(server: &str, answer: &CreateMessageResult) -> String {
+    let mut text = text_of(&answer.content);
+    let calls = answer
+        .content
+        .iter()
+        .filter(|block| matches!(block, SamplingContent::ToolUse { .. }))
+        .count();
+    if calls > 0 {
+        text.push_str(&format!(
+            " [{calls} tool call{}]",
+            if calls == 1 { "" } else { "s" }
+        ));
+    }
+    format!(
+        "[{server}] sampling answer ({}): {}",
+        one_line(&answer.model, SAMPLING_SHOWN),
+        one_line(&text, SAMPLING_SHOWN)
+    )
+}
+
+/// The text blocks of a message, one after the other; other blocks as
+/// `[image]`, `[audio]`.
+fn text_of(content: &[SamplingContent]) -> String {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            SamplingContent::Text { text } => Some(text.clone()),
+            SamplingContent::Image { .. } => Some("[image]".into()),
+            SamplingContent::Audio { .. } => Some("[audio]".into()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sampling_request_and_its_answer_are_one_line_each() {
+        let request: CreateMessageRequest = serde_json::from_value(serde_json::json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "what is\nMCP?"}}],
+            "maxTokens": 50
+        }))
+        .expect("a request");
+        assert_eq!(
+            sampling_request("py", &request),
+            "[py] sampling request (1 message, at most 50 tokens): what is MCP?"
+        );
+        let answer = CreateMessageResult::text("gpt-fake", "a protocol");
+        assert_eq!(
+            sampling_answer("py", &answer),
+            "[py] sampling answer (gpt-fake): a protocol"
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! What the test files of the `golem` binary share: the binary under
+//! [`PATIENCE`] with a test key, the npm peers `scripts/install-peers.sh`
+//! installs (a missing one fails the test), [`TempDir`] with its
+//! `mcpServers` files, and the waits on processes (each bounded).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use golem_fake_provider::FakeProvider;
+use serde_json::{Value, json};
+
+/// How long any one command may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(90);
+/// The key the tests pass; it must never be printed.
+pub const KEY: &str = "sk-test-secret-0123456789";
+
+pub fn filesystem_server() -> String {
+    peer_bin("mcp-server-filesystem")
+}
+
+pub fn everything_server() -> String {
+    peer_bin("mcp-server-everything")
+}
+
+/// A server installed by `scripts/install-peers.sh` (from npm).
+pub fn peer_bin(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/node_modules/.bin")
+        .join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// A directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new() -> Self {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "golem-cli-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("temp dir");
+        // The filesystem server compares resolved paths.
+        TempDir(path.canonicalize().expect("canonical"))
+    }
+
+    pub fn file(&self, name: &str, contents: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, contents).expect("written");
+        path
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// An mcpServers file with a filesystem server per name, each serving
+    /// this directory.
+    pub fn config(&self, names: &[&str]) -> PathBuf {
+        let servers: serde_json::Map<String, Value> = names
+            .iter()
+            .map(|name| {
+                (
+                    (*name).to_owned(),
+                    json!({"command": filesystem_server(), "args": [self.0]}),
+                )
+            })
+            .collect();
+        self.file("mcp.json", &json!({ "mcpServers": servers }).to_string())
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `golem` with a key in `OPENAI_API_KEY` and no other provider variables.
+/// `golem run` with the fake OpenAI-compatible model of `provider`.
+pub fn run_on(provider: &FakeProvider) -> Command {
+    let mut command = golem();
+    command.args([
+        "run",
+        "--model",
+        "openai:gpt-fake",
+        "--base-url",
+        provider.openai_base_url(),
+    ]);
+    command
+}
+
+pub fn golem() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_golem"));
+    command
+        .timeout(PATIENCE)
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("OPENAI_API_KEY", KEY);
+    command
+}
+
+/// Whether `text` has a line starting with `start` and ending with `end`.
+pub fn has_line(text: &str, start: &str, end: &str) -> bool {
+    text.lines()
+        .any(|line| line.starts_with(start) && line.ends_with(end))
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The pids of `parent`'s children.
+pub fn children(parent: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| parent_of(*pid) == Some(parent))
+        .collect()
+}
+
+pub fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's name in parentheses: state, then the parent.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Whether `pid` runs (a zombie does not count).
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|end| stat[end + 2..].chars().next())
+            .is_some_and(|state| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+/// Sends SIGINT (Ctrl-C) to `child` and waits, at most [`PATIENCE`], for
+/// it to end.
+pub fn interrupt(child: &mut std::process::Child) -> std::process::ExitStatus {
+    send_signal(child, libc::SIGINT)
+}
+
+/// Sends `signal` to `child` and waits, at most [`PATIENCE`], for it to
+/// end.
+pub fn send_signal(child: &mut std::process::Child, signal: i32) -> std::process::ExitStatus {
+    // SAFETY: kill(2) with a pid of our own child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "golem did not end on signal {signal}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Types `line` on `child`'s stdin.
+pub fn type_line(child: &mut std::process::Child, line: &str) {
+    use std::io::Write;
+    let stdin = child.stdin.as_mut().expect("stdin");
+    writeln!(stdin, "{line}").expect("write");
+    stdin.flush().expect("flush");
+}
+
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The Python SDK's test server (`peers/python/mcp_py_server.py` on
+/// `peers/.venv`) as the stdio entry `py` of an mcpServers file in `dir`.
+pub fn python_server_config(dir: &TempDir) -> PathBuf {
+    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
+    let python = peers.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        python.display()
+    );
+    let script = peers.join("python/mcp_py_server.py");
+    dir.file(
+        "py.json",
+        &json!({"mcpServers": {"py": {"command": python, "args": [script]}}}).to_string(),
+    )
+}
+
+/// A model that calls `tool` with `arguments` first, then answers with
+/// what it returned: `The tool said: ...`.
+pub fn caller(
+    tool: &'static str,
+    arguments: &'static str,
+) -> impl Fn(&Value) -> golem_fake_provider::Reply {
+    use golem_fake_provider::{Reply, last_tool_result};
+    move |body| match last_tool_result(body) {
+        Some(result) => Reply::Text(format!("The tool said: {result}")),
+        None => Reply::ToolCall {
+            name: tool.into(),
+            arguments: arguments.into(),
+        },
+    }
+}
