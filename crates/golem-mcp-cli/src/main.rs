@@ -63,13 +63,18 @@ fn main() -> ExitCode {
             if let Some(tip) = plan::arguments::missing_separator_tip(&error, std::env::args()) {
                 eprintln!("\n{tip}");
             }
+            // clap has printed the error; `--json` wants it on stdout too.
+            if error.use_stderr() && plan::arguments::asks_for_json(std::env::args()) {
+                Failure::from_clap(&error).print_json();
+            }
             return ExitCode::from(error.exit_code().clamp(0, 255) as u8);
         }
     };
+    let json = cli.options.json;
     let stdin_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let plan = match Plan::from_cli(cli, std::io::stdin().lock(), stdin_is_terminal) {
         Ok(plan) => plan,
-        Err(failure) => return failure.report().into(),
+        Err(failure) => return failure.report(json).into(),
     };
     if plan.verbose {
         trace_library_logs();
@@ -84,7 +89,7 @@ fn main() -> ExitCode {
                 Exit::Transport,
                 format!("cannot start the async runtime: {error}"),
             )
-            .report()
+            .report(json)
             .into();
         }
     };

@@ -91,6 +91,14 @@ pub enum Command {
         /// The arguments, a JSON object ("-" reads it from stdin).
         #[arg(value_name = "ARGS_JSON", default_value = "{}")]
         args_json: String,
+        /// One argument (repeatable), typed by the tool's input schema:
+        /// `--arg count=3` sends 3 to an integer parameter and "3" to a
+        /// string one; arrays and objects are given as JSON. Added to
+        /// ARGS_JSON's object (an --arg wins over the same name there). A
+        /// value that does not fit, or a name the schema does not have
+        /// (unless it allows additionalProperties), is a usage error.
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        arg: Vec<String>,
         /// Run the call as a task (servers of 2025-11-25 that offer it):
         /// its status is shown as it changes, and a timeout cancels it on
         /// the server.
