@@ -77,6 +77,15 @@ pub fn story_stdio() -> [String; 3] {
     ["--".into(), python(), installed(script)]
 }
 
+/// `-- python tests/fixtures/py_schema_server.py`: a Python SDK server
+/// whose `book` tool takes a nested model, a default, literals and
+/// optionals, and whose `wide` tool has 60 parameters.
+pub fn schema_stdio() -> [String; 3] {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_schema_server.py");
+    ["--".into(), python(), installed(script)]
+}
+
 /// The command's stdout, parsed as JSON.
 pub fn stdout_json(output: &std::process::Output) -> Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
