@@ -4,7 +4,7 @@
 //! ```text
 //! golem-mcp info                    [SERVER]
 //! golem-mcp list [--long]           [SERVER]
-//! golem-mcp call TOOL [ARGS_JSON]   [SERVER]
+//! golem-mcp call TOOL [ARGS_JSON] [--arg NAME=VALUE]... [SERVER]
 //! golem-mcp resources [--templates] [SERVER]
 //! golem-mcp read URI [--output FILE | --raw] [SERVER]
 //! golem-mcp prompts                 [SERVER]
@@ -19,8 +19,10 @@
 //! (`--sse`: the URL is an HTTP+SSE event stream; without it, such a
 //! server is found by the streamable transport's fallback).
 //! Exit status: 0 success, 1 the tool answered `isError`, 2 usage error,
-//! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout, 130 Ctrl-C
-//! (ADR 0005). It answers the server's elicitation requests
+//! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout, 130 Ctrl-C,
+//! 143 SIGTERM, 129 SIGHUP (ADRs 0005 and 0021; after a timeout or a signal the
+//! server hears of the abandoned call and the session ends, within 2 s). With
+//! `--json` a failure is also one JSON object on stdout. It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
 //! messages on stderr, and declares no sampling capability. HTTP servers
 //! that require OAuth are authorized when they ask (`plan/oauth.rs`).
