@@ -293,7 +293,7 @@ everything_checks() {
   expect_status 0
   expect_stdout_line '^get-structured-content \(Get Structured Content Tool\)$'
   expect_stdout_line '^  hints: read-only, idempotent, closed world$'
-  expect_stdout_line '^  output: \{.*"temperature"'
+  expect_stdout_line '^    temperature: number, required — Temperature in celsius$'
   expect_stdout_line '^  task: required$'
   verdict "list --long: titles, hints, task support, output schemas"
 
@@ -484,7 +484,8 @@ python_checks() { # python_checks PROGRESS-EXPECTED SERVER-OPTIONS...
 
   run list --long "$@"
   expect_status 0
-  expect_stdout_line '^  output: \{"properties":\{"result":\{"title":"Result","type":"integer"\}\}'
+  expect_stdout_line '^    a: integer, required$'
+  expect_stdout_line '^    result: integer, required$'
   verdict "list --long: the SDK's derived output schemas"
 
   # The Python SDK (2.x) no longer declares the logging capability. In the

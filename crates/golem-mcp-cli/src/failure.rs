@@ -1,8 +1,13 @@
-//! Exit statuses, and how a failure becomes one clear line on stderr. It
-//! knows nothing of the stage that failed: planning and running alike
-//! return a `Failure`, library errors mapped by kind.
+//! Exit statuses, and how a failure becomes one clear line on stderr (and,
+//! with `--json`, one JSON object on stdout). It knows nothing of the stage
+//! that failed: planning and running alike return a `Failure`, library
+//! errors mapped by kind.
 
+use std::io::Write as _;
 use std::process::ExitCode;
+
+use golem_mcp::ProtocolError;
+use serde_json::{Value, json};
 
 /// The exit status of `golem-mcp`. The numbers are part of its interface
 /// (ADR 0005).
@@ -21,8 +26,29 @@ pub enum Exit {
     Transport = 4,
     /// `--timeout` ran out.
     Timeout = 5,
+    /// SIGHUP (the terminal went away) ended the command; 128 + 1.
+    HungUp = 129,
     /// Ctrl-C (SIGINT) ended the command; 128 + 2, as shells report it.
     Interrupted = 130,
+    /// SIGTERM ended the command; 128 + 15.
+    Terminated = 143,
+}
+
+impl Exit {
+    /// The status as `--json` errors name it.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Exit::Success => "success",
+            Exit::ToolError => "tool",
+            Exit::Usage => "usage",
+            Exit::Protocol => "protocol",
+            Exit::Transport => "transport",
+            Exit::Timeout => "timeout",
+            Exit::HungUp => "hangup",
+            Exit::Interrupted => "interrupted",
+            Exit::Terminated => "terminated",
+        }
+    }
 }
 
 impl From<Exit> for ExitCode {
@@ -42,6 +68,19 @@ pub struct Failure {
     /// Whether the stdio server process is known to have exited: there is
     /// no session left to close.
     pub server_exited: bool,
+    /// What the server answered, when it refused (boxed: a `Failure` is
+    /// the error of every planning step, and mostly has none).
+    pub answer: Option<Box<Answer>>,
+}
+
+/// What the server answered when it refused, for `--json`.
+#[derive(Debug)]
+pub struct Answer {
+    /// Its JSON-RPC error, when it answered with one.
+    pub jsonrpc: Option<ProtocolError>,
+    /// The HTTP status and the URL that answered with it, when an HTTP
+    /// answer was refused.
+    pub http: Option<(u16, String)>,
 }
 
 impl Failure {
@@ -51,6 +90,7 @@ impl Failure {
             exit,
             message: message.into(),
             server_exited: false,
+            answer: None,
         }
     }
 
@@ -74,19 +114,71 @@ impl Failure {
             golem_mcp::Error::NotSupported { .. } => Exit::Usage,
             _ => Exit::Transport,
         };
+        let answer = Answer {
+            jsonrpc: error.protocol_error().cloned(),
+            http: error
+                .http_status()
+                .map(|refused| (refused.status, refused.url.clone())),
+        };
         Failure {
             exit,
             message: describe(error),
             server_exited: error.process_exit().is_some(),
+            answer: (answer.jsonrpc.is_some() || answer.http.is_some()).then(|| Box::new(answer)),
         }
     }
 
-    /// Prints the message on stderr and returns the exit status.
-    pub fn report(self) -> Exit {
+    /// Prints the message on stderr and, with `--json` (`json`), the
+    /// failure as one JSON object on stdout ([`Failure::to_json`]); returns
+    /// the exit status.
+    pub fn report(self, json: bool) -> Exit {
         // The message carries what servers said: escaped, and indented
         // past its first line so that none of it passes for a line of ours.
         eprintln!("golem-mcp: {}", golem_terminal::message(&self.message));
+        if json {
+            self.print_json();
+        }
         self.exit
+    }
+
+    /// Prints [`Failure::to_json`] on stdout.
+    pub fn print_json(&self) {
+        let mut text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        text.push('\n');
+        let mut stdout = std::io::stdout().lock();
+        // Nothing is left to report a closed stdout to.
+        let _ = stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
+
+    /// A command line clap refused: a usage error (exit 2) with clap's
+    /// one-line message.
+    pub fn from_clap(error: &clap::Error) -> Self {
+        let rendered = error.render().to_string();
+        let first = rendered.lines().next().unwrap_or_default();
+        let message = first.strip_prefix("error: ").unwrap_or(first).trim();
+        Failure::usage(message.to_owned())
+    }
+
+    /// The failure as `--json` prints it: `{"error": {"kind", "exit",
+    /// "message"}}`, with `"jsonrpc": {"code", "message", "data"}` when the
+    /// server answered with a JSON-RPC error and `"http": {"status",
+    /// "url"}` when an HTTP answer was refused.
+    pub fn to_json(&self) -> Value {
+        let mut error = json!({
+            "kind": self.exit.kind(),
+            "exit": self.exit as u8,
+            "message": self.message,
+        });
+        let answer = self.answer.as_deref();
+        if let Some(rpc) = answer.and_then(|answer| answer.jsonrpc.as_ref()) {
+            error["jsonrpc"] = json!({"code": rpc.code, "message": rpc.message, "data": rpc.data});
+        }
+        if let Some((status, url)) = answer.and_then(|answer| answer.http.as_ref()) {
+            error["http"] = json!({"status": status, "url": url});
+        }
+        json!({ "error": error })
     }
 }
 
@@ -195,5 +287,33 @@ mod tests {
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         };
         assert_eq!(Failure::from_mcp(&spawn).exit, Exit::Transport);
+    }
+
+    #[test]
+    fn as_json_a_failure_names_its_kind_exit_and_the_servers_answer() {
+        let usage = Failure::usage("no server given").to_json();
+        assert_eq!(
+            usage,
+            json!({"error": {"kind": "usage", "exit": 2, "message": "no server given"}})
+        );
+        let protocol = golem_mcp::Error::Protocol {
+            operation: "tools/call x".into(),
+            source: ProtocolError {
+                code: -32602,
+                message: "Unknown tool: x".into(),
+                data: Some(json!({"tool": "x"})),
+            },
+        };
+        let value = Failure::from_mcp(&protocol).to_json();
+        assert_eq!(value["error"]["kind"], "protocol");
+        assert_eq!(value["error"]["exit"], 3);
+        assert_eq!(
+            value["error"]["jsonrpc"],
+            json!({"code": -32602, "message": "Unknown tool: x", "data": {"tool": "x"}})
+        );
+        assert!(value["error"].get("http").is_none(), "{value}");
+        let cut = Failure::new(Exit::Terminated, "terminated (SIGTERM) while calling x");
+        assert_eq!(cut.to_json()["error"]["kind"], "terminated");
+        assert_eq!(cut.to_json()["error"]["exit"], 143);
     }
 }

@@ -256,18 +256,21 @@ fn scaled(value: f64) -> u64 {
     }
 }
 
-/// `calling echo: 2/5 step two`, or without a total `calling echo: 2 …`.
+/// `calling echo: 2/5 step two`, or without a total `calling echo: 2 …`;
+/// a message that already carries the counts (`step 2/5`) is shown alone.
 fn progress_message(stage: &str, report: &Progress) -> String {
-    let mut message = format!("{stage}: {}", report.progress);
-    if let Some(total) = report.total {
-        message.push_str(&format!("/{total}"));
-    }
-    if let Some(text) = report.message.as_deref().filter(|text| !text.is_empty()) {
+    let counts = match report.total {
+        Some(total) => format!("{}/{total}", report.progress),
+        None => report.progress.to_string(),
+    };
+    match report.message.as_deref().filter(|text| !text.is_empty()) {
         // The server's words, on the spinner line: escaped.
-        message.push(' ');
-        message.push_str(&golem_terminal::one_line(text));
+        Some(text) if report.total.is_some() && text.contains(&counts) => {
+            format!("{stage}: {}", golem_terminal::one_line(text))
+        }
+        Some(text) => format!("{stage}: {counts} {}", golem_terminal::one_line(text)),
+        None => format!("{stage}: {counts}"),
     }
-    message
 }
 
 #[cfg(test)]
@@ -281,7 +284,15 @@ mod tests {
         };
         assert_eq!(
             progress_message("calling slow", &report(2.0, Some(5.0), Some("step 2/5"))),
-            "calling slow: 2/5 step 2/5"
+            "calling slow: step 2/5"
+        );
+        assert_eq!(
+            progress_message("calling slow", &report(2.0, Some(5.0), Some("loading"))),
+            "calling slow: 2/5 loading"
+        );
+        assert_eq!(
+            progress_message("calling slow", &report(0.25, Some(1.0), None)),
+            "calling slow: 0.25/1"
         );
         assert_eq!(
             progress_message("calling slow", &report(0.5, None, None)),

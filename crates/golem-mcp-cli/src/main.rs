@@ -4,7 +4,7 @@
 //! ```text
 //! golem-mcp info                    [SERVER]
 //! golem-mcp list [--long]           [SERVER]
-//! golem-mcp call TOOL [ARGS_JSON]   [SERVER]
+//! golem-mcp call TOOL [ARGS_JSON] [--arg NAME=VALUE]... [SERVER]
 //! golem-mcp resources [--templates] [SERVER]
 //! golem-mcp read URI [--output FILE | --raw] [SERVER]
 //! golem-mcp prompts                 [SERVER]
@@ -19,8 +19,10 @@
 //! (`--sse`: the URL is an HTTP+SSE event stream; without it, such a
 //! server is found by the streamable transport's fallback).
 //! Exit status: 0 success, 1 the tool answered `isError`, 2 usage error,
-//! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout, 130 Ctrl-C
-//! (ADR 0005). It answers the server's elicitation requests
+//! 3 JSON-RPC error, 4 transport, process or HTTP failure, 5 timeout, 130 Ctrl-C,
+//! 143 SIGTERM, 129 SIGHUP (ADRs 0005 and 0022; after a timeout or a signal the
+//! server hears of the abandoned call and the session ends, within 2 s). With
+//! `--json` a failure is also one JSON object on stdout. It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
 //! messages on stderr, and declares no sampling capability. HTTP servers
 //! that require OAuth are authorized when they ask (`plan/oauth.rs`).
@@ -63,13 +65,18 @@ fn main() -> ExitCode {
             if let Some(tip) = plan::arguments::missing_separator_tip(&error, std::env::args()) {
                 eprintln!("\n{tip}");
             }
+            // clap has printed the error; `--json` wants it on stdout too.
+            if error.use_stderr() && plan::arguments::asks_for_json(std::env::args()) {
+                Failure::from_clap(&error).print_json();
+            }
             return ExitCode::from(error.exit_code().clamp(0, 255) as u8);
         }
     };
+    let json = cli.options.json;
     let stdin_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let plan = match Plan::from_cli(cli, std::io::stdin().lock(), stdin_is_terminal) {
         Ok(plan) => plan,
-        Err(failure) => return failure.report().into(),
+        Err(failure) => return failure.report(json).into(),
     };
     if plan.verbose {
         trace_library_logs();
@@ -84,7 +91,7 @@ fn main() -> ExitCode {
                 Exit::Transport,
                 format!("cannot start the async runtime: {error}"),
             )
-            .report()
+            .report(json)
             .into();
         }
     };

@@ -128,7 +128,9 @@ fn list_long_shows_title_hints_task_support_and_output_schema() {
         "{structured}"
     );
     assert!(
-        structured.contains("\n  output: {") && structured.contains("temperature"),
+        structured.contains("\n  output:\n")
+            && structured
+                .contains("\n    temperature: number, required — Temperature in celsius\n"),
         "{structured}"
     );
     let research = text

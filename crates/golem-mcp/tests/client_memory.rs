@@ -310,6 +310,25 @@ async fn an_abandoned_call_is_announced_at_once_and_its_late_answer_dropped() {
 }
 
 #[tokio::test]
+async fn a_call_abandoned_just_before_close_is_announced_before_the_session_ends() {
+    let (client, mut peer) = connected().await;
+    let abandoned = tokio::time::timeout(
+        Duration::from_millis(50),
+        client.call_tool("hang", no_args()),
+    )
+    .await;
+    assert!(abandoned.is_err(), "the call must time out");
+    // At once, as a command interrupted by Ctrl-C does: the cancellation
+    // is still queued when the session ends.
+    client.close().await.expect("closed");
+    let hung = next_message(&mut peer).await;
+    assert_eq!(hung["method"], "tools/call");
+    let cancelled = next_message(&mut peer).await;
+    assert_eq!(cancelled["method"], "notifications/cancelled");
+    assert_eq!(cancelled["params"]["requestId"], hung["id"]);
+}
+
+#[tokio::test]
 async fn an_interrupted_initialize_is_resumed_not_repeated() {
     let (transport, mut peer) = memory_pair();
     let client = Client::new(transport);

@@ -38,13 +38,29 @@ Authorization: an HTTP server that requires OAuth is authorized when it asks (th
 browser opens; tokens are cached in $XDG_CONFIG_HOME/golem-mcp/tokens.json, mode 0600);
 `login` authorizes ahead of time, `logout` forgets the tokens.
 
+call --arg NAME=VALUE (repeatable) types each value by the tool's input schema
+(3 is a number for an integer parameter, a string for a string one; arrays and
+objects as JSON) and adds it to ARGS_JSON; a value that does not fit, or a name
+the schema lacks, is a usage error naming the parameter.
+
+list --long shows each parameter on a line: name, type, required or optional,
+default, allowed values, the first line of its description; nested objects
+indented; long schemas cut after 40 lines (list --json has them whole).
+
+--json: the answer as JSON on stdout; a failure as one object on stdout,
+{\"error\": {\"kind\", \"exit\", \"message\", \"jsonrpc\": {...}, \"http\": {...}}}
+(the last two when the server refused so), with the usual line on stderr.
+
 Exit status: 0 success; 1 the tool answered isError (its text is still printed);
 2 usage error (an unknown tool included); 3 JSON-RPC error; 4 transport, process or
-HTTP failure; 5 timeout; 130 interrupted (Ctrl-C).
+HTTP failure; 5 timeout; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP. After a timeout or a
+signal the server is told, within 2 s: notifications/cancelled for the call in
+flight, then the session's end (HTTP DELETE; a stdio server is stopped).
 
 Examples:
   golem-mcp list -- npx -y @modelcontextprotocol/server-everything
   golem-mcp call echo '{\"message\":\"hi\"}' --url http://127.0.0.1:3001/mcp
+  golem-mcp call get-sum --arg a=2 --arg b=40 -- npx -y @modelcontextprotocol/server-everything
   golem-mcp info --config servers.json --server everything";
 
 /// Inspect and call any Model Context Protocol server from a shell.
@@ -76,7 +92,8 @@ pub enum Command {
     },
     /// List the server's tools, one name per line.
     List {
-        /// Add each tool's description and input schema.
+        /// Add each tool's description, hints and parameters (a line each:
+        /// name, type, required or optional, default, allowed values).
         #[arg(long)]
         long: bool,
         /// A stdio server to start: `-- COMMAND [ARGS...]`.
@@ -91,6 +108,14 @@ pub enum Command {
         /// The arguments, a JSON object ("-" reads it from stdin).
         #[arg(value_name = "ARGS_JSON", default_value = "{}")]
         args_json: String,
+        /// One argument (repeatable), typed by the tool's input schema:
+        /// `--arg count=3` sends 3 to an integer parameter and "3" to a
+        /// string one; arrays and objects are given as JSON. Added to
+        /// ARGS_JSON's object (an --arg wins over the same name there). A
+        /// value that does not fit, or a name the schema does not have
+        /// (unless it allows additionalProperties), is a usage error.
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        arg: Vec<String>,
         /// Run the call as a task (servers of 2025-11-25 that offer it):
         /// its status is shown as it changes, and a timeout cancels it on
         /// the server.
@@ -152,7 +177,8 @@ pub struct Options {
     /// answering prompts or authorizing in the browser does not count.
     #[arg(long, global = true, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: Option<Duration>,
-    /// Machine-readable output on stdout.
+    /// Machine-readable output on stdout, failures included (one JSON
+    /// object: kind, exit, message, the JSON-RPC error or HTTP status).
     #[arg(long, global = true)]
     pub json: bool,
     /// Show the server's stderr and a protocol trace on stderr.

@@ -45,6 +45,15 @@ pub fn missing_separator_tip(
     )
 }
 
+/// Whether a command line clap refused asks for `--json` (before `--`,
+/// after which the words are the server's).
+pub fn asks_for_json(args: impl IntoIterator<Item = String>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json")
+}
+
 /// `ARGS_JSON`, or stdin for `-`: a JSON object, kept byte for byte.
 pub fn read_arguments(args_json: &str, mut stdin: impl Read) -> Result<Box<RawValue>, Failure> {
     let (text, from) = if args_json == "-" {

@@ -11,6 +11,7 @@ pub mod features;
 mod oauth;
 pub mod pausing;
 pub mod target;
+pub mod typed;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ use features::FeatureAction;
 use golem_elicit as elicit;
 use pausing::ConsoleSlot;
 use target::{Target, select_target};
+use typed::Pair;
 
 /// The default of `--timeout`, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
@@ -44,8 +46,11 @@ pub enum Action {
     Call {
         /// The tool.
         tool: String,
-        /// Its arguments, a JSON object, sent verbatim.
+        /// Its arguments, a JSON object, sent verbatim unless `pairs`
+        /// add to it.
         arguments: Box<RawValue>,
+        /// `--arg key=value`, typed once the tool's schema is known.
+        pairs: Vec<Pair>,
         /// `--task`: run it as a task.
         task: bool,
     },
@@ -114,10 +119,12 @@ impl Plan {
             Command::Call {
                 tool,
                 args_json,
+                arg,
                 task,
                 server_command,
             } => {
                 let arguments = read_arguments(&args_json, stdin)?;
+                let pairs = typed::parse_pairs(&arg)?;
                 if tool.trim().is_empty() {
                     return Err(Failure::usage(
                         "the tool name is empty; `golem-mcp list` shows the server's tools",
@@ -127,6 +134,7 @@ impl Plan {
                     Action::Call {
                         tool,
                         arguments,
+                        pairs,
                         task,
                     },
                     server_command,

@@ -5,8 +5,10 @@
 //! client or of stdout: every function takes values and returns a `String`.
 
 pub mod content;
+pub mod ordered;
 pub mod prompts;
 pub mod resources;
+pub mod schema;
 pub mod server;
 pub mod status;
 pub mod text;

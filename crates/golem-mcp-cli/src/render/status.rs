@@ -3,6 +3,7 @@
 //! nothing of the console that writes them.
 
 use golem_mcp::{LogMessage, Task};
+use serde_json::{Map, Value};
 
 /// A server's log message as one line of stderr, e.g. `golem-mcp: server
 /// log [warning] db: slow query`. Control characters (newlines, terminal
@@ -17,8 +18,61 @@ pub fn log_line(message: &LogMessage) -> String {
         line.push_str(&golem_terminal::one_line(logger));
         line.push_str(": ");
     }
-    line.push_str(&golem_terminal::one_line(&message.text()));
+    line.push_str(&golem_terminal::one_line(&log_text(&message.data)));
     line
+}
+
+/// A log message's data as text: a string as it is; an object that
+/// carries its text under `msg` or `message` (fastmcp sends `{"msg": ...,
+/// "extra": {...}}`) as that text followed by its other fields, `(key=value,
+/// ...)`, with `extra`'s fields in place of `extra` and nulls left out; any
+/// other object as its fields; anything else as compact JSON.
+pub fn log_text(data: &Value) -> String {
+    let Value::Object(object) = data else {
+        return match data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+    };
+    let text_key = ["msg", "message"]
+        .into_iter()
+        .find(|key| object.get(*key).is_some_and(Value::is_string));
+    let mut fields: Vec<String> = Vec::new();
+    let mut add = |object: &Map<String, Value>, skip: Option<&str>| {
+        for (key, value) in object {
+            if Some(key.as_str()) == skip || value.is_null() {
+                continue;
+            }
+            let shown = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            fields.push(format!("{key}={shown}"));
+        }
+    };
+    let Some(text_key) = text_key else {
+        add(object, None);
+        return match fields.is_empty() {
+            true => data.to_string(),
+            false => fields.join(", "),
+        };
+    };
+    let rest: Map<String, Value> = object
+        .iter()
+        .filter(|(key, _)| *key != "extra")
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    add(&rest, Some(text_key));
+    if let Some(Value::Object(extra)) = object.get("extra") {
+        add(extra, None);
+    } else if let Some(extra) = object.get("extra").filter(|extra| !extra.is_null()) {
+        fields.push(format!("extra={extra}"));
+    }
+    let text = object[text_key].as_str().unwrap_or_default();
+    match fields.is_empty() {
+        true => text.to_owned(),
+        false => format!("{text} ({})", fields.join(", ")),
+    }
 }
 
 /// A task's status as one line, e.g. `task 7f3a: working (Analyzing
@@ -61,6 +115,32 @@ mod tests {
     }
 
     #[test]
+    fn structured_log_data_reads_as_its_text_and_fields() {
+        use serde_json::json;
+        assert_eq!(
+            log_text(&json!({"msg": "starting", "extra": null})),
+            "starting"
+        );
+        assert_eq!(
+            log_text(
+                &json!({"msg": "disk almost full", "extra": {"free_mb": 12, "volume": "/data"}})
+            ),
+            "disk almost full (free_mb=12, volume=/data)"
+        );
+        assert_eq!(
+            log_text(&json!({"message": "done", "took_ms": 5, "tags": ["a"]})),
+            "done (tags=[\"a\"], took_ms=5)"
+        );
+        assert_eq!(log_text(&json!({"msg": "x", "extra": 3})), "x (extra=3)");
+        assert_eq!(
+            log_text(&json!({"msg": 1, "level": "hi"})),
+            "level=hi, msg=1"
+        );
+        assert_eq!(log_text(&json!({})), "{}");
+        assert_eq!(log_text(&json!(null)), "null");
+    }
+
+    #[test]
     fn a_log_message_is_one_line_with_level_and_logger() {
         use serde_json::json;
         let message =
@@ -73,7 +153,11 @@ mod tests {
         );
         assert_eq!(
             log_line(&message(json!({"level": "error", "data": {"code": 7}}))),
-            "golem-mcp: server log [error] {\"code\":7}"
+            "golem-mcp: server log [error] code=7"
+        );
+        assert_eq!(
+            log_line(&message(json!({"level": "error", "data": [1, 2]}))),
+            "golem-mcp: server log [error] [1,2]"
         );
         assert_eq!(
             log_line(&message(

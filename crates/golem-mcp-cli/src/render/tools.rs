@@ -9,11 +9,14 @@ use golem_mcp::{Icon, TaskSupport, ToolAnnotations, ToolInfo};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use crate::render::ordered::Json;
+use crate::render::schema;
 use crate::render::text::{indented, pretty};
 
 /// `list`: one name per line; `--long` adds title, description, the
-/// behaviour hints, task support, and the input and output schemas (the
-/// server's bytes), with a blank line between tools.
+/// behaviour hints, task support, and a line per parameter of the input
+/// and output schemas (`render/schema.rs`), with a blank line between
+/// tools.
 pub fn list_text(tools: &[ToolInfo], long: bool) -> String {
     let mut out = String::new();
     for (index, tool) in tools.iter().enumerate() {
@@ -48,14 +51,35 @@ pub fn list_text(tools: &[ToolInfo], long: bool) -> String {
             )));
         }
         match &tool.input_schema {
-            Some(schema) => out.push_str(&indented(&format!("input: {}", schema.get()))),
-            None => out.push_str("  input: (no schema given)\n"),
+            Some(schema) => out.push_str(&schema_section("parameters", schema)),
+            None => out.push_str("  parameters: (no input schema given)\n"),
         }
         if let Some(schema) = &tool.output_schema {
-            out.push_str(&indented(&format!("output: {}", schema.get())));
+            out.push_str(&schema_section("output", schema));
         }
     }
     out
+}
+
+/// `  parameters:` (or `  output:`) and a line per property of `schema`
+/// below it (`render/schema.rs`); a schema without properties on the same
+/// line (`output: object`), one that is no JSON object as it came.
+fn schema_section(label: &str, schema: &RawValue) -> String {
+    let value: Json = match serde_json::from_str(schema.get()) {
+        Ok(value @ Json::Object(_)) => value,
+        _ => return indented(&format!("{label}: {}", schema.get())),
+    };
+    let has_properties = value
+        .get("properties")
+        .and_then(Json::as_object)
+        .is_some_and(|properties| !properties.is_empty());
+    if !has_properties {
+        return match label {
+            "parameters" => "  parameters: none\n".to_owned(),
+            _ => format!("  {label}: {}\n", schema::type_words(&value, &value)),
+        };
+    }
+    format!("  {label}:\n{}", schema::parameters(&value, 4))
 }
 
 /// The behaviour hints as words, with the specification's defaults
@@ -175,9 +199,9 @@ mod tests {
         assert_eq!(list_text(&tools, false), "echo\nbare\n");
         assert_eq!(
             list_text(&tools, true),
-            "echo (Echo)\n  Echoes.\n  Twice.\n  input: {\"type\":\"object\", \"properties\":{\"message\":{}}}\n\
+            "echo (Echo)\n  Echoes.\n  Twice.\n  parameters:\n    message: any, optional\n\
              \n\
-             bare\n  input: (no schema given)\n"
+             bare\n  parameters: (no input schema given)\n"
         );
         let json = list_json(&tools);
         assert!(
@@ -198,7 +222,15 @@ mod tests {
         assert_eq!(
             list_text(&tools, true),
             "weather\n  hints: read-only, idempotent, closed world (title \"Weather\")\n  task: optional\n  \
-             input: {}\n  output: {\"type\":\"object\"}\n"
+             parameters: none\n  output: object\n"
+        );
+        let shaped = [tool(
+            r#"{"name":"forecast","inputSchema":[1],"outputSchema":{"type":"object",
+                "properties":{"celsius":{"type":"number"}},"required":["celsius"]}}"#,
+        )];
+        assert_eq!(
+            list_text(&shaped, true),
+            "forecast\n  parameters: [1]\n  output:\n    celsius: number, required\n"
         );
         let value: Value = serde_json::from_str(&list_json(&tools)).expect("valid JSON");
         assert_eq!(

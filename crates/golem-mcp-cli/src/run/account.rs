@@ -16,7 +16,7 @@ pub async fn login_or_logout(plan: &Plan) -> Option<Exit> {
             Failure::usage(
                 "login and logout apply to HTTP servers (--url) without an Authorization header",
             )
-            .report(),
+            .report(plan.json),
         );
     };
     let url = http.url.trim();
@@ -29,6 +29,6 @@ pub async fn login_or_logout(plan: &Plan) -> Option<Exit> {
             eprintln!("golem-mcp: {done} {url}");
             Exit::Success
         }
-        Err(error) => Failure::new(Exit::Transport, error.to_string()).report(),
+        Err(error) => Failure::new(Exit::Transport, error.to_string()).report(plan.json),
     })
 }

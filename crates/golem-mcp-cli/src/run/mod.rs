@@ -1,6 +1,8 @@
 //! Running: `execute` carries out a [`Plan`] against the server: starts or
-//! reaches it, runs the subcommand under `--timeout` (Ctrl-C ends it
-//! there), prints, and closes the session within a bound. One file per
+//! reaches it, runs the subcommand under `--timeout` (Ctrl-C, SIGTERM and
+//! SIGHUP end it there: `signals.rs`), prints, and closes the session
+//! within a bound; after a timeout or a signal the server is told of the
+//! calls abandoned before the session ends. One file per
 //! subcommand family does the asking; what is printed is rendered in
 //! `render/`. Meanwhile the server's log messages are printed on stderr and
 //! its elicitation requests answered (`--on-elicitation`). It knows nothing
@@ -15,6 +17,7 @@ mod output;
 mod prompts;
 mod resources;
 mod server;
+mod signals;
 mod task;
 mod tools;
 
@@ -31,19 +34,35 @@ use connect::connect;
 use deadline::{alongside, timeout_message, within};
 use golem_elicit::Elicitor;
 use logs::{drain_logs, relay_logs, set_log_level};
+use signals::{Signal, Signals};
 use task::{TaskSlot, cancel_abandoned};
 
-/// How long ending the session may take after the command's work is done,
-/// at most: `--timeout` bounds the whole command, so closing gets only what
-/// is left of it. Past that the server's process group is killed (when the
+/// How long ending the command may take once its work is over, at most:
+/// cancelling a task `call --task` left running, announcing the calls a
+/// signal or `--timeout` abandoned (`notifications/cancelled`) and ending
+/// the session (HTTP `DELETE`, a stdio server's exit). `--timeout` bounds
+/// the whole command, so after a normal answer closing gets only what is
+/// left of it. Past that the server's process group is killed (when the
 /// runtime drops the transport's shutdown task).
 const CLOSE_LIMIT: Duration = Duration::from_secs(2);
 
+/// How the work ended early, when it did.
+enum Cut {
+    /// `--timeout` ran out.
+    Timeout,
+    /// A signal came.
+    Signal(Signal),
+}
+
 /// Runs `plan` and returns the exit status; failures are reported on stderr.
 pub async fn execute(plan: Plan) -> Exit {
+    // Before anything starts: a signal at any moment ends the command the
+    // same way.
+    let mut signals = Signals::listen();
     if let Some(exit) = account::login_or_logout(&plan).await {
         return exit;
     }
+    let json = plan.json;
     let mut feedback = Feedback::new(std::io::stderr().is_terminal() && !plan.verbose);
     let console = feedback.console();
     plan.console.fill(console.clone());
@@ -61,7 +80,7 @@ pub async fn execute(plan: Plan) -> Exit {
         Ok(connected) => connected,
         Err(failure) => {
             feedback.finish();
-            return failure.report();
+            return failure.report(json);
         }
     };
     // Subscribed before anything is sent: the first log message may come
@@ -69,81 +88,91 @@ pub async fn execute(plan: Plan) -> Exit {
     let mut notifications = client.notifications();
     let started = tokio::time::Instant::now();
     let task_slot = TaskSlot::default();
-    let job = work(
-        &client,
-        &plan.action,
-        (plan.json, plan.quiet),
-        plan.log_level,
-        &task_slot,
-        &mut feedback,
-    );
-    let relay = relay_logs(&mut notifications, &console, plan.quiet);
-    let bounded = within(started + plan.timeout, &console, alongside(job, relay));
-    // Ctrl-C ends the command here rather than killing it: the spinner is
-    // cleared, the user is told what was interrupted, and dropping the
-    // client ends the server, whose own process group the terminal's
-    // SIGINT does not reach.
-    let outcome = tokio::select! {
-        outcome = bounded => outcome,
-        _ = tokio::signal::ctrl_c() => {
-            feedback.finish();
-            let exit = Failure::new(
-                Exit::Interrupted,
-                format!("interrupted while {}", feedback.current_stage()),
-            )
-            .report();
-            // A task `call --task` left running on the server is cancelled
-            // there (an HTTP server outlives this command).
-            if let Some(task_id) = task_slot.take() {
-                cancel_abandoned(&client, &task_id, CLOSE_LIMIT).await;
-            }
-            drop(client);
-            return exit;
+    let outcome = {
+        let job = work(
+            &client,
+            &plan.action,
+            (json, plan.quiet),
+            plan.log_level,
+            &task_slot,
+            &mut feedback,
+        );
+        let relay = relay_logs(&mut notifications, &console, plan.quiet);
+        let bounded = within(started + plan.timeout, &console, alongside(job, relay));
+        // A signal ends the command here rather than killing it: the
+        // spinner is cleared, the user is told what was cut short, and the
+        // server is told too (below).
+        tokio::select! {
+            outcome = bounded => outcome.map_err(|()| Cut::Timeout),
+            signal = signals.recv() => Err(Cut::Signal(signal)),
         }
+        // The work is dropped here: a call still in flight is abandoned,
+        // and its cancellation queued for the server.
     };
     // What arrived before the answer is printed before the session ends.
     drain_logs(&mut notifications, &console, plan.quiet).await;
     feedback.finish();
     let deadline = started + plan.timeout + console.paused_for();
-    let (exit, close) = match outcome {
-        Ok(Ok(exit)) => (exit, true),
+    let exit = match outcome {
+        Ok(Ok(exit)) => exit,
         // A server process that exited has no session to end; dropping the
         // client reaps it and kills what is left of its process group.
-        Ok(Err(failure)) if failure.server_exited => (failure.report(), false),
-        Ok(Err(failure)) => (failure.report(), true),
-        Err(_elapsed) => {
-            let failure = Failure::new(
-                Exit::Timeout,
-                timeout_message(
-                    plan.timeout,
-                    feedback.current_stage(),
-                    client.server().is_some(),
-                    server_stderr.as_ref(),
+        Ok(Err(failure)) if failure.server_exited => return failure.report(json),
+        Ok(Err(failure)) => failure.report(json),
+        Err(cut) => {
+            let failure = match cut {
+                Cut::Timeout => Failure::new(
+                    Exit::Timeout,
+                    timeout_message(
+                        plan.timeout,
+                        feedback.current_stage(),
+                        client.server().is_some(),
+                        server_stderr.as_ref(),
+                    ),
                 ),
-            );
-            let exit = failure.report();
-            // A task left running is cancelled, within the time closing
-            // would get; then no time is left to close: dropping the
-            // client kills the server's process group.
-            if let Some(task_id) = task_slot.take() {
-                cancel_abandoned(&client, &task_id, CLOSE_LIMIT).await;
+                Cut::Signal(signal) => Failure::new(
+                    signal.exit(),
+                    format!("{} while {}", signal.word(), feedback.current_stage()),
+                ),
+            };
+            let exit = failure.report(json);
+            // The server is told what was abandoned and the session ends,
+            // within a bound of its own: the deadline is gone.
+            let end_by = tokio::time::Instant::now() + CLOSE_LIMIT;
+            tokio::select! {
+                () = tell_the_server(&client, &task_slot, end_by) => {}
+                // A second signal: the user will not wait.
+                _ = signals.recv() => {}
             }
-            (exit, false)
+            return exit;
         }
     };
-    if !close {
-        return exit;
+    let end_by = deadline.min(tokio::time::Instant::now() + CLOSE_LIMIT);
+    close_by(&client, end_by).await;
+    exit
+}
+
+/// After a timeout or a signal: the task `call --task` left running is
+/// cancelled on the server, the calls abandoned are announced and the
+/// session ended, all by `end_by`.
+async fn tell_the_server(client: &Client, task_slot: &TaskSlot, end_by: tokio::time::Instant) {
+    if let Some(task_id) = task_slot.take() {
+        let limit = end_by.saturating_duration_since(tokio::time::Instant::now());
+        cancel_abandoned(client, &task_id, limit).await;
     }
-    let close_limit =
-        CLOSE_LIMIT.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
-    match tokio::time::timeout(close_limit, client.close()).await {
+    close_by(client, end_by).await;
+}
+
+/// Ends the session by `end_by`: first the cancellations of the calls
+/// abandoned are sent, then the session ends (`Client::close`).
+async fn close_by(client: &Client, end_by: tokio::time::Instant) {
+    match tokio::time::timeout_at(end_by, client.close()).await {
         Ok(Ok(())) => {}
         Ok(Err(error)) => tracing::debug!(error = %describe(&error), "golem-mcp: closing failed"),
         Err(_) => {
             tracing::debug!("golem-mcp: the session did not end in time; the server is killed")
         }
     }
-    exit
 }
 
 /// Initializes the session, sets `--log-level`, and runs the subcommand.
@@ -171,13 +200,18 @@ async fn work(
         Action::Call {
             tool,
             arguments,
+            pairs,
             task: false,
-        } => tools::call(client, tool, arguments, json, feedback).await,
+        } => tools::call(client, tool, (arguments, pairs), json, feedback).await,
         Action::Call {
             tool,
             arguments,
+            pairs,
             task: true,
-        } => task::call(client, tool, arguments, (json, quiet), task_slot, feedback).await,
+        } => {
+            let arguments = (arguments.as_ref(), pairs.as_slice());
+            task::call(client, tool, arguments, (json, quiet), task_slot, feedback).await
+        }
         Action::Features(action) => {
             if let Some(outcome) = capabilities::unless_offered(server, action, json, feedback) {
                 return outcome;

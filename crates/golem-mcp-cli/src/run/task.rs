@@ -11,15 +11,15 @@ use serde_json::value::RawValue;
 
 use crate::failure::{Exit, Failure, describe};
 use crate::feedback::Feedback;
-use crate::render::tools::some_names;
-use crate::run::tools::{NAMES_SHOWN, finish_call};
+use crate::plan::typed::{Pair, typed_arguments};
+use crate::run::tools::{find_tool, finish_call};
 
 /// `call --task`: the call as a task, each status shown, its result
 /// printed.
 pub async fn call(
     client: &Client,
     tool: &str,
-    arguments: &RawValue,
+    (arguments, pairs): (&RawValue, &[Pair]),
     (json, quiet): (bool, bool),
     task_slot: &TaskSlot,
     feedback: &mut Feedback,
@@ -27,11 +27,14 @@ pub async fn call(
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
     feedback.stage(format!("listing tools to find {tool}"));
     let tools = client.list_tools().await.map_err(mcp)?;
-    let Some(listed) = tools.iter().find(|listed| listed.name == tool) else {
-        return Err(Failure::usage(format!(
-            "the server has no tool named {tool:?}; it offers: {}",
-            some_names(&tools, NAMES_SHOWN)
-        )));
+    let listed = find_tool(&tools, tool)?;
+    let typed;
+    let arguments = match pairs.is_empty() {
+        true => arguments,
+        false => {
+            typed = typed_arguments(tool, listed.input_schema.as_deref(), arguments, pairs)?;
+            typed.as_ref()
+        }
     };
     feedback.stage(format!("calling {tool} as a task"));
     let console = feedback.console();

@@ -5,11 +5,12 @@
 //! or 3). It knows nothing of tasks (`task.rs`) beyond lending them the
 //! end of a call.
 
-use golem_mcp::{CallResult, Client};
+use golem_mcp::{CallResult, Client, ToolInfo};
 use serde_json::value::RawValue;
 
 use crate::failure::{Exit, Failure, describe};
 use crate::feedback::Feedback;
+use crate::plan::typed::{Pair, typed_arguments};
 use crate::render::content::call_text;
 use crate::render::text::line;
 use crate::render::tools::{list_json, list_text, some_names};
@@ -39,15 +40,27 @@ pub async fn list(
 }
 
 /// `call` without `--task`: the call, with the server's progress reports
-/// shown, and its result printed.
+/// shown, and its result printed. With `--arg` pairs, the tools are listed
+/// first, to type them by the tool's schema.
 pub async fn call(
     client: &Client,
     tool: &str,
-    arguments: &RawValue,
+    (arguments, pairs): (&RawValue, &[Pair]),
     json: bool,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
+    let typed;
+    let arguments = match pairs.is_empty() {
+        true => arguments,
+        false => {
+            feedback.stage(format!("listing tools to find {tool}'s parameters"));
+            let tools = client.list_tools().await.map_err(mcp)?;
+            let listed = find_tool(&tools, tool)?;
+            typed = typed_arguments(tool, listed.input_schema.as_deref(), arguments, pairs)?;
+            typed.as_ref()
+        }
+    };
     feedback.stage(format!("calling {tool}"));
     let mut on_progress = |report: golem_mcp::Progress| feedback.progress(&report);
     let raw = match client
@@ -101,6 +114,21 @@ pub async fn finish_call(
     } else {
         Ok(Exit::Success)
     }
+}
+
+/// The tool named `tool` among those listed, or a usage error naming the
+/// tools there are.
+pub fn find_tool<'t>(tools: &'t [ToolInfo], tool: &str) -> Result<&'t ToolInfo, Failure> {
+    tools
+        .iter()
+        .find(|listed| listed.name == tool)
+        .ok_or_else(|| {
+            let offers = match tools.is_empty() {
+                true => "it lists no tools".to_owned(),
+                false => format!("it offers: {}", some_names(tools, NAMES_SHOWN)),
+            };
+            Failure::usage(format!("the server has no tool named {tool:?}; {offers}"))
+        })
 }
 
 /// After a refused call (`isError`, which is how many servers report an

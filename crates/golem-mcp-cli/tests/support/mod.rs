@@ -77,6 +77,15 @@ pub fn story_stdio() -> [String; 3] {
     ["--".into(), python(), installed(script)]
 }
 
+/// `-- python tests/fixtures/py_schema_server.py`: a Python SDK server
+/// whose `book` tool takes a nested model, a default, literals and
+/// optionals, and whose `wide` tool has 60 parameters.
+pub fn schema_stdio() -> [String; 3] {
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_schema_server.py");
+    ["--".into(), python(), installed(script)]
+}
+
 /// The command's stdout, parsed as JSON.
 pub fn stdout_json(output: &std::process::Output) -> Value {
     serde_json::from_slice(&output.stdout).expect("stdout is JSON")
@@ -149,7 +158,8 @@ pub fn python_http() -> HttpPeer {
     let mut command = std::process::Command::new(python());
     command
         .arg(python_server_script())
-        .args(["--http", "--port", &port.to_string()]);
+        .args(["--http", "--port", &port.to_string()])
+        .stdout(Stdio::null());
     listening(command, port, "mcp")
 }
 
@@ -161,16 +171,33 @@ pub fn python_sse() -> HttpPeer {
     let mut command = std::process::Command::new(installed(peers().join(".venv-sse/bin/python")));
     command
         .arg(installed(peers().join("python/sse_fastmcp_server.py")))
-        .args(["--port", &port.to_string()]);
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null());
     listening(command, port, "sse")
 }
 
+/// `tests/fixtures/py_recording_server.py` over streamable HTTP, once it
+/// accepts connections, with the lines it records (one per HTTP request,
+/// and its `wait` tool's `tool started` and `tool cancelled`).
+pub fn recording_http() -> (HttpPeer, process::Lines) {
+    let port = free_port();
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/py_recording_server.py");
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(installed(script))
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::piped());
+    let mut peer = listening(command, port, "mcp");
+    let records = process::Lines::of(peer.child.stdout.take().expect("a pipe"));
+    (peer, records)
+}
+
 /// `command`, started, once it accepts connections on `port`; its URL is
-/// `http://127.0.0.1:PORT/PATH`.
+/// `http://127.0.0.1:PORT/PATH`. Its stdout goes where the caller chose.
 fn listening(mut command: std::process::Command, port: u16, path: &str) -> HttpPeer {
     let child = command
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("the Python server starts");

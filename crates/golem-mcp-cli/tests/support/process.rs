@@ -1,6 +1,6 @@
 //! Waiting on what a running command shows, each wait bounded: a line on
 //! one of its pipes ([`Lines`]), a process that is gone ([`wait_until_gone`]).
-//! And Ctrl-C ([`interrupt`]). It knows nothing of `golem-mcp` or its peers.
+//! And signals ([`interrupt`], [`signal`]). It knows nothing of `golem-mcp` or its peers.
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::Child;
@@ -80,8 +80,13 @@ impl Lines {
 
 /// Sends SIGINT to `child`, as Ctrl-C at a terminal does.
 pub fn interrupt(child: &Child) {
+    signal(child, "INT");
+}
+
+/// Sends the signal `name` (`INT`, `TERM`, `HUP`) to `child`.
+pub fn signal(child: &Child, name: &str) {
     let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([&format!("-{name}"), &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());

@@ -27,6 +27,10 @@ use crate::session::serving::Offer;
 use crate::wire::transport::{Outgoing, RequestId, Transport};
 use crate::wire::transport_error::TransportError;
 
+/// How long [`Client::close`] waits for the cancellations of requests
+/// abandoned just before it to be sent.
+const CLOSE_FLUSH_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A client for one MCP server, over any [`Transport`].
 ///
 /// Cheap to clone (clones share the connection) and `Send + Sync`. Any
@@ -554,8 +558,10 @@ impl Client {
     /// once with [`Error::Closed`], and so does every later operation;
     /// closing again does nothing.
     ///
-    /// Not needed for cleanup (dropping the last clone releases the
-    /// transport too) but it waits for the server to be gone, within the
+    /// The `notifications/cancelled` of requests dropped before it are sent
+    /// first (for at most a second). Not needed for cleanup (dropping the
+    /// last clone releases the transport too, but sends no cancellation)
+    /// but it waits for the server to be gone, within the
     /// transport's bound (see [`ShutdownTimeouts`](crate::ShutdownTimeouts)
     /// and `HttpConfig::close_timeout`), and reports a failure to close.
     ///
@@ -566,7 +572,14 @@ impl Client {
         self.inner.connection.close();
         self.inner.hub.end();
         self.inner.initialized.store(false, Ordering::Release);
-        // The inbound task goes first: nothing is read or answered any more.
+        // The cancellations of requests abandoned just before (a command
+        // interrupted, a timeout) are still being sent: they go out before
+        // the session ends, or the server runs those requests on.
+        let inbound_running = lock(&self.inner.inbound).is_some();
+        if inbound_running {
+            let _ = tokio::time::timeout(CLOSE_FLUSH_TIME, self.inner.connection.flush()).await;
+        }
+        // Then the inbound task: nothing is read or answered any more.
         drop(lock(&self.inner.inbound).take());
         drop(lock(&self.inner.driver).take());
         // Not the handshake's lock: a handshake stuck on a send must not hold

@@ -45,6 +45,11 @@ pub(crate) enum Reply {
 pub(crate) enum Command {
     /// Announce that the caller of request `id` went away.
     Cancel(RequestId),
+    /// Say on `done` once every send queued before this one is over
+    /// (delivered, failed or given up): what `close` waits for, so that
+    /// the cancellations of requests abandoned just before reach the
+    /// server before the session ends.
+    Flush(oneshot::Sender<()>),
 }
 
 /// Why the connection carries no more requests.
@@ -242,6 +247,18 @@ impl Connection {
     /// Sends a message, stamped, through the transport.
     pub(crate) async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         self.transport.send(self.stamp(message)).await
+    }
+
+    /// Waits until the inbound side has sent everything queued so far (the
+    /// cancellations of abandoned requests, answers to the server); at once
+    /// when the inbound side is not running. Unbounded itself (each send is
+    /// bounded by the inbound side): the caller sets the limit.
+    pub(crate) async fn flush(&self) {
+        let (done, flushed) = oneshot::channel();
+        if self.commands.send(Command::Flush(done)).is_ok() {
+            // An error means the inbound side is gone: nothing is queued.
+            let _ = flushed.await;
+        }
     }
 
     /// Closes the transport.

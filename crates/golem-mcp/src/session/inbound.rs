@@ -10,6 +10,10 @@
 //! sends what nobody else will: immediate answers, and the
 //! `notifications/cancelled` of requests whose callers went away.
 //!
+//! `close` asks it (`Command::Flush`) to say when its sends are over, so
+//! that a cancellation sent just before the session ends reaches the
+//! server first.
+//!
 //! It never waits for a send before reading on: sends run beside the reads,
 //! so a server that only reads once its output is read cannot deadlock
 //! against it. They are bounded: at most [`MAX_BACKGROUND_SENDS`] at a time
@@ -25,7 +29,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::session::connection::{Command, Connection, TransportTraits, encode_cancellation};
 use crate::session::notifications::{Hub, ServerNotification};
@@ -109,7 +113,14 @@ async fn run<T: Transport>(
     let mut sends = FuturesUnordered::new();
     // Dropped (aborting every handler) when this task ends.
     let mut running = Running::new();
+    // Who waits for the sends under way to be over (`Command::Flush`).
+    let mut flushing: Vec<oneshot::Sender<()>> = Vec::new();
     loop {
+        if sends.is_empty() {
+            for done in flushing.drain(..) {
+                let _ = done.send(());
+            }
+        }
         tokio::select! {
             biased;
             Some(command) = commands.recv() => match command {
@@ -122,6 +133,7 @@ async fn run<T: Transport>(
                 Command::Cancel(id) => {
                     sends.push(send(transport.clone(), connection.stamp(encode_cancellation(id))));
                 }
+                Command::Flush(done) => flushing.push(done),
             },
             Some(()) = sends.next(), if !sends.is_empty() => {}
             () = running.reap(), if !running.is_empty() => {}

@@ -202,7 +202,8 @@ impl fmt::Display for HttpStatusError {
         } else if self.status == 404 {
             write!(
                 f,
-                " (no MCP endpoint at this URL; check its path: servers usually serve it at /mcp)"
+                " (no MCP endpoint at this URL; check its path: servers usually serve it at \
+                 /mcp, or at /sse for the older HTTP+SSE transport)"
             )?;
         } else if let Some(location) = &self.location {
             write!(
@@ -403,6 +404,10 @@ mod tests {
     fn a_404_outside_a_session_says_to_check_the_path() {
         let text = status(404, "").to_string();
         assert!(text.contains("check its path"), "{text}");
+        assert!(
+            text.contains("at /mcp, or at /sse for the older HTTP+SSE transport"),
+            "{text}"
+        );
         let expired = HttpStatusError {
             session_expired: true,
             ..status(404, "")
