@@ -35,6 +35,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .find(|template| template.uri_template.contains("/text/"))
         .ok_or("the server offers no text template")?;
     println!("template: {}", text_template.uri_template);
+    // The values by variable name (a map of strings).
     let uri = text_template
         .template()?
         .expand(&[("resourceId", "7")].into());
@@ -71,8 +72,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("without its city: {error}");
     }
 
-    // Completion: what the server suggests for an argument as it is typed;
-    // the arguments chosen so far may narrow it.
+    // Completion: what the server suggests for an argument as it is typed.
+    // The arguments chosen so far (a map of strings) may narrow it.
     let prompt = CompletionRef::Prompt("completable-prompt");
     let nothing_chosen = Default::default();
     let departments = client

@@ -20,7 +20,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::http::StatusCode;
 use axum::routing::post;
 use golem_agent::mcp::{Client, StdioConfig, StdioTransport};
 use golem_agent::model::{ApiKey, Role};
@@ -114,35 +113,28 @@ async fn serve_stand_in() -> std::io::Result<String> {
     Ok(base_url)
 }
 
-/// One answer of the stand-in, in the API's non-streamed shape: a call of
-/// `echo` while no tool has answered, then the last tool result as text.
-async fn chat_completions(Json(body): Json<Value>) -> (StatusCode, Json<Value>) {
-    if body["stream"] == true {
-        let error = json!({"error": {"type": "invalid_request_error",
-            "message": "this stand-in does not stream"}});
-        return (StatusCode::BAD_REQUEST, Json(error));
-    }
+/// One answer of the stand-in, in the API's non-streamed shape (what
+/// `Agent::run` asks for; `run_stream` would need an event stream): a call
+/// of `echo` while no tool has answered, then the last tool result as text.
+async fn chat_completions(Json(body): Json<Value>) -> Json<Value> {
     let last = body["messages"]
         .as_array()
         .and_then(|messages| messages.last());
-    let message = match last {
-        Some(tool) if tool["role"] == "tool" => json!({
-            "role": "assistant",
-            "content": format!("The echo tool answered \"{}\".", tool["content"].as_str().unwrap_or(""))
-        }),
-        _ => json!({
-            "role": "assistant",
-            "content": null,
-            "tool_calls": [{
+    let (message, finish_reason) = match last {
+        Some(tool) if tool["role"] == "tool" => {
+            let result = tool["content"].as_str().unwrap_or_default();
+            let text = format!("The echo tool answered \"{result}\".");
+            (json!({"role": "assistant", "content": text}), "stop")
+        }
+        _ => {
+            let call = json!({
                 "id": "call_1",
                 "type": "function",
                 "function": {"name": "echo", "arguments": r#"{"message":"hello from golem"}"#}
-            }]
-        }),
-    };
-    let finish_reason = match message["tool_calls"].is_array() {
-        true => "tool_calls",
-        false => "stop",
+            });
+            let message = json!({"role": "assistant", "content": null, "tool_calls": [call]});
+            (message, "tool_calls")
+        }
     };
     let answer = json!({
         "id": "stand-in",
@@ -151,5 +143,5 @@ async fn chat_completions(Json(body): Json<Value>) -> (StatusCode, Json<Value>) 
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
     });
-    (StatusCode::OK, Json(answer))
+    Json(answer)
 }
