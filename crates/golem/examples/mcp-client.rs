@@ -34,8 +34,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         args: vec!["serve".into()],
         ..StdioConfig::new(me.to_string_lossy())
     })?;
-    let client = Client::new(transport);
-    client.initialize().await?;
+    let client = Client::connect(transport).await?;
     common::run_echo_agent(&client, "hello from golem").await?;
 
     client.close().await?;

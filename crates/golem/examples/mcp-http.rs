@@ -43,8 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("endpoint: {url}");
 
     // The client: one POST per message.
-    let client = Client::new(HttpTransport::new(HttpConfig::new(url))?);
-    client.initialize().await?;
+    let client = Client::connect(HttpTransport::new(HttpConfig::new(url))?).await?;
     common::run_echo_agent(&client, "hello over http").await?;
 
     client.close().await?;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use golem_agent::mcp::Client;
-use golem_agent::model::{ModelError, Request, Role, ToolCall};
+use golem_agent::model::{Request, Role, ToolCall};
 use golem_agent::testmodel::{FunctionModel, text_response, tool_calls_response};
 use golem_agent::{Agent, AgentConfig};
 
@@ -34,8 +34,7 @@ pub async fn run_echo_agent(
             last.content
         ))),
         _ => {
-            let call = ToolCall::new("call_1", "echo", &arguments)
-                .map_err(|error| ModelError::with_source("bad scripted call", error))?;
+            let call = ToolCall::new("call_1", "echo", &arguments)?;
             Ok(tool_calls_response([call]))
         }
     });
