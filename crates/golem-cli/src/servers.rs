@@ -90,7 +90,7 @@ impl Servers {
                 }
             };
             // Subscribed before the handshake: a log message may come with it.
-            let notifications = client.notifications();
+            let notifications = client.passive_notifications();
             let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
             self.servers.push(Server {
                 name,

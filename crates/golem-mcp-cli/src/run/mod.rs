@@ -85,7 +85,7 @@ pub async fn execute(plan: Plan) -> Exit {
     };
     // Subscribed before anything is sent: the first log message may come
     // with the handshake.
-    let mut notifications = client.notifications();
+    let mut notifications = client.passive_notifications();
     let started = tokio::time::Instant::now();
     let task_slot = TaskSlot::default();
     let outcome = {

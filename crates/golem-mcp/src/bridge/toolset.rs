@@ -1,10 +1,12 @@
 //! An MCP server's tools as a [`Toolset`] that stays current: re-listed
-//! when the server announces `notifications/tools/list_changed`.
+//! when the server announces `notifications/tools/list_changed`, and, on a
+//! modern server that gave its list a time to live, once it went stale.
 
-use std::sync::{Arc, PoisonError, RwLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
 use golem_tool::{Tool, Toolset};
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::bridge::as_tools::{BridgeConfig, as_tools_prefixed};
@@ -63,6 +65,15 @@ impl ToolsetConfig {
 /// disturbed. If listing again fails, the previous list stays (and a
 /// warning is logged).
 ///
+/// The same in both eras: on a modern (2026-07-28) server the
+/// announcements come on the client's `subscriptions/listen`, which the
+/// toolset asks for ([`Client::notifications`]). A modern server may also
+/// say how long its list stays fresh (`ttlMs`, ADR 0024): the toolset then
+/// lists again only when told or stale. When asked for its tools after the
+/// list went stale, it hands out the list it has and lists again in the
+/// background (the next request sees the result): the specification asks
+/// clients to check freshness when they need the data, never to poll.
+///
 /// The toolset keeps a handle on the client while it lives (to list
 /// again); dropping it stops the watching.
 ///
@@ -80,7 +91,34 @@ impl ToolsetConfig {
 pub struct McpToolset<Deps> {
     name: String,
     tools: Arc<RwLock<Vec<Tool<Deps>>>>,
+    freshness: Arc<Freshness>,
     watcher: JoinHandle<()>,
+}
+
+/// When the listing goes stale, and how the watcher is told it has.
+#[derive(Default)]
+struct Freshness {
+    /// When the server's time to live for the list runs out; `None` when
+    /// it gave none (or the watcher was told already).
+    stale_at: Mutex<Option<Instant>>,
+    relist: Notify,
+}
+
+impl Freshness {
+    /// Notes how long the list just fetched stays fresh.
+    fn listed(&self, client: &Client) {
+        *self.stale_at.lock().unwrap_or_else(PoisonError::into_inner) =
+            client.fresh_until("tools/list");
+    }
+
+    /// Tells the watcher once when the list has gone stale.
+    fn check(&self) {
+        let mut stale_at = self.stale_at.lock().unwrap_or_else(PoisonError::into_inner);
+        if stale_at.is_some_and(|at| Instant::now() >= at) {
+            *stale_at = None;
+            self.relist.notify_one();
+        }
+    }
 }
 
 impl<Deps> std::fmt::Debug for McpToolset<Deps> {
@@ -109,6 +147,8 @@ impl<Deps: Send + Sync + 'static> McpToolset<Deps> {
         let prefix = config.prefix.clone();
         let tools = as_tools_prefixed(client, prefix.as_deref(), &config.bridge).await?;
         let tools = Arc::new(RwLock::new(tools));
+        let freshness = Arc::new(Freshness::default());
+        freshness.listed(client);
         let name = config
             .name
             .clone()
@@ -118,33 +158,47 @@ impl<Deps: Send + Sync + 'static> McpToolset<Deps> {
             client.clone(),
             notifications,
             Arc::clone(&tools),
+            Arc::clone(&freshness),
             config,
         ));
         Ok(McpToolset {
             name,
             tools,
+            freshness,
             watcher,
         })
     }
 }
 
-/// Lists the tools again after each announced change, debounced, until the
-/// client's notifications end.
+/// Lists the tools again after each announced change, debounced, and when
+/// the list was found stale, until the client's notifications end.
 async fn watch<Deps: Send + Sync + 'static>(
     client: Client,
     mut notifications: Notifications,
     tools: Arc<RwLock<Vec<Tool<Deps>>>>,
+    freshness: Arc<Freshness>,
     config: ToolsetConfig,
 ) {
-    while let Some(notification) = notifications.recv().await {
-        if notification != ServerNotification::ToolsListChanged {
-            continue;
+    loop {
+        tokio::select! {
+            notification = notifications.recv() => match notification {
+                None => return,
+                Some(ServerNotification::ToolsListChanged) => {
+                    tokio::time::sleep(config.debounce).await;
+                    // Whatever else arrived meanwhile is covered by this listing.
+                    while let Ok(Some(_)) =
+                        tokio::time::timeout(Duration::ZERO, notifications.recv()).await
+                    {}
+                }
+                Some(_) => continue,
+            },
+            () = freshness.relist.notified() => {}
         }
-        tokio::time::sleep(config.debounce).await;
-        // Whatever else arrived meanwhile is covered by this listing.
-        while let Ok(Some(_)) = tokio::time::timeout(Duration::ZERO, notifications.recv()).await {}
         match as_tools_prefixed(&client, config.prefix.as_deref(), &config.bridge).await {
-            Ok(listed) => *tools.write().unwrap_or_else(PoisonError::into_inner) = listed,
+            Ok(listed) => {
+                *tools.write().unwrap_or_else(PoisonError::into_inner) = listed;
+                freshness.listed(&client);
+            }
             Err(error) => {
                 tracing::warn!(%error, "mcp: listing the server's changed tools failed; keeping the previous list");
             }
@@ -158,6 +212,7 @@ impl<Deps: Send + Sync + 'static> Toolset<Deps> for McpToolset<Deps> {
     }
 
     fn tools(&self) -> Vec<Tool<Deps>> {
+        self.freshness.check();
         self.tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)

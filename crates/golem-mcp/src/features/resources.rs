@@ -235,6 +235,10 @@ impl Page for TemplatesPage {
     }
 }
 
+/// How long a modern resource subscription waits for the server to
+/// acknowledge its listen.
+const LISTEN_ACKNOWLEDGMENT_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[derive(Serialize)]
 struct UriParams<'a> {
     uri: &'a str,
@@ -392,15 +396,23 @@ impl Client {
             .await
     }
 
-    /// Subscribes to changes of the resource at `uri`
-    /// (`resources/subscribe`; the server must declare
-    /// `resources.subscribe`) and returns a handle that reports its
-    /// `notifications/resources/updated` (see [`ResourceSubscription`] for
-    /// why a handle). The handle listens before the request is sent, so no
-    /// update after the server's answer is missed. It matches the updates'
-    /// URI exactly: a server that names the resource differently in its
-    /// notifications (normalized, say) is heard on
-    /// [`Client::notifications`], which carries every update.
+    /// Subscribes to changes of the resource at `uri` and returns a handle
+    /// that reports its `notifications/resources/updated` (see
+    /// [`ResourceSubscription`] for why a handle). The handle listens before
+    /// the request is sent, so no update after the server's answer is
+    /// missed. It matches the updates' URI exactly: a server that names the
+    /// resource differently in its notifications (normalized, say) is heard
+    /// on [`Client::notifications`], which carries every update.
+    ///
+    /// The same in both eras (ADR 0023). A legacy server is sent
+    /// `resources/subscribe` (it must declare `resources.subscribe`). A
+    /// modern (2026-07-28) one has no such request: the URI is added to the
+    /// client's `subscriptions/listen` (opened, or opened again with the
+    /// URI, the old one ended once the new one is acknowledged), and this
+    /// returns once the server has acknowledged it. A server whose
+    /// acknowledgment leaves the URI out, or that does not serve
+    /// `subscriptions/listen`, is [`Error::NotSupported`]; one that does not
+    /// acknowledge within 10 s is [`Error::Timeout`].
     ///
     /// Cancel safe (see [`Client`]): if dropped, the request is abandoned;
     /// the server may or may not have subscribed.
@@ -417,10 +429,14 @@ impl Client {
     /// # }
     /// ```
     pub async fn subscribe_resource(&self, uri: &str) -> Result<ResourceSubscription, Error> {
-        let receiver = self.notifications().into_receiver();
-        let _: serde::de::IgnoredAny = self
-            .request("resources/subscribe", Some(uri), UriParams { uri })
-            .await?;
+        // Not `notifications()`: a resource subscription asks for its URI,
+        // not for the list changes.
+        let receiver = self.passive_notifications().into_receiver();
+        if !self.listen_to_uri(uri, LISTEN_ACKNOWLEDGMENT_TIME).await? {
+            let _: serde::de::IgnoredAny = self
+                .request("resources/subscribe", Some(uri), UriParams { uri })
+                .await?;
+        }
         Ok(ResourceSubscription {
             client: self.downgrade(),
             uri: uri.to_owned(),
@@ -428,11 +444,16 @@ impl Client {
         })
     }
 
-    /// Tells the server to stop sending updates of the resource at `uri`
-    /// (`resources/unsubscribe`).
+    /// Tells the server to stop sending updates of the resource at `uri`:
+    /// `resources/unsubscribe` in the legacy era; in the modern one the
+    /// client's listen is opened again without the URI (or ended, when
+    /// nothing else is wanted), and this returns at once.
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), Error> {
+        if self.stop_listening_to_uri(uri)? {
+            return Ok(());
+        }
         let _: serde::de::IgnoredAny = self
             .request("resources/unsubscribe", Some(uri), UriParams { uri })
             .await?;

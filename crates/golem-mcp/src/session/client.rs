@@ -9,11 +9,15 @@ use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError, Weak};
 use tokio::sync::{Mutex, oneshot};
 use tokio::task::JoinHandle;
 
+use bytes::Bytes;
+
 use crate::error::Error;
+use crate::session::cache::{self, ResultCache};
 use crate::session::connection::{Connection, Reply, Request, encode_notification, settle};
 use crate::session::era::ModernMeta;
 use crate::session::extensions::Extensions;
-use crate::session::inbound;
+use crate::session::inbound::{self, Sinks};
+use crate::session::listen::{self, Listening};
 use crate::session::mrtr;
 use crate::session::notifications::{Hub, Notifications};
 use crate::session::paging;
@@ -123,6 +127,14 @@ pub(crate) struct Inner {
     offer: Arc<dyn Offer>,
     /// Where the server's notifications are broadcast.
     hub: Arc<Hub>,
+    /// The modern era's results, kept while fresh (ADR 0024).
+    cache: Arc<ResultCache>,
+    /// The modern era's subscriptions: what the application wants to hear
+    /// (ADR 0023).
+    listening: Arc<Listening>,
+    /// The task that keeps a modern connection's listen open, started when
+    /// the era is decided; aborted on close and on drop.
+    listener: StdMutex<Option<AbortOnDrop>>,
     /// Set once the handshake is complete (`notifications/initialized`
     /// sent): the hot path's only check. The connection's own flag
     /// ([`Connection::is_negotiated`]) is set one step earlier, when the
@@ -261,11 +273,21 @@ impl Client {
         let inner = Arc::new_cyclic(|weak| {
             let offer = offer(WeakClient(weak.clone()));
             let hub = Arc::new(Hub::default());
-            let (connection, driver) = inbound::open(transport, offer.clone(), hub.clone());
+            let cache = Arc::new(ResultCache::default());
+            let listening = Arc::new(Listening::default());
+            let sinks = Sinks {
+                hub: hub.clone(),
+                cache: cache.clone(),
+                listening: listening.clone(),
+            };
+            let (connection, driver) = inbound::open(transport, offer.clone(), sinks);
             Inner {
                 connection,
                 offer,
                 hub,
+                cache,
+                listening,
+                listener: StdMutex::new(None),
                 initialized: AtomicBool::new(false),
                 lifecycle: Mutex::new(Lifecycle::New),
                 transport_closed: Mutex::new(false),
@@ -362,6 +384,12 @@ impl Client {
                         Ok(Verdict::Modern { info, meta }) => {
                             self.inner.connection.set_modern(meta);
                             let _ = self.inner.server.set(*info);
+                            // Idle until something is wanted.
+                            *lock(&self.inner.listener) =
+                                Some(AbortOnDrop(tokio::spawn(listen::run(
+                                    self.inner.connection.clone(),
+                                    self.inner.listening.clone(),
+                                ))));
                             *lifecycle = Lifecycle::Ready;
                             self.inner.initialized.store(true, Ordering::Release);
                         }
@@ -525,7 +553,9 @@ impl Client {
             Some(_) => "server/discover",
             None => "ping",
         };
-        let _: serde::de::IgnoredAny = self.request(method, None, EmptyParams {}).await?;
+        // Never from the cache: a kept answer would prove nothing.
+        let request = Request::new(method, &EmptyParams {});
+        let _: serde::de::IgnoredAny = self.send_uncached(request, None).await?;
         Ok(())
     }
 
@@ -536,6 +566,16 @@ impl Client {
     /// behind skips the oldest. Log messages also go to `tracing`, target
     /// `mcp::server`, at the matching level. A subscription ends (`recv`
     /// returns `None`) when the client is closed or the connection is lost.
+    ///
+    /// The same in both eras. A legacy server sends its list changes
+    /// unasked (on the HTTP `GET` stream, or stdio); a modern (2026-07-28)
+    /// one only on a `subscriptions/listen` stream, so on a modern
+    /// connection this also asks the server for its tool, prompt and
+    /// resource list changes: the client opens the listen (once it is
+    /// initialized, if it is not yet), keeps it open for as long as the
+    /// client lives, and opens it again when the server ends it (ADR 0023).
+    /// To hear only what comes unasked (log messages, say) without opening
+    /// one, use [`passive_notifications`](Client::passive_notifications).
     ///
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) {
@@ -550,6 +590,19 @@ impl Client {
     /// # }
     /// ```
     pub fn notifications(&self) -> Notifications {
+        let notifications = self.inner.hub.subscribe();
+        self.inner.listening.want_list_changes();
+        notifications
+    }
+
+    /// Subscribes to the server's notifications like
+    /// [`notifications`](Client::notifications), without asking a modern
+    /// server for anything: what comes without a `subscriptions/listen`
+    /// (log messages and progress-free notifications on the streams of the
+    /// client's own requests), and whatever a listen opened for someone
+    /// else brings. In the legacy era it is the same as `notifications`.
+    /// What the commands use to show a server's log messages.
+    pub fn passive_notifications(&self) -> Notifications {
         self.inner.hub.subscribe()
     }
 
@@ -571,6 +624,7 @@ impl Client {
         let operation = Operation("close", None);
         self.inner.connection.close();
         self.inner.hub.end();
+        drop(lock(&self.inner.listener).take());
         self.inner.initialized.store(false, Ordering::Release);
         // The cancellations of requests abandoned just before (a command
         // interrupted, a timeout) are still being sent: they go out before
@@ -637,8 +691,75 @@ impl Client {
         R: serde::de::DeserializeOwned,
         P: serde::Serialize,
     {
+        if self.inner.connection.modern().is_some() && cache::cacheable(request.method) {
+            return self.send_cached(request, on_progress).await;
+        }
+        self.send_uncached(request, on_progress).await
+    }
+
+    /// [`send_request`](Client::send_request) for a method whose modern
+    /// results may be kept (ADR 0024): a fresh kept reply is read instead
+    /// of sending anything; a reply that says it stays fresh is kept.
+    async fn send_cached<R, P>(
+        &self,
+        request: Request<'_, P>,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error>
+    where
+        R: serde::de::DeserializeOwned,
+        P: serde::Serialize,
+    {
         let operation = Operation(request.method, request.name);
         self.ready(operation)?;
+        let key = serde_json::to_string(request.params)
+            .map_err(|error| Error::encode(&operation.to_string(), error))?;
+        let cache = &self.inner.cache;
+        if let Some(reply) = cache.get(request.method, &key) {
+            return crate::session::connection::decode(&operation, reply);
+        }
+        let ticket = cache.ticket(request.method);
+        // A read is invalidated by its URI's updates.
+        let uri = (request.method == "resources/read")
+            .then_some(request.name)
+            .flatten();
+        let mut keep = |reply: &Bytes| {
+            if let Some(ticket) = ticket {
+                cache.store(ticket, &key, uri, reply);
+            }
+        };
+        self.run_request(operation, request, on_progress, Some(&mut keep))
+            .await
+    }
+
+    /// [`send_request`](Client::send_request), never from the cache.
+    async fn send_uncached<R, P>(
+        &self,
+        request: Request<'_, P>,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error>
+    where
+        R: serde::de::DeserializeOwned,
+        P: serde::Serialize,
+    {
+        let operation = Operation(request.method, request.name);
+        self.ready(operation)?;
+        self.run_request(operation, request, on_progress, None)
+            .await
+    }
+
+    /// Sends `request` and reads its result; `keep` is shown a modern
+    /// complete reply that needed no multi-round-trip retry.
+    async fn run_request<R, P>(
+        &self,
+        operation: Operation<'_>,
+        request: Request<'_, P>,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+        keep: Option<&mut (dyn FnMut(&Bytes) + Send)>,
+    ) -> Result<R, Error>
+    where
+        R: serde::de::DeserializeOwned,
+        P: serde::Serialize,
+    {
         let connection = &self.inner.connection;
         if connection.modern().is_none() {
             let reply = connection
@@ -662,6 +783,7 @@ impl Client {
             request,
             remake,
             on_progress,
+            keep,
         )
         .await
     }
@@ -688,6 +810,73 @@ impl Client {
     /// `T::default()` the first time it is asked for.
     pub(crate) fn extension<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
         self.inner.extensions.get_or_default()
+    }
+
+    /// Until when every kept page of list `method` is fresh (ADR 0024):
+    /// `None` when none is kept (no TTL, a change announced, legacy).
+    pub(crate) fn fresh_until(&self, method: &str) -> Option<std::time::Instant> {
+        self.inner.cache.fresh_until(method)
+    }
+
+    /// On a modern connection, asks the server (through the listen) for
+    /// the updates of `uri` and waits for its acknowledgment; `Ok(false)` in
+    /// the legacy era (nothing done: `resources/subscribe` is the way
+    /// there). Fails when the server does not honour it, does not serve
+    /// `subscriptions/listen`, or does not acknowledge within `within`.
+    pub(crate) async fn listen_to_uri(
+        &self,
+        uri: &str,
+        within: std::time::Duration,
+    ) -> Result<bool, Error> {
+        let operation = Operation("subscriptions/listen", Some(uri));
+        self.ready(operation)?;
+        if self.inner.connection.modern().is_none() {
+            return Ok(false);
+        }
+        let listening = &self.inner.listening;
+        let generation = listening.want_uri(uri);
+        let refused = |problem: String| Error::NotSupported {
+            operation: operation.to_string(),
+            detail: problem,
+        };
+        let acknowledged = tokio::time::timeout(within, listening.acknowledged(generation)).await;
+        let honoured = match acknowledged {
+            Ok(Ok(filter)) => filter,
+            Ok(Err(why)) => {
+                listening.unwant_uri(uri);
+                self.inner.connection.check_open(&operation)?;
+                return Err(refused(format!(
+                    "the server does not serve subscriptions/listen ({why})"
+                )));
+            }
+            Err(_) => {
+                listening.unwant_uri(uri);
+                return Err(Error::Timeout {
+                    operation: operation.to_string(),
+                    after: within,
+                    stderr_tail: String::new(),
+                });
+            }
+        };
+        if !honoured.uris.contains(uri) {
+            listening.unwant_uri(uri);
+            return Err(refused(
+                "the server's acknowledgment leaves this resource out: it does not offer its updates"
+                    .into(),
+            ));
+        }
+        Ok(true)
+    }
+
+    /// On a modern connection, stops asking for the updates of `uri` and
+    /// returns `true`; `false` in the legacy era.
+    pub(crate) fn stop_listening_to_uri(&self, uri: &str) -> Result<bool, Error> {
+        self.ready(Operation("subscriptions/listen", Some(uri)))?;
+        if self.inner.connection.modern().is_none() {
+            return Ok(false);
+        }
+        self.inner.listening.unwant_uri(uri);
+        Ok(true)
     }
 
     /// How many prompt list changes the server has announced so far.

@@ -283,6 +283,23 @@ impl Connection {
         reply.map_err(|ended| ended.error(operation))
     }
 
+    /// [`exchange`](Connection::exchange), telling `started` the request's
+    /// id before it is sent: a subscription's acknowledgment names it.
+    pub(crate) async fn exchange_noting_id<P: Serialize>(
+        &self,
+        operation: &(dyn fmt::Display + Sync),
+        request: &Request<'_, P>,
+        started: impl FnOnce(RequestId),
+    ) -> Result<Bytes, Error> {
+        let (mut in_flight, message) = self.start(operation, request, false)?;
+        started(in_flight.id());
+        self.send(message)
+            .await
+            .map_err(|source| in_flight.send_failed(operation, source))?;
+        let reply = in_flight.reply(None).await;
+        reply.map_err(|ended| ended.error(operation))
+    }
+
     /// [`exchange`](Connection::exchange) for the era probe: given up on
     /// (dropped), it is forgotten without announcing a cancellation, which
     /// would be the first thing a legacy server hears before `initialize`.

@@ -31,7 +31,9 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::session::cache::ResultCache;
 use crate::session::connection::{Command, Connection, TransportTraits, encode_cancellation};
+use crate::session::listen::Listening;
 use crate::session::notifications::{Hub, ServerNotification};
 use crate::session::progress::ProgressParams;
 use crate::session::serving::{Offer, Running, reply};
@@ -52,13 +54,22 @@ const BACKGROUND_SEND_TIME: Duration = Duration::from_secs(30);
 /// How much of a dropped message a log line shows.
 const SHOWN_BYTES: usize = 200;
 
+/// Where the inbound side hands what it reads beyond responses and server
+/// requests: the notification broadcast, the result cache that change
+/// notifications invalidate, and the modern era's subscriptions.
+pub(crate) struct Sinks {
+    pub(crate) hub: Arc<Hub>,
+    pub(crate) cache: Arc<ResultCache>,
+    pub(crate) listening: Arc<Listening>,
+}
+
 /// Makes a client's connection: the request table its callers share, and
 /// the inbound driver that will read `transport` for it, made together
 /// because each needs the other's end of the command channel.
 pub(crate) fn open<T: Transport>(
     transport: T,
     offer: Arc<dyn Offer>,
-    hub: Arc<Hub>,
+    sinks: Sinks,
 ) -> (Arc<Connection>, Driver<T>) {
     let traits = TransportTraits {
         mirrors_headers: transport.mirrors_headers(),
@@ -71,7 +82,7 @@ pub(crate) fn open<T: Transport>(
         transport,
         connection: connection.clone(),
         offer,
-        hub,
+        sinks,
         commands,
     };
     (connection, driver)
@@ -83,7 +94,7 @@ pub(crate) struct Driver<T> {
     transport: Arc<T>,
     connection: Arc<Connection>,
     offer: Arc<dyn Offer>,
-    hub: Arc<Hub>,
+    sinks: Sinks,
     commands: mpsc::UnboundedReceiver<Command>,
 }
 
@@ -95,10 +106,10 @@ impl<T: Transport> Driver<T> {
             transport,
             connection,
             offer,
-            hub,
+            sinks,
             commands,
         } = self;
-        run(transport, connection, offer, hub, commands).await;
+        run(transport, connection, offer, sinks, commands).await;
     }
 }
 
@@ -106,10 +117,10 @@ async fn run<T: Transport>(
     transport: Arc<T>,
     connection: Arc<Connection>,
     offer: Arc<dyn Offer>,
-    hub: Arc<Hub>,
+    sinks: Sinks,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
-    let _end = EndOnExit(&connection, &hub);
+    let _end = EndOnExit(&connection, &sinks.hub);
     let mut sends = FuturesUnordered::new();
     // Dropped (aborting every handler) when this task ends.
     let mut running = Running::new();
@@ -142,7 +153,7 @@ async fn run<T: Transport>(
                     let mut inbound = Dispatch {
                         connection: &connection,
                         offer: &*offer,
-                        hub: &hub,
+                        sinks: &sinks,
                         running: &mut running,
                     };
                     if let Some(answer) = inbound.dispatch(message) {
@@ -197,7 +208,7 @@ async fn send<T: Transport>(transport: Arc<T>, message: Outgoing) {
 struct Dispatch<'a> {
     connection: &'a Arc<Connection>,
     offer: &'a dyn Offer,
-    hub: &'a Hub,
+    sinks: &'a Sinks,
     running: &'a mut Running,
 }
 
@@ -277,8 +288,10 @@ impl Dispatch<'_> {
     }
 
     /// Routes a notification: progress to its call, a cancellation to the
-    /// handler it stops, anything else to the subscribers (and log messages
-    /// to `tracing` too).
+    /// handler it stops (a modern server's, to the listen it ends), a
+    /// subscription's acknowledgment to its listen, anything else to the
+    /// result cache (which drops what a change makes stale) and the
+    /// subscribers (and log messages to `tracing` too).
     fn notification(&mut self, method: &str, params: Option<&str>) {
         match method {
             "notifications/progress" => route_progress(self.connection, params),
@@ -287,17 +300,40 @@ impl Dispatch<'_> {
                     .and_then(|params| serde_json::from_str::<CancelledWire>(params).ok())
                     .map(|cancelled| cancelled.request_id);
                 match request {
+                    Some(request) if self.connection.modern().is_some() => {
+                        self.end_listen(&request);
+                    }
                     Some(request) => self.running.cancel(&request),
                     None => tracing::debug!("mcp: a cancellation without a request id"),
                 }
+            }
+            "notifications/subscriptions/acknowledged" => {
+                self.sinks.listening.acknowledge(params);
             }
             _ => {
                 if let Some(notification) = ServerNotification::parse(method, params) {
                     if let ServerNotification::Log(message) = &notification {
                         message.trace();
                     }
-                    self.hub.publish(notification);
+                    self.sinks.cache.invalidate(&notification);
+                    self.sinks.hub.publish(notification);
                 }
+            }
+        }
+    }
+
+    /// A modern server ends a listen of ours on stdio by cancelling it (it
+    /// has no requests of its own to cancel, and may cancel nothing else).
+    fn end_listen(&self, request: &serde_json::Value) {
+        match request.as_u64() {
+            Some(id) if self.sinks.listening.is_listen(id) => self.connection.fail(
+                id,
+                TransportError::StreamEnded {
+                    detail: "the server ended the subscription".into(),
+                },
+            ),
+            _ => {
+                tracing::debug!(%request, "mcp: a modern server cancelled a request that is no listen of ours")
             }
         }
     }

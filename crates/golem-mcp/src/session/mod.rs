@@ -9,12 +9,14 @@
 //! server's requests through a contract the `server_requests/` layer
 //! fulfils, without knowing sampling or elicitation.
 
+pub(crate) mod cache;
 pub(crate) mod client;
 pub(crate) mod connection;
 pub(crate) mod context;
 pub(crate) mod era;
 pub(crate) mod extensions;
 pub(crate) mod inbound;
+pub(crate) mod listen;
 pub(crate) mod mrtr;
 pub(crate) mod notifications;
 pub(crate) mod paging;

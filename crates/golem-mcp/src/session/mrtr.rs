@@ -42,7 +42,9 @@ fn may_require_input(method: &str) -> bool {
 /// Sends a modern request and reads its result as `R`: answers every
 /// `input_required` round through `offer`, and retries once with another
 /// revision when the server refuses this one (`-32022`); `remake` makes the
-/// `_meta` entries for a revision.
+/// `_meta` entries for a revision. `keep` is shown the reply when it is
+/// complete at the first round (what the result cache may keep: never the
+/// answer to a retry that carried `inputResponses` or `requestState`).
 pub(crate) async fn run<R, P>(
     connection: &Connection,
     offer: &dyn Offer,
@@ -50,6 +52,7 @@ pub(crate) async fn run<R, P>(
     request: Request<'_, P>,
     remake: impl Fn(&'static str) -> ModernMeta,
     mut on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    mut keep: Option<&mut (dyn FnMut(&bytes::Bytes) + Send)>,
 ) -> Result<R, Error>
 where
     R: DeserializeOwned,
@@ -76,7 +79,12 @@ where
         };
         let reply = connection.exchange(operation, &attempt, observer).await?;
         match result_kind(&reply) {
-            ResultKind::Complete => match decode::<R>(operation, reply) {
+            ResultKind::Complete => match decode::<R>(operation, {
+                if let (None, Some(keep)) = (&answers, keep.as_deref_mut()) {
+                    keep(&reply);
+                }
+                reply
+            }) {
                 Err(Error::Protocol { source, .. })
                     if !retried_version && is_unsupported_version(&source) =>
                 {
