@@ -73,14 +73,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // Completion: what the server suggests for an argument as it is typed.
-    // The arguments chosen so far (a map of strings) may narrow it.
+    // The arguments chosen so far (an object of strings) may narrow it.
     let prompt = CompletionRef::Prompt("completable-prompt");
-    let nothing_chosen = Default::default();
     let departments = client
-        .complete(prompt, "department", "S", &nothing_chosen)
+        .complete(prompt, "department", "S", &json!({}))
         .await?;
     println!("departments starting with S: {:?}", departments.values);
-    let chosen = [("department".into(), "Engineering".into())].into();
+    let chosen = json!({"department": "Engineering"});
     let names = client.complete(prompt, "name", "", &chosen).await?;
     println!("names in Engineering: {:?}", names.values);
 

@@ -47,11 +47,11 @@
 //! use golem_mcp::{Client, StdioConfig, StdioTransport};
 //!
 //! # async fn run() -> Result<(), golem_mcp::Error> {
-//! let client = Client::new(StdioTransport::spawn(StdioConfig {
+//! let client = Client::connect(StdioTransport::spawn(StdioConfig {
 //!     args: vec!["-y".into(), "@modelcontextprotocol/server-everything".into()],
 //!     ..StdioConfig::new("npx")
-//! })?);
-//! client.initialize().await?;
+//! })?)
+//! .await?;
 //! let tools = client.list_tools().await?;
 //! println!("{} tools", tools.len());
 //! client.close().await?;

@@ -4,7 +4,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use golem_mcp::memory::MemoryPeer;
@@ -387,7 +386,7 @@ async fn completion_sends_the_reference_and_the_context() {
     assert!(completion.has_more);
 
     // No context: none is sent. A server error keeps its operation.
-    let given = BTreeMap::new();
+    let given = json!({});
     let (completed, request) = tokio::join!(
         client.complete(CompletionRef::ResourceTemplate("x:{id}"), "id", "", &given),
         async {

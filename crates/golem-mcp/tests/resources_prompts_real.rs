@@ -75,7 +75,7 @@ async fn exercise_everything(client: &Client) {
         CompletionRef::ResourceTemplate(&blob.uri_template),
         "resourceId",
         "12",
-        &BTreeMap::new(),
+        &serde_json::json!({}),
     ))
     .await
     .expect("completes");
@@ -143,7 +143,7 @@ async fn exercise_everything(client: &Client) {
         CompletionRef::Prompt("completable-prompt"),
         "department",
         "S",
-        &BTreeMap::new(),
+        &serde_json::json!({}),
     ))
     .await
     .expect("completes");
@@ -258,7 +258,7 @@ async fn exercise_python(client: &Client) {
         CompletionRef::ResourceTemplate("colour://{name}"),
         "name",
         "g",
-        &BTreeMap::new(),
+        &serde_json::json!({}),
     ))
     .await
     .expect("completes");

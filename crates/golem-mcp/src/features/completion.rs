@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::Error;
+use crate::features::prompts::string_arguments;
 use crate::session::client::Client;
 
 /// What is being completed: an argument of a prompt, or a variable of a
@@ -77,7 +78,9 @@ impl Client {
     /// `completions` capability). `context` holds the arguments already
     /// chosen, which the server may use to narrow the suggestions
     /// (`context.arguments`, protocol revision 2025-06-18; left out when
-    /// empty).
+    /// empty): any value that serializes as a JSON object of strings (a
+    /// `serde_json::json!` object, a map); another value is
+    /// [`Error::InvalidRequest`], before anything is sent.
     ///
     /// Cancel safe (see [`Client`]): completion is typically asked on every
     /// keystroke, and dropping the previous request (which tells the server)
@@ -85,9 +88,8 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn run(client: golem_mcp::Client) -> Result<(), golem_mcp::Error> {
-    /// use std::collections::BTreeMap;
     /// use golem_mcp::CompletionRef;
-    /// let chosen = BTreeMap::from([("department".to_owned(), "Engineering".to_owned())]);
+    /// let chosen = serde_json::json!({"department": "Engineering"});
     /// let names = client
     ///     .complete(CompletionRef::Prompt("completable-prompt"), "name", "A", &chosen)
     ///     .await?;
@@ -100,13 +102,17 @@ impl Client {
         reference: CompletionRef<'_>,
         argument: &str,
         value: &str,
-        context: &BTreeMap<String, String>,
+        context: &(impl Serialize + ?Sized + Sync),
     ) -> Result<Completion, Error> {
         let (reference, target) = match reference {
             CompletionRef::Prompt(name) => (RefWire::Prompt { name }, name),
             CompletionRef::ResourceTemplate(uri) => (RefWire::Resource { uri }, uri),
         };
         let target = format!("{target} {argument}");
+        let context = &string_arguments(context).map_err(|problem| Error::InvalidRequest {
+            operation: format!("completion/complete {target}"),
+            problem: problem.replace("the arguments", "the context"),
+        })?;
         let params = CompleteParams {
             reference,
             argument: ArgumentWire {

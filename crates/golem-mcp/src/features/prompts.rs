@@ -324,9 +324,9 @@ impl Client {
     }
 }
 
-/// `arguments` as the object of strings `prompts/get` takes, or what keeps
-/// them from being one.
-fn string_arguments(
+/// `arguments` as the object of strings `prompts/get` (and a completion's
+/// context) takes, or what keeps them from being one.
+pub(crate) fn string_arguments(
     arguments: &(impl Serialize + ?Sized),
 ) -> Result<BTreeMap<String, String>, String> {
     let value = serde_json::to_value(arguments)
