@@ -95,7 +95,7 @@ async fn make_calls(
     for call in &calls {
         let started = Instant::now();
         let result = client
-            .call_tool(tool, &call.arguments)
+            .call_tool(tool, &*call.arguments)
             .await
             .map_err(|error| format!("{call}: {error}"))?;
         latencies.push(started.elapsed());
