@@ -208,7 +208,8 @@ fn call_task_works_the_same_on_a_server_of_the_tasks_extension() {
 fn a_timeout_cancels_the_modern_task_on_the_server() {
     golem_mcp()
         .args(["call", "--task", "sleepy", r#"{"seconds":60}"#])
-        .args(["--timeout", "3", "-v"])
+        // Long enough for a Python server to start on a busy machine.
+        .args(["--timeout", "8", "-v"])
         .args(tasks_stdio())
         .assert()
         .code(5)
