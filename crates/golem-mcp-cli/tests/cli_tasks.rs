@@ -2,14 +2,17 @@
 //! `@modelcontextprotocol/server-everything` (installed by
 //! `scripts/install-peers.sh`; a missing peer fails the test), whose
 //! `simulate-research-query` must run as a task and whose
-//! `get-structured-content` declares an output schema and annotations.
+//! `get-structured-content` declares an output schema and annotations;
+//! and `call --task` in the 2026-07-28 era, against FastMCP with
+//! fastmcp-tasks (`peers/python/tasks_server.py`), a server of the tasks
+//! extension whose `slow_echo` and `sleepy` always run as tasks.
 
 mod support;
 
 use predicates::prelude::*;
 use serde_json::Value;
 use support::process::{Lines, interrupt};
-use support::{PATIENCE, everything_stdio, golem_mcp};
+use support::{PATIENCE, everything_stdio, golem_mcp, tasks_stdio};
 
 /// A stderr with the line `golem-mcp: task ID: STATUS`.
 fn status_line(status: &'static str) -> impl Predicate<str> {
@@ -172,4 +175,48 @@ fn ctrl_c_cancels_the_task_on_the_server_and_exits_130() {
             .any(|line| line.starts_with("golem-mcp: cancelled task ")),
         "{rest}"
     );
+}
+
+#[test]
+fn call_task_works_the_same_on_a_server_of_the_tasks_extension() {
+    golem_mcp()
+        .args(["call", "--task", "slow_echo", r#"{"message":"tides"}"#])
+        .args(tasks_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Echo: tides"))
+        .stderr(status_line("working"))
+        .stderr(status_line("completed"));
+    // A tool the server never runs as a task: the call's result all the same.
+    golem_mcp()
+        .args(["call", "--task", "echo", r#"{"message":"now"}"#])
+        .args(tasks_stdio())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Echo: now"));
+    // Without --task nothing is declared, and the server refuses a tool it
+    // runs only as a task.
+    golem_mcp()
+        .args(["call", "slow_echo", r#"{"message":"x"}"#])
+        .args(tasks_stdio())
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("-32021"));
+}
+
+#[test]
+fn a_timeout_cancels_the_modern_task_on_the_server() {
+    golem_mcp()
+        .args(["call", "--task", "sleepy", r#"{"seconds":60}"#])
+        // Long enough for a Python server to start on a busy machine.
+        .args(["--timeout", "8", "-v"])
+        .args(tasks_stdio())
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains(r#""method":"tasks/cancel""#).count(1))
+        .stderr(predicate::function(|stderr: &str| {
+            stderr.lines().any(|line| {
+                line.starts_with("golem-mcp: cancelled task ") && line.ends_with(" on the server")
+            })
+        }));
 }

@@ -147,6 +147,21 @@ pub enum Error {
         /// Why it could not be answered.
         problem: String,
     },
+    /// A tool call the server ran as a task ended `cancelled` (the tasks
+    /// extension, ADR 0025): someone cancelled it (another client holding
+    /// its id, the server itself) before it was over; there is no result.
+    #[error(
+        "mcp: {operation}: the task was cancelled on the server before it was over{}",
+        status_message.as_deref().map(|message| format!(": {message}")).unwrap_or_default()
+    )]
+    TaskCancelled {
+        /// The call, e.g. `tools/call slow (task 786512e2)`.
+        operation: String,
+        /// The server's id of the task.
+        task_id: String,
+        /// The server's account of the cancellation, when it gave one.
+        status_message: Option<String>,
+    },
     /// A configuration value is invalid.
     #[error("mcp: {operation}: invalid {field}: {problem}")]
     InvalidConfig {

@@ -90,7 +90,8 @@ pub use features::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessa
 pub use features::resources::{
     ReadResourceResult, Resource, ResourceContents, ResourceSubscription, ResourceTemplate,
 };
-pub use features::tasks::{TaskOptions, TaskPage};
+pub use features::task_options::TaskOptions;
+pub use features::tasks::TaskPage;
 pub use features::tool_details::{Icon, TaskSupport, ToolAnnotations};
 pub use features::tools::ToolInfo;
 pub use server_requests::elicitation::{

@@ -116,9 +116,10 @@ pub enum Command {
         /// (unless it allows additionalProperties), is a usage error.
         #[arg(long = "arg", value_name = "NAME=VALUE")]
         arg: Vec<String>,
-        /// Run the call as a task (servers of 2025-11-25 that offer it):
-        /// its status is shown as it changes, and a timeout cancels it on
-        /// the server.
+        /// Run the call as a task (servers of 2025-11-25 that offer it
+        /// for the tool; 2026-07-28 servers of the tasks extension, which
+        /// decide themselves): its status is shown as it changes, and a
+        /// timeout cancels it on the server.
         #[arg(long)]
         task: bool,
         /// A stdio server to start: `-- COMMAND [ARGS...]`.

@@ -76,6 +76,8 @@ pub async fn execute(plan: Plan) -> Exit {
     if let Some(version) = plan.protocol.clone() {
         config = config.with_protocol(version);
     }
+    let as_task = matches!(plan.action, Action::Call { task: true, .. });
+    config = task::configure(config, as_task);
     let (client, server_stderr) = match connect(plan.target, config, plan.verbose) {
         Ok(connected) => connected,
         Err(failure) => {

@@ -2,11 +2,13 @@
 //! `Client::call_tool_as_task_raw` (the spinner line or stderr lines show
 //! each status), and `TaskSlot`, the task in flight, so that a timeout or
 //! Ctrl-C can cancel it on the server (`cancel_abandoned`, awaited before
-//! the command exits). It knows nothing of the deadline itself.
+//! the command exits). The same in both eras: `configure` declares the
+//! tasks extension of 2026-07-28 for a modern server (ADR 0025). It knows
+//! nothing of the deadline itself.
 
 use std::time::Duration;
 
-use golem_mcp::{Client, Task, TaskOptions};
+use golem_mcp::{Client, ClientConfig, Task, TaskOptions};
 use serde_json::value::RawValue;
 
 use crate::failure::{Exit, Failure, describe};
@@ -38,9 +40,7 @@ pub async fn call(
     };
     feedback.stage(format!("calling {tool} as a task"));
     let console = feedback.console();
-    // The command cancels the task itself on a timeout, and waits
-    // for the answer, since it exits right after.
-    let options = TaskOptions::default().with_cancel_on_drop(false);
+    let options = options();
     let raw = client
         .call_tool_as_task_raw(listed, arguments, &options, |state: &Task| {
             task_slot.record(&state.task_id);
@@ -50,6 +50,23 @@ pub async fn call(
         .map_err(mcp)?;
     task_slot.finished();
     finish_call(client, tool, raw, json, feedback).await
+}
+
+/// How `call --task` runs its task: the command cancels the task itself on
+/// a timeout or a signal, and waits for the answer, since it exits right
+/// after.
+fn options() -> TaskOptions {
+    TaskOptions::default().with_cancel_on_drop(false)
+}
+
+/// The client's configuration for `call --task` (`task`): the tasks
+/// extension declared, so that a modern server may run the call as a task;
+/// any other command declares nothing.
+pub fn configure(config: ClientConfig, task: bool) -> ClientConfig {
+    match task {
+        true => config.with_tasks(options()),
+        false => config,
+    }
 }
 
 /// The task `call --task` is running, so that a timeout can cancel it.

@@ -58,6 +58,17 @@ pub fn python_server_script() -> String {
     installed(peers().join("python/mcp_py_server.py"))
 }
 
+/// `-- python tasks_server.py`: FastMCP with fastmcp-tasks, a server of
+/// the tasks extension of 2026-07-28 (`peers/python/tasks_server.py`, in
+/// `peers/.venv-tasks`), to append to a command line.
+pub fn tasks_stdio() -> [String; 3] {
+    [
+        "--".into(),
+        installed(peers().join(".venv-tasks/bin/python")),
+        installed(peers().join("python/tasks_server.py")),
+    ]
+}
+
 /// `-- mcp-server-everything stdio`, to append to a command line.
 pub fn everything_stdio() -> [String; 3] {
     ["--".into(), everything(), "stdio".into()]

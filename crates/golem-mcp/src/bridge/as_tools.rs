@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use crate::bridge::links;
 use crate::error::Error;
 use crate::error::OutputError;
-use crate::features::tasks::TaskOptions;
+use crate::features::task_options::TaskOptions;
 use crate::features::tool_details::TaskSupport;
 use crate::features::tools::ToolInfo;
 use crate::features::tools::checked;

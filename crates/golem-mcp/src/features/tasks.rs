@@ -1,12 +1,15 @@
-//! Tasks (2025-11-25, experimental in the specification): a tool called as
-//! a task answers at once with a task id; the client polls `tasks/get` at
-//! the interval the server suggests (bounded), fetches `tasks/result`, and
-//! cancels the task with `tasks/cancel` when its caller goes away (ADR
-//! 0011).
+//! Tools called as tasks, one API for both eras (ADRs 0013 and 0025).
+//!
+//! In 2025-11-25 (experimental there) a tool called as a task answers at
+//! once with a task id; the client polls `tasks/get` at the interval the
+//! server suggests (bounded), fetches `tasks/result`, and cancels the task
+//! with `tasks/cancel` when its caller goes away. On a modern connection
+//! the same methods speak the tasks extension (`modern_tasks.rs`), where
+//! the server decides which calls become tasks and `tasks/result` and
+//! `tasks/list` are gone.
 
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -15,15 +18,18 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::error::Error;
+use crate::features::task_options::{CancelOnDrop, TaskIdParams, TaskOptions, Watch};
 use crate::features::tool_details::TaskSupport;
 use crate::features::tools::ToolInfo;
 use crate::features::tools::{checked, raw_arguments};
 use crate::session::client::Client;
+use crate::session::era::{TASKS_EXTENSION, declares_extension};
 use crate::session::notifications::{Notifications, ServerNotification};
+use crate::session::protocol::Era;
 use crate::wire::call_result::CallResult;
 use crate::wire::task::{Task, TaskStatus};
 
-/// One page of `tasks/list`.
+/// One page of `tasks/list` (2025-11-25 only).
 #[derive(Debug, Clone, Deserialize)]
 #[non_exhaustive]
 pub struct TaskPage {
@@ -33,84 +39,6 @@ pub struct TaskPage {
     /// The cursor of the next page; `None` (or empty) on the last.
     #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
-}
-
-/// How a tool is run as a task: the lifetime asked for and the bounds on
-/// polling.
-///
-/// ```
-/// use std::time::Duration;
-/// let options = golem_mcp::TaskOptions::default()
-///     .with_ttl(Duration::from_secs(600))
-///     .with_poll_bounds(Duration::from_millis(250), Duration::from_secs(2));
-/// assert_eq!(options.max_poll_interval, Duration::from_secs(2));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TaskOptions {
-    /// How long the server should keep the task after creating it
-    /// (`task.ttl`); `None` (the default) leaves it to the server.
-    pub ttl: Option<Duration>,
-    /// The least time between two polls, whatever the server suggests
-    /// (100 ms).
-    pub min_poll_interval: Duration,
-    /// The most time between two polls, whatever the server suggests (5 s).
-    pub max_poll_interval: Duration,
-    /// The interval when the server suggests none (1 s).
-    pub default_poll_interval: Duration,
-    /// Whether dropping the call's future before the task is over sends
-    /// `tasks/cancel` for it (on a task of its own): `true` by default.
-    /// A program that cancels the task itself, awaiting the answer (a
-    /// command about to exit), turns it off.
-    pub cancel_on_drop: bool,
-    /// How long the `tasks/cancel` sent for an abandoned task may take
-    /// (10 s); it runs on a task of its own, after the caller has gone.
-    pub cancel_timeout: Duration,
-}
-
-impl Default for TaskOptions {
-    fn default() -> Self {
-        TaskOptions {
-            ttl: None,
-            min_poll_interval: Duration::from_millis(100),
-            max_poll_interval: Duration::from_secs(5),
-            default_poll_interval: Duration::from_secs(1),
-            cancel_on_drop: true,
-            cancel_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-impl TaskOptions {
-    /// The same options, asking the server to keep the task for `ttl`.
-    pub fn with_ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = Some(ttl);
-        self
-    }
-
-    /// The same options, with `tasks/cancel` sent or not when the call's
-    /// future is dropped before the task is over.
-    pub fn with_cancel_on_drop(mut self, cancel: bool) -> Self {
-        self.cancel_on_drop = cancel;
-        self
-    }
-
-    /// The same options, polling no more often than every `min` and no less
-    /// often than every `max` (`max` is raised to `min` if below it).
-    pub fn with_poll_bounds(mut self, min: Duration, max: Duration) -> Self {
-        self.min_poll_interval = min;
-        self.max_poll_interval = max.max(min);
-        self
-    }
-
-    fn interval(&self, task: &Task) -> Duration {
-        task.poll_interval
-            .unwrap_or(self.default_poll_interval)
-            .clamp(
-                self.min_poll_interval,
-                self.max_poll_interval.max(self.min_poll_interval),
-            )
-    }
 }
 
 #[derive(Serialize)]
@@ -124,12 +52,6 @@ struct TaskCallParams<'a> {
 struct TaskParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     ttl: Option<u64>,
-}
-
-#[derive(Serialize)]
-struct TaskIdParams<'a> {
-    #[serde(rename = "taskId")]
-    task_id: &'a str,
 }
 
 #[derive(Serialize)]
@@ -148,14 +70,48 @@ struct Created {
 }
 
 impl Client {
-    /// Whether the server's `tasks` capability covers `tools/call`
-    /// (`tasks.requests.tools.call`); `false` before `initialize`.
+    /// Whether the server offers to run tools as tasks: in 2025-11-25, its
+    /// `tasks` capability covers `tools/call` (`tasks.requests.tools.call`);
+    /// on a modern server, its `server/discover` capabilities declare the
+    /// tasks extension (`extensions["io.modelcontextprotocol/tasks"]`).
+    /// `false` before `initialize`.
     pub fn offers_tool_tasks(&self) -> bool {
-        self.server().is_some_and(|server| {
-            server
+        self.server().is_some_and(|server| match server.era() {
+            Era::Modern => declares_extension(&server.capabilities, TASKS_EXTENSION),
+            Era::Legacy => server
                 .capabilities
                 .pointer("/tasks/requests/tools/call")
-                .is_some_and(serde_json::Value::is_object)
+                .is_some_and(serde_json::Value::is_object),
+        })
+    }
+
+    /// The refusal of a task request on a modern connection whose client
+    /// did not enable the extension: the server would refuse it (`-32021`)
+    /// or not know it.
+    fn modern_tasks_refused(&self, operation: String) -> Option<Error> {
+        let modern = self
+            .server()
+            .is_some_and(|server| server.era() == Era::Modern);
+        (modern && self.modern_task_options().is_none()).then(|| Error::NotSupported {
+            operation,
+            detail: "the server speaks 2026-07-28, where tasks are the tasks extension, which \
+                     this client was not set up to declare; enable it with \
+                     ClientConfig::with_tasks"
+                .into(),
+        })
+    }
+
+    /// The refusal of a 2025-11-25 method that the tasks extension has no
+    /// counterpart for, on a modern connection.
+    fn legacy_only(&self, method: &str, instead: &str) -> Option<Error> {
+        let modern = self
+            .server()
+            .is_some_and(|server| server.era() == Era::Modern);
+        modern.then(|| Error::NotSupported {
+            operation: method.to_owned(),
+            detail: format!(
+                "the server speaks 2026-07-28, whose tasks extension has no {method}; {instead}"
+            ),
         })
     }
 
@@ -163,8 +119,9 @@ impl Client {
     /// against the tool's output schema as
     /// [`call_tool_checked`](Client::call_tool_checked) does.
     ///
-    /// The request carries `task` (with [`TaskOptions::ttl`]); the server
-    /// answers with a task, which is polled with `tasks/get` at the
+    /// In 2025-11-25, the request carries `task` (with
+    /// [`TaskOptions::ttl`]); the server answers with a task, which is
+    /// polled with `tasks/get` at the
     /// interval the server suggests, kept within the options' bounds. A
     /// `notifications/tasks/status` for the task makes the next poll come
     /// at once (no sooner than the least interval). When the task needs
@@ -173,12 +130,26 @@ impl Client {
     /// sees the task each time its status or status message changes, on
     /// the caller's task.
     ///
+    /// On a modern (2026-07-28) connection the call speaks the tasks
+    /// extension (ADR 0025), which the client must have been set up to
+    /// declare ([`ClientConfig::with_tasks`](crate::ClientConfig::with_tasks)):
+    /// the plain `tools/call` goes out, and the server decides whether to
+    /// answer with a task; `tasks/get` is polled at its `pollIntervalMs`
+    /// (within the same bounds) until the task is over, and the input it
+    /// asks for (`inputRequests`) is answered by the registered handlers
+    /// and sent with `tasks/update`. A `failed` task is the call's
+    /// [`Error::Protocol`]; a `cancelled` one is [`Error::TaskCancelled`].
+    /// [`TaskOptions::ttl`] is not sent (the server decides), and tools have
+    /// no `taskSupport` to check.
+    ///
     /// A server that runs the call at once instead (its answer is the
     /// result) is accepted. Fails with [`Error::NotSupported`] before
-    /// anything is sent when the server's `tasks` capability does not
-    /// cover `tools/call` or the tool's `execution.taskSupport` forbids it,
-    /// and with [`Error::InvalidResponse`] when a poll names another task
-    /// or a status moves on from a terminal one.
+    /// anything is sent when the server does not offer tasks
+    /// ([`offers_tool_tasks`](Client::offers_tool_tasks)), the client did
+    /// not enable the extension (modern), or the tool's
+    /// `execution.taskSupport` forbids it (2025-11-25); and with
+    /// [`Error::InvalidResponse`] when a poll names another task or a
+    /// status moves on from a terminal one.
     ///
     /// Cancel safe: dropping the future abandons the call, and a
     /// `tasks/cancel` for the task is sent on a task of its own (within
@@ -220,9 +191,9 @@ impl Client {
 
     /// Like [`call_tool_as_task`](Client::call_tool_as_task), but returns
     /// the result exactly as the server sent it (the bytes of the
-    /// `tasks/result` answer, or of the `tools/call` answer when the
-    /// server ran the call at once), unchecked: for programs that print or
-    /// forward it.
+    /// `tasks/result` answer, of the modern task's `result`, or of the
+    /// `tools/call` answer when the server ran the call at once),
+    /// unchecked: for programs that print or forward it.
     ///
     /// Cancel safe, as `call_tool_as_task`.
     pub async fn call_tool_as_task_raw(
@@ -237,26 +208,53 @@ impl Client {
             .await
     }
 
-    /// The task's state now (`tasks/get`).
+    /// The task's state now (`tasks/get`), in both eras. An unknown task id
+    /// is the server's [`Error::Protocol`] (`-32602`). On a modern
+    /// connection the client must have enabled the tasks extension
+    /// ([`ClientConfig::with_tasks`](crate::ClientConfig::with_tasks)), or
+    /// this fails with [`Error::NotSupported`] before sending.
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn get_task(&self, task_id: &str) -> Result<Task, Error> {
+        if let Some(refused) = self.modern_tasks_refused(format!("tasks/get {task_id}")) {
+            return Err(refused);
+        }
         self.request("tasks/get", Some(task_id), TaskIdParams { task_id })
             .await
     }
 
     /// Asks the server to cancel the task (`tasks/cancel`) and returns its
-    /// state after. A task already over is refused by the server
-    /// ([`Error::Protocol`], `-32602`).
+    /// state after. In 2025-11-25 a task already over is refused by the
+    /// server ([`Error::Protocol`], `-32602`). The tasks extension's
+    /// `tasks/cancel` is only acknowledged: the state after is read with
+    /// `tasks/get`, and may still be `working` (cancellation is
+    /// cooperative, and eventually consistent); an unknown id is the
+    /// server's `-32602`. Needs the extension enabled, as
+    /// [`get_task`](Client::get_task).
     ///
-    /// Cancel safe (see [`Client`]).
+    /// Cancel safe (see [`Client`]): dropped after the acknowledgement, the
+    /// cancellation stands.
     pub async fn cancel_task(&self, task_id: &str) -> Result<Task, Error> {
-        self.request("tasks/cancel", Some(task_id), TaskIdParams { task_id })
-            .await
+        if let Some(refused) = self.modern_tasks_refused(format!("tasks/cancel {task_id}")) {
+            return Err(refused);
+        }
+        if self.modern_task_options().is_none() {
+            return self
+                .request("tasks/cancel", Some(task_id), TaskIdParams { task_id })
+                .await;
+        }
+        let _: serde::de::IgnoredAny = self
+            .request("tasks/cancel", Some(task_id), TaskIdParams { task_id })
+            .await?;
+        self.get_task(task_id).await
     }
 
     /// One page of the server's tasks (`tasks/list`): pass the previous
-    /// page's `next_cursor` for the next one.
+    /// page's `next_cursor` for the next one. 2025-11-25 only: the tasks
+    /// extension has no `tasks/list` (a server cannot tell whose tasks are
+    /// whose without sessions), and on a modern connection this fails with
+    /// [`Error::NotSupported`] before sending; keep the ids of the tasks
+    /// you start instead.
     ///
     /// Cancel safe (see [`Client`]).
     ///
@@ -270,6 +268,12 @@ impl Client {
     /// # }
     /// ```
     pub async fn list_tasks(&self, cursor: Option<&str>) -> Result<TaskPage, Error> {
+        if let Some(refused) = self.legacy_only(
+            "tasks/list",
+            "keep the ids of the tasks you start (the on_status callback of call_tool_as_task sees them)",
+        ) {
+            return Err(refused);
+        }
         self.request("tasks/list", None, CursorParams { cursor })
             .await
     }
@@ -292,6 +296,23 @@ impl Client {
                 operation: format!("tools/call {name}"),
             });
         }
+        if let Some(refused) = self.modern_tasks_refused(format!("tools/call {name} as a task")) {
+            return Err(refused);
+        }
+        if self.modern_task_options().is_some() {
+            if !self.offers_tool_tasks() {
+                return Err(refuse(
+                    "the server does not declare the tasks extension (io.modelcontextprotocol/tasks) \
+                     in its capabilities, so it runs no call as a task; call the tool plainly"
+                        .into(),
+                ));
+            }
+            let result = self
+                .modern_task_call(name, arguments, options, on_status)
+                .await?;
+            return serde_json::from_str(result.get())
+                .map_err(|error| Error::invalid_response(&format!("tools/call {name}"), error));
+        }
         if !self.offers_tool_tasks() {
             return Err(refuse(
                 "the server's tasks capability does not cover tools/call".into(),
@@ -304,7 +325,9 @@ impl Client {
             ));
         }
         // Subscribed before the call: no status notification is missed.
-        let mut notifications = self.notifications();
+        // Passive: the legacy shape's status notifications need no
+        // `subscriptions/listen`.
+        let mut notifications = self.passive_notifications();
         let answer = self.create(name, arguments, options).await?;
         let created: Created = serde_json::from_str(answer.get())
             .map_err(|error| Error::invalid_response(&format!("tools/call {name}"), error))?;
@@ -313,11 +336,11 @@ impl Client {
             return serde_json::from_str(answer.get())
                 .map_err(|error| Error::invalid_response(&format!("tools/call {name}"), error));
         };
-        let mut guard = CancelOnDrop {
-            client: self.clone(),
-            task_id: options.cancel_on_drop.then(|| task.task_id.clone()),
-            timeout: options.cancel_timeout,
-        };
+        let mut guard = CancelOnDrop::new(
+            self,
+            options.cancel_on_drop.then(|| task.task_id.clone()),
+            options.cancel_timeout,
+        );
         on_status(&task);
         let mut watch = Watch { last: task };
         let mut pending: Option<PendingResult<'_, R>> = None;
@@ -455,11 +478,7 @@ impl Client {
                 .and_then(|created| created.task)
                 .filter(|task| !task.status.is_terminal());
             if let Some(task) = task {
-                drop(CancelOnDrop {
-                    client: client.clone(),
-                    task_id: Some(task.task_id),
-                    timeout: limit,
-                });
+                drop(CancelOnDrop::new(&client, Some(task.task_id), limit));
             }
         });
         answer.await.unwrap_or_else(|_| {
@@ -468,41 +487,6 @@ impl Client {
                 operation: "tools/call as a task".to_owned(),
             })
         })
-    }
-}
-
-/// The latest state of the task being watched, and the checks on each new
-/// one.
-struct Watch {
-    last: Task,
-}
-
-impl Watch {
-    /// Takes a polled state; `Ok(true)` when it differs from the last one.
-    fn accept(&mut self, polled: Task) -> Result<bool, Error> {
-        let operation = format!("tasks/get {}", self.last.task_id);
-        if polled.task_id != self.last.task_id {
-            return Err(Error::invalid_response(
-                &operation,
-                format!(
-                    "the server answered about task {:?}, not {:?}",
-                    polled.task_id, self.last.task_id
-                ),
-            ));
-        }
-        if self.last.status.is_terminal() && polled.status != self.last.status {
-            return Err(Error::invalid_response(
-                &operation,
-                format!(
-                    "the task went from {} back to {}; a finished task cannot change",
-                    self.last.status, polled.status
-                ),
-            ));
-        }
-        let changed =
-            polled.status != self.last.status || polled.status_message != self.last.status_message;
-        self.last = polled;
-        Ok(changed)
     }
 }
 
@@ -518,58 +502,11 @@ async fn status_of(notifications: &mut Notifications, task_id: &str) {
     }
 }
 
-/// Sends `tasks/cancel` for a task whose caller went away before it was
-/// over, on a task of its own.
-struct CancelOnDrop {
-    client: Client,
-    task_id: Option<String>,
-    timeout: Duration,
-}
-
-impl CancelOnDrop {
-    fn disarm(&mut self) {
-        self.task_id = None;
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(task_id) = self.task_id.take() else {
-            return;
-        };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::debug!(task_id, "mcp: no runtime to cancel an abandoned task on");
-            return;
-        };
-        let client = self.client.clone();
-        let timeout = self.timeout;
-        runtime.spawn(async move {
-            match tokio::time::timeout(timeout, client.cancel_task(&task_id)).await {
-                Ok(Ok(_)) => tracing::debug!(task_id, "mcp: cancelled an abandoned task"),
-                Ok(Err(error)) => {
-                    tracing::debug!(task_id, %error, "mcp: could not cancel an abandoned task");
-                }
-                Err(_) => tracing::debug!(task_id, "mcp: gave up cancelling an abandoned task"),
-            }
-        });
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Duration;
 
-    fn task(id: &str, status: TaskStatus) -> Task {
-        Task {
-            task_id: id.into(),
-            status,
-            status_message: None,
-            created_at: None,
-            last_updated_at: None,
-            ttl: None,
-            poll_interval: None,
-        }
-    }
+    use super::*;
 
     #[test]
     fn a_task_reads_as_the_specification_shows_it() {
@@ -582,59 +519,5 @@ mod tests {
         assert_eq!(read.status, TaskStatus::InputRequired);
         assert_eq!(read.ttl, None);
         assert_eq!(read.poll_interval, Some(Duration::from_millis(1500)));
-    }
-
-    #[test]
-    fn the_poll_interval_is_the_servers_within_bounds() {
-        let options = TaskOptions::default();
-        let mut suggested = task("t", TaskStatus::Working);
-        assert_eq!(options.interval(&suggested), Duration::from_secs(1));
-        suggested.poll_interval = Some(Duration::ZERO);
-        assert_eq!(options.interval(&suggested), Duration::from_millis(100));
-        suggested.poll_interval = Some(Duration::from_secs(3600));
-        assert_eq!(options.interval(&suggested), Duration::from_secs(5));
-        suggested.poll_interval = Some(Duration::from_millis(700));
-        assert_eq!(options.interval(&suggested), Duration::from_millis(700));
-    }
-
-    #[test]
-    fn a_status_may_move_forward_but_not_out_of_a_terminal_one() {
-        let mut watch = Watch {
-            last: task("t", TaskStatus::Working),
-        };
-        assert!(
-            watch
-                .accept(task("t", TaskStatus::InputRequired))
-                .expect("forward")
-        );
-        assert!(
-            watch
-                .accept(task("t", TaskStatus::Working))
-                .expect("back to work")
-        );
-        assert!(!watch.accept(task("t", TaskStatus::Working)).expect("same"));
-        assert!(
-            watch
-                .accept(task("t", TaskStatus::Completed))
-                .expect("done")
-        );
-        let error = watch
-            .accept(task("t", TaskStatus::Working))
-            .expect_err("backwards");
-        assert!(
-            error.to_string().contains("from completed back to working"),
-            "{error}"
-        );
-    }
-
-    #[test]
-    fn a_poll_about_another_task_is_refused() {
-        let mut watch = Watch {
-            last: task("mine", TaskStatus::Working),
-        };
-        let error = watch
-            .accept(task("theirs", TaskStatus::Working))
-            .expect_err("another task");
-        assert!(error.to_string().contains("\"theirs\""), "{error}");
     }
 }

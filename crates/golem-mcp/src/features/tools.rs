@@ -330,7 +330,9 @@ impl Client {
             true => Some(&mut forward as &mut (dyn FnMut(Progress) + Send)),
             false => None,
         };
-        let result = self.send_request(request, observer).await;
+        // A modern server may run it as a task (when the extension is
+        // declared): `send_call` drives it to its result.
+        let result = self.send_call(request, observer).await;
         match result {
             // The tool's annotations changed since it was listed (or it was
             // never listed): list again and call once more, as the protocol
@@ -346,7 +348,7 @@ impl Client {
                     true => Some(&mut forward as &mut (dyn FnMut(Progress) + Send)),
                     false => None,
                 };
-                self.send_request(request, observer).await
+                self.send_call(request, observer).await
             }
             other => other,
         }

@@ -15,6 +15,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::error::Error;
+use crate::features::modern_tasks::TaskDefaults;
+use crate::features::task_options::TaskOptions;
 use crate::server_requests::elicitation::{
     ElicitResultWire, ElicitationRequest, ElicitationResponse,
 };
@@ -23,6 +25,7 @@ use crate::server_requests::roots::Root;
 use crate::server_requests::sampling::CreateMessageRequest;
 use crate::session::client::{Client, Settings, WeakClient};
 use crate::session::context::RequestContext;
+use crate::session::era::TASKS_EXTENSION;
 use crate::session::protocol::{ClientInfo, ProtocolChoice};
 use crate::session::serving::{HandlerError, HandlerFuture, Offer};
 use crate::wire::transport::Transport;
@@ -67,6 +70,14 @@ pub struct ClientConfig {
     /// (10 s by default: a server started by `npx` or `uvx` may first be
     /// installed, and answers only then).
     pub probe_timeout: Duration,
+    /// The tasks extension of 2026-07-28 (`io.modelcontextprotocol/tasks`,
+    /// ADR 0025): `None` (the default) declares nothing, and a modern
+    /// server may not answer with a task; `Some(options)` declares it on
+    /// every modern request, and a `tools/call` the server answers with a
+    /// task (from [`Client::call_tool`] and the bridge too) is polled to
+    /// its result with these options. The legacy era's tasks (2025-11-25)
+    /// need no declaration: see [`Client::call_tool_as_task`].
+    pub tasks: Option<TaskOptions>,
 }
 
 impl Default for ClientConfig {
@@ -79,6 +90,7 @@ impl Default for ClientConfig {
             max_concurrent_handlers: 16,
             protocol: ProtocolChoice::Auto,
             probe_timeout: Duration::from_secs(10),
+            tasks: None,
         }
     }
 }
@@ -93,6 +105,7 @@ impl fmt::Debug for ClientConfig {
             .field("max_concurrent_handlers", &self.max_concurrent_handlers)
             .field("protocol", &self.protocol)
             .field("probe_timeout", &self.probe_timeout)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -127,6 +140,20 @@ impl ClientConfig {
         self
     }
 
+    /// Declares the tasks extension of 2026-07-28 and runs the tasks modern
+    /// servers answer `tools/call` with to their results, with `options`
+    /// ([`ClientConfig::tasks`]).
+    ///
+    /// ```
+    /// use golem_mcp::{ClientConfig, TaskOptions};
+    /// let config = ClientConfig::default().with_tasks(TaskOptions::default());
+    /// assert!(config.tasks.is_some());
+    /// ```
+    pub fn with_tasks(mut self, options: TaskOptions) -> Self {
+        self.tasks = Some(options);
+        self
+    }
+
     /// Speaks exactly protocol revision `version` (e.g. `2026-07-28` or
     /// `2025-11-25`) instead of probing for the server's era; a revision
     /// this client does not speak fails [`Client::initialize`] with
@@ -143,6 +170,8 @@ pub(crate) struct Offered {
     elicitation: Option<Arc<dyn ElicitationHandler>>,
     roots: Mutex<Option<Vec<Root>>>,
     max_running: usize,
+    /// Whether modern requests declare the tasks extension.
+    tasks: bool,
     /// The way back to the client, for the handlers.
     context: RequestContext,
 }
@@ -154,6 +183,7 @@ impl Offered {
             elicitation: config.elicitation.clone(),
             roots: Mutex::new(config.roots.clone()),
             max_running: config.max_concurrent_handlers.max(1),
+            tasks: config.tasks.is_some(),
             context: RequestContext::new(client),
         }
     }
@@ -200,6 +230,14 @@ impl Offer for Offered {
             capabilities.insert("elicitation".into(), value);
         }
         Value::Object(capabilities)
+    }
+
+    fn modern_capabilities(&self) -> Value {
+        let mut capabilities = self.capabilities();
+        if self.tasks {
+            capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
+        }
+        capabilities
     }
 
     fn offers(&self, method: &str) -> bool {
@@ -350,9 +388,13 @@ impl Client {
             protocol: config.protocol.clone(),
             probe_timeout: config.probe_timeout,
         };
-        Client::open(transport, settings, |client| {
+        let client = Client::open(transport, settings, |client| {
             Arc::new(Offered::new(&config, client))
-        })
+        });
+        if let Some(options) = config.tasks {
+            client.extension::<TaskDefaults>().set(options);
+        }
+        client
     }
 
     /// Replaces the roots the client offers and tells the server with

@@ -519,7 +519,7 @@ impl Client {
     /// identity and exactly the capabilities the application registered.
     fn meta_maker(&self) -> impl Fn(&'static str) -> ModernMeta + Send + Sync + 'static {
         let client_info = self.inner.settings.client_info.clone();
-        let capabilities = self.inner.offer.capabilities();
+        let capabilities = self.inner.offer.modern_capabilities();
         move |version| ModernMeta::new(version, &client_info, &capabilities)
     }
 
@@ -773,7 +773,7 @@ impl Client {
             ModernMeta::new(
                 version,
                 &self.inner.settings.client_info,
-                &self.inner.offer.capabilities(),
+                &self.inner.offer.modern_capabilities(),
             )
         };
         mrtr::run(

@@ -528,9 +528,18 @@ impl<'a, P> Request<'a, P> {
 }
 
 /// Whether a modern HTTP request of `method` names its target in
-/// `Mcp-Name`.
+/// `Mcp-Name` (for the tasks extension's methods, the task id: what a
+/// load balancer routes the task's requests by).
 fn names_its_target(method: &str) -> bool {
-    matches!(method, "tools/call" | "resources/read" | "prompts/get")
+    matches!(
+        method,
+        "tools/call"
+            | "resources/read"
+            | "prompts/get"
+            | "tasks/get"
+            | "tasks/update"
+            | "tasks/cancel"
+    )
 }
 
 /// Encodes a notification as an [`Outgoing`] message.

@@ -22,6 +22,19 @@ pub(crate) const MISSING_CAPABILITY: i64 = -32021;
 /// `UnsupportedProtocolVersion`, with `data.supported`.
 pub(crate) const UNSUPPORTED_VERSION: i64 = -32022;
 
+/// The tasks extension's identifier, the key of its entry in the
+/// `extensions` of both sides' capabilities (ADR 0025).
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Whether `capabilities` (a client's or a server's) declare extension
+/// `name` (an object under `extensions`).
+pub(crate) fn declares_extension(capabilities: &Value, name: &str) -> bool {
+    capabilities
+        .get("extensions")
+        .and_then(|extensions| extensions.get(name))
+        .is_some_and(Value::is_object)
+}
+
 /// An error only a modern server gives: what identifies one, on the probe
 /// and on any later request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +149,9 @@ impl DiscoverResult {
 pub(crate) struct ModernMeta {
     version: &'static str,
     entries: Box<str>,
+    /// Whether the capabilities declare the tasks extension: then a
+    /// `tools/call` may be answered with a task.
+    tasks: bool,
 }
 
 impl ModernMeta {
@@ -149,7 +165,16 @@ impl ModernMeta {
         .to_string();
         // `{...}` without its braces (servers read the members by name).
         let entries = entries[1..entries.len() - 1].into();
-        ModernMeta { version, entries }
+        ModernMeta {
+            version,
+            entries,
+            tasks: declares_extension(capabilities, TASKS_EXTENSION),
+        }
+    }
+
+    /// Whether the requests declare the tasks extension.
+    pub(crate) fn declares_tasks(&self) -> bool {
+        self.tasks
     }
 
     /// The revision the entries name.
@@ -275,5 +300,12 @@ mod tests {
             object["io.modelcontextprotocol/clientInfo"]["name"],
             "golem-mcp"
         );
+        assert!(!meta.declares_tasks());
+        let with_tasks = ModernMeta::new(
+            "2026-07-28",
+            &ClientInfo::default(),
+            &json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        );
+        assert!(with_tasks.declares_tasks());
     }
 }

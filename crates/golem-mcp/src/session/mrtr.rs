@@ -101,6 +101,29 @@ where
                 }
                 decoded => return decoded,
             },
+            // The tasks extension: the caller (`features/modern_tasks.rs`)
+            // reads the task from the result and drives it.
+            ResultKind::Task => {
+                let declared = attempt
+                    .modern
+                    .or(connection.modern())
+                    .is_some_and(ModernMeta::declares_tasks);
+                if request.method != "tools/call" || !declared {
+                    return Err(Error::invalid_response(
+                        &operation.to_string(),
+                        match declared {
+                            true => format!(
+                                "the server answered {} with a task, which only tools/call may be",
+                                request.method
+                            ),
+                            false => "the server answered with a task, but this client did not \
+                                      declare the tasks extension (ClientConfig::with_tasks)"
+                                .to_owned(),
+                        },
+                    ));
+                }
+                return decode::<R>(operation, reply);
+            }
             ResultKind::Unknown(kind) => {
                 return Err(Error::invalid_response(
                     &operation.to_string(),
@@ -139,12 +162,15 @@ fn is_unsupported_version(error: &crate::wire::jsonrpc::ProtocolError) -> bool {
     )
 }
 
-/// One input request: a server request in all but name.
+/// One input request: a server request in all but name (also what a
+/// task of the tasks extension lists in `inputRequests`).
 #[derive(Deserialize)]
-struct InputRequest<'a> {
-    method: String,
+pub(crate) struct InputRequest<'a> {
+    /// The server request's method, e.g. `elicitation/create`.
+    pub(crate) method: String,
+    /// Its parameters, verbatim.
     #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    pub(crate) params: Option<&'a RawValue>,
 }
 
 /// Answers an `input_required` round: the members the retry adds to its
@@ -198,7 +224,7 @@ async fn answer(
 /// handler. One nobody registered a handler for gets the answer the legacy
 /// era gives too: an elicitation is declined; a sampling or the roots fail
 /// the call (the server may not ask for what the client did not declare).
-async fn answer_one(
+pub(crate) async fn answer_one(
     offer: &dyn Offer,
     operation: &(dyn fmt::Display + Sync),
     request: &InputRequest<'_>,

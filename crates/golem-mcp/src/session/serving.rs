@@ -91,6 +91,14 @@ pub(crate) trait Offer: Send + Sync + 'static {
     /// The capabilities `initialize` announces: exactly what is offered.
     fn capabilities(&self) -> Value;
 
+    /// The capabilities every modern request names in its `_meta`: the
+    /// same, plus the extensions of 2026-07-28 the application enabled
+    /// (the tasks extension, ADR 0025), which the legacy era has no place
+    /// for.
+    fn modern_capabilities(&self) -> Value {
+        self.capabilities()
+    }
+
     /// Whether requests for `method` are offered; any other gets "method
     /// not found".
     fn offers(&self, method: &str) -> bool;

@@ -1,6 +1,6 @@
-//! A modern result's `resultType`: complete, or a request for input (a
-//! multi-round-trip request's interim answer), told apart without decoding
-//! the result twice.
+//! A modern result's `resultType`: complete, a request for input (a
+//! multi-round-trip request's interim answer), or a task (the tasks
+//! extension), told apart without decoding the result twice.
 //!
 //! Every modern result names its type, and nearly all are `"complete"`.
 //! The raw text is searched for the key: when every occurrence reads
@@ -17,6 +17,9 @@ pub(crate) enum ResultKind {
     Complete,
     /// `resultType: "input_required"`: the server needs these answers.
     InputRequired(InputRequired),
+    /// `resultType: "task"`: the server runs the request as a task (the
+    /// tasks extension, ADR 0025); the result is the task's first state.
+    Task,
     /// A `resultType` this client does not know.
     Unknown(String),
 }
@@ -63,6 +66,7 @@ pub(crate) fn result_kind(message: &[u8]) -> ResultKind {
             input_requests: top.input_requests,
             request_state: top.request_state,
         }),
+        Some("task") => ResultKind::Task,
         Some(other) => ResultKind::Unknown(other.to_owned()),
     }
 }
@@ -134,12 +138,22 @@ mod tests {
     }
 
     #[test]
+    fn a_task_is_told_apart() {
+        assert!(matches!(
+            kind(
+                r#"{"jsonrpc":"2.0","id":1,"result":{"taskId":"t","status":"working","resultType":"task"}}"#
+            ),
+            ResultKind::Task
+        ));
+    }
+
+    #[test]
     fn an_unknown_type_is_named() {
         let ResultKind::Unknown(name) =
-            kind(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task"}}"#)
+            kind(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"later"}}"#)
         else {
             panic!("not unknown");
         };
-        assert_eq!(name, "task");
+        assert_eq!(name, "later");
     }
 }

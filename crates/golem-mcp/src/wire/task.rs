@@ -1,6 +1,8 @@
 //! A task's state as the server reports it ([`Task`], [`TaskStatus`]): what
 //! `tasks/get` answers and `notifications/tasks/status` carries, shared by
-//! the notification stream and the tasks feature.
+//! the notification stream and the tasks feature. One shape for both eras:
+//! the 2025-11-25 names (`ttl`, `pollInterval`) and the tasks extension's
+//! (`ttlMs`, `pollIntervalMs`, ADR 0025) are read alike.
 
 use std::fmt;
 use std::time::Duration;
@@ -15,11 +17,13 @@ pub enum TaskStatus {
     /// Being processed.
     Working,
     /// The server needs input from the client (an elicitation, say),
-    /// which it asks for while `tasks/result` is pending.
+    /// which it asks for while `tasks/result` is pending (2025-11-25) or
+    /// lists in the `tasks/get` answer (the tasks extension).
     InputRequired,
     /// Done; its result is ready.
     Completed,
-    /// Done, unsuccessfully (for a tool, this includes an `isError` result).
+    /// Done, unsuccessfully (in 2025-11-25, for a tool, this includes an
+    /// `isError` result; in the tasks extension only a JSON-RPC error).
     Failed,
     /// Cancelled before it was done.
     Cancelled,
@@ -54,7 +58,8 @@ impl fmt::Display for TaskStatus {
 }
 
 /// A task's state, as `tasks/get`, `tasks/list`, `tasks/cancel` and
-/// `notifications/tasks/status` give it.
+/// `notifications/tasks/status` give it (2025-11-25), or as the tasks
+/// extension's `tools/call` (`resultType: "task"`) and `tasks/get` do.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[non_exhaustive]
 pub struct Task {
@@ -73,11 +78,17 @@ pub struct Task {
     #[serde(rename = "lastUpdatedAt", default)]
     pub last_updated_at: Option<String>,
     /// How long after creation the server keeps it; `None` when unlimited
-    /// or not said.
-    #[serde(default, deserialize_with = "millis")]
+    /// or not said (`ttl`, or the extension's `ttlMs`).
+    #[serde(default, alias = "ttlMs", deserialize_with = "millis")]
     pub ttl: Option<Duration>,
-    /// How often the server suggests polling it, when it says.
-    #[serde(rename = "pollInterval", default, deserialize_with = "millis")]
+    /// How often the server suggests polling it, when it says
+    /// (`pollInterval`, or the extension's `pollIntervalMs`).
+    #[serde(
+        rename = "pollInterval",
+        alias = "pollIntervalMs",
+        default,
+        deserialize_with = "millis"
+    )]
     pub poll_interval: Option<Duration>,
 }
 

@@ -1,6 +1,7 @@
 //! The real servers nobody here wrote, under `peers/`: the reference
 //! `server-everything` (npm) and servers built on the official Python SDK
-//! (PyPI; its 1.x line too, for the HTTP+SSE transport), which
+//! (PyPI; its 1.x line too, for the HTTP+SSE transport; FastMCP with
+//! fastmcp-tasks, for the tasks extension), which
 //! `scripts/install-peers.sh` installs (the README's test
 //! command runs it). A missing peer fails the test rather than skipping it.
 
@@ -62,6 +63,30 @@ pub fn python_stdio() -> StdioConfig {
         ],
         ..StdioConfig::new(python().to_string_lossy())
     }
+}
+
+/// FastMCP with fastmcp-tasks (`peers/python/tasks_server.py`, run by
+/// `peers/.venv-tasks`): a server of the tasks extension of 2026-07-28,
+/// over stdio.
+pub fn tasks_stdio() -> StdioConfig {
+    StdioConfig {
+        args: vec![
+            peer("python/tasks_server.py")
+                .to_string_lossy()
+                .into_owned(),
+        ],
+        ..StdioConfig::new(peer(".venv-tasks/bin/python").to_string_lossy())
+    }
+}
+
+/// The tasks extension's server over streamable HTTP.
+pub fn tasks_http() -> Peer {
+    let port = free_port();
+    let mut command = Command::new(peer(".venv-tasks/bin/python"));
+    command
+        .arg(peer("python/tasks_server.py"))
+        .args(["--http", "--port", &port.to_string()]);
+    start_peer(command, port)
 }
 
 /// The Python SDK server over streamable HTTP, with these options of its
