@@ -7,6 +7,7 @@
 #   ROUNDS=5 OUT=/tmp/b.md bench/run.sh
 #   PIN_CPU=0 bench/run.sh       # client and server on CPU 0 (see below)
 #   PIN_CPU=0 SERVER_CPU=1 bench/run.sh   # client on CPU 0, server on CPU 1
+#   MANY=0 bench/run.sh          # without the many-servers cases at the end
 #
 # Builds the programs in release mode, then runs each case with the three
 # clients in turn (golem rmcp floor golem rmcp floor ...), ROUNDS rounds, and
@@ -14,8 +15,12 @@
 # client) run golem and rmcp only: the floor is sequential by design.
 # Everything stays on 127.0.0.1; every run is bounded by
 # RUN_TIMEOUT seconds; the HTTP server is killed on exit, however the script
-# ends. Exit status: 0 when every target is met, 3 when one is missed (the
-# file is written either way), anything else when the measurement failed.
+# ends. Then bench/many.py measures the many-servers cases (idle clients,
+# 1,000 calls in flight, ten servers at once; unpinned, ROUNDS rounds) and
+# prints their table and verdicts; BENCHMARKS.md's "Many servers" section
+# is written from it by hand. Exit status: 0 when every target is met, 3
+# when one is missed (the file is written either way), anything else when
+# the measurement failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -150,5 +155,22 @@ command_line="bench/run.sh"
 [[ -n $SERVER_CPU ]] && command_line="SERVER_CPU=$SERVER_CPU $command_line"
 [[ -n $PIN_CPU ]] && command_line="PIN_CPU=$PIN_CPU $command_line"
 echo "== writing $OUT"
+status=0
 python3 bench/report.py --results "$results" --out "$OUT" --rounds "$ROUNDS" \
-    --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU" --server-cpu "$SERVER_CPU"
+    --command "$command_line" --lock Cargo.lock --busy "$busy_percent" --pin "$PIN_CPU" --server-cpu "$SERVER_CPU" ||
+    status=$?
+(( status == 0 || status == 3 )) || exit "$status"
+
+if [[ ${MANY:-1} != 0 ]]; then
+    # The HTTP server is not needed any more: the many-servers cases are
+    # stdio, one server per client.
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+    echo "== many servers (bench/many.py)"
+    many_status=0
+    ROUNDS=$ROUNDS RUN_TIMEOUT=$RUN_TIMEOUT python3 bench/many.py || many_status=$?
+    (( many_status == 0 || many_status == 3 )) || exit "$many_status"
+    if (( many_status == 3 )); then status=3; fi
+fi
+exit "$status"

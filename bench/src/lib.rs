@@ -4,8 +4,8 @@
 //! Every client (`golem-bench`, `rmcp-bench`, `floor-bench`) takes
 //!
 //! ```text
-//! CLIENT --calls N --bytes B [--concurrency C] [--sleep-ms M] [--peak-rss]
-//!        (--url URL | -- SERVER_CMD [ARGS...])
+//! CLIENT --calls N --bytes B [--concurrency C] [--sleep-ms M] [--clients K]
+//!        [--peak-rss] (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
 //!
 //! connects (stdio: spawns `SERVER_CMD`; http: streamable HTTP at `URL`),
@@ -17,15 +17,37 @@
 //! {"client":"golem","transport":"stdio","calls":N,"bytes":B,"concurrency":C,"connect_ms":F,"total_ms":F,"calls_per_s":F,"p50_us":F,"p99_us":F}
 //! ```
 //!
-//! (ending with `"sleep_ms":M` when sleeping, and `"peak_rss_kib":K` when
-//! asked for with `--peak-rss`).
+//! (ending with `"sleep_ms":M` when sleeping, `"peak_rss_kib":P` when asked
+//! for with `--peak-rss`, then `"cpu_self_us":U`, the client's own CPU time,
+//! then `"clients":K` when K > 1 and `"ready_rss_kib":R` with `--peak-rss`).
 //!
 //! With C = 1 (the default) the calls are sequential, every text is B bytes
 //! of `x` and each reply's length is checked. With C > 1, C tasks share one
 //! client and split the N calls between them; each call's text is its own
 //! (see [`Args::plan`]) and the reply must be exactly that text, so a reply
 //! handed to the wrong caller fails the run. `floor-bench` is sequential
-//! only and calls only `echo`.
+//! only, calls only `echo` and connects one client.
+//!
+//! # Many servers
+//!
+//! `--clients K` (default 1) connects K clients at once in this one process,
+//! each to a server of its own (stdio: K spawns of `SERVER_CMD`; http: K
+//! sessions at `URL`): `connect_ms` is then the time until all K have
+//! answered `initialize` and `tools/list`. Task T of the calls uses client
+//! T mod K (so with C = 1 every call goes to client 0). With N = 0 the
+//! clients are connected, stay idle and are closed. The three cases of
+//! `bench/many.py` are made of these flags:
+//!
+//! - *idle clients*: `--clients K --calls 0 --peak-rss`, for two K; the
+//!   difference of `ready_rss_kib` (this process's `VmRSS` once all K are
+//!   ready, the servers excluded) divided by the difference of K is the
+//!   memory per idle client;
+//! - *calls in flight*: `--calls N --concurrency N --sleep-ms M --peak-rss`:
+//!   N calls of `sleep` at once on one client, each with a text of its own
+//!   that its reply must equal; `peak_rss_kib` (`VmHWM`) minus
+//!   `ready_rss_kib` is what the N calls in flight cost;
+//! - *servers at once*: `connect_ms` of `--clients 10 --calls 0` beside
+//!   the slowest of ten runs with `--clients 1 --calls 0`.
 //!
 //! Keeping this in one place is what makes the clients comparable: they
 //! differ only in the MCP client under test, never in how they are timed.
@@ -37,7 +59,7 @@ use std::time::{Duration, Instant};
 
 /// The usage line, shown with command-line errors.
 pub const USAGE: &str = "usage: CLIENT --calls N --bytes B [--concurrency C] [--sleep-ms M] \
-     [--peak-rss] (--url URL | -- SERVER_CMD [ARGS...])";
+     [--clients K] [--peak-rss] (--url URL | -- SERVER_CMD [ARGS...])";
 
 /// The echo tool, which every client calls unless `--sleep-ms` is given.
 pub const TOOL: &str = "echo";
@@ -83,6 +105,9 @@ pub struct Args {
     pub concurrency: usize,
     /// Call the sleep tool, waiting this many milliseconds, instead of echo.
     pub sleep_ms: Option<u64>,
+    /// How many clients to connect at once, each to a server of its own
+    /// (see "Many servers" above).
+    pub clients: usize,
     /// Where the server is.
     pub target: Target,
     /// Whether to add `"peak_rss_kib"` (the client's own peak resident set,
@@ -112,12 +137,14 @@ impl Args {
         let mut protocol = None;
         let mut concurrency = 1;
         let mut sleep_ms = None;
+        let mut clients = 1;
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--calls" => calls = Some(number(&mut args, "--calls")?),
                 "--bytes" => bytes = Some(number(&mut args, "--bytes")?),
                 "--concurrency" => concurrency = number(&mut args, "--concurrency")?,
                 "--sleep-ms" => sleep_ms = Some(number(&mut args, "--sleep-ms")?),
+                "--clients" => clients = number(&mut args, "--clients")?,
                 "--url" => url = Some(args.next().ok_or("--url needs a value")?),
                 "--peak-rss" => peak_rss = true,
                 "--protocol" => protocol = Some(args.next().ok_or("--protocol needs a value")?),
@@ -133,6 +160,9 @@ impl Args {
         if concurrency == 0 {
             return Err("--concurrency wants at least 1".into());
         }
+        if clients == 0 {
+            return Err("--clients wants at least 1".into());
+        }
         let target = match (url, server) {
             (Some(url), None) => Target::Http { url },
             (None, Some((command, args))) => Target::Stdio { command, args },
@@ -146,6 +176,7 @@ impl Args {
             bytes,
             concurrency,
             sleep_ms,
+            clients,
             target,
             peak_rss,
             protocol,
@@ -346,10 +377,8 @@ fn excerpt(text: &str) -> String {
 
 /// Runs the tasks and returns every call's latency, or the first failure.
 ///
-/// One task is awaited in place, as the sequential runs always were. More
-/// are spawned on the runtime (so they share its threads, or its one thread,
-/// like any other tasks of the program); when one fails, the others are
-/// aborted.
+/// One task is awaited in place, as the sequential runs always were; more
+/// run together (see [`all_at_once`]).
 pub async fn run_tasks<F>(mut tasks: Vec<F>) -> Result<Vec<Duration>, String>
 where
     F: Future<Output = Result<Vec<Duration>, String>> + Send + 'static,
@@ -359,16 +388,49 @@ where
     {
         return task.await;
     }
+    let latencies = all_at_once(tasks).await?;
+    Ok(latencies.into_iter().flatten().collect())
+}
+
+/// Runs the futures together and returns their outputs in their order, or
+/// the first failure: the calls of C tasks, the connections of K clients,
+/// their closes.
+///
+/// One future is awaited in place, with no task of its own, so that a run
+/// with one client and one task is driven exactly as before. More are
+/// spawned on the runtime, so they share its threads (or its one thread)
+/// like any other tasks of the program; when one fails, the others are
+/// aborted (dropping the set aborts them).
+pub async fn all_at_once<T, F>(mut futures: Vec<F>) -> Result<Vec<T>, String>
+where
+    F: Future<Output = Result<T, String>> + Send + 'static,
+    T: Send + 'static,
+{
+    if futures.len() == 1
+        && let Some(future) = futures.pop()
+    {
+        return future.await.map(|output| vec![output]);
+    }
+    let mut outputs: Vec<Option<T>> = futures.iter().map(|_| None).collect();
     let mut running = tokio::task::JoinSet::new();
-    for task in tasks {
-        running.spawn(task);
+    for (index, future) in futures.into_iter().enumerate() {
+        running.spawn(async move { (index, future.await) });
     }
-    let mut latencies = Vec::new();
     while let Some(joined) = running.join_next().await {
-        let task = joined.map_err(|error| format!("a task did not finish: {error}"))?;
-        latencies.extend(task?);
+        let (index, output) = joined.map_err(|error| format!("a task did not finish: {error}"))?;
+        outputs[index] = Some(output?);
     }
-    Ok(latencies)
+    Ok(outputs.into_iter().flatten().collect())
+}
+
+/// An error of client `index` of `clients`: named (`client 3: ...`) when
+/// there are several, as it is when there is one.
+pub fn client_error(index: usize, clients: usize, error: impl fmt::Display) -> String {
+    if clients == 1 {
+        error.to_string()
+    } else {
+        format!("client {index}: {error}")
+    }
 }
 
 /// The figures of one run.
@@ -384,6 +446,8 @@ pub struct Report {
     pub bytes: usize,
     /// How many tasks shared the client.
     pub concurrency: usize,
+    /// How many clients were connected (each to its own server).
+    pub clients: usize,
     /// How long each call asked the sleep tool to wait, if it did.
     pub sleep_ms: Option<u64>,
     /// Spawn or connect, `initialize` and `tools/list`.
@@ -393,6 +457,9 @@ pub struct Report {
     /// Each call's time (in call order when sequential), measured by the
     /// task that made it.
     pub latencies: Vec<Duration>,
+    /// This process's resident set (`VmRSS`, KiB) once every client was
+    /// ready, before the calls: read with `--peak-rss` only.
+    pub ready_rss_kib: Option<u64>,
 }
 
 impl Report {
@@ -427,6 +494,12 @@ impl Report {
         }
         if let Some(cpu) = cpu_self {
             let _ = write!(line, r#","cpu_self_us":{:.0}"#, micros(cpu));
+        }
+        if self.clients > 1 {
+            let _ = write!(line, r#","clients":{}"#, self.clients);
+        }
+        if let Some(kib) = self.ready_rss_kib {
+            let _ = write!(line, r#","ready_rss_kib":{kib}"#);
         }
         line.push('}');
         line
@@ -474,24 +547,36 @@ pub struct Stopwatch {
     calls_started: Option<Instant>,
     total: Duration,
     latencies: Vec<Duration>,
+    /// Whether to read the resident set when the clients are ready.
+    memory: bool,
+    ready_rss_kib: Option<u64>,
 }
 
 impl Stopwatch {
-    /// Starts timing the connection (before the spawn or the first request).
-    pub fn start(calls: usize) -> Stopwatch {
+    /// Starts timing the connection (before the spawn or the first request)
+    /// of the run `args` asks for.
+    pub fn start(args: &Args) -> Stopwatch {
         Stopwatch {
             started: Instant::now(),
             connect: Duration::ZERO,
             calls_started: None,
             total: Duration::ZERO,
-            latencies: Vec::with_capacity(calls),
+            latencies: Vec::with_capacity(args.calls),
+            memory: args.peak_rss,
+            ready_rss_kib: None,
         }
     }
 
-    /// Ends the connection phase (after `tools/list`) and starts the calls.
+    /// Ends the connection phase (after `tools/list`, of every client) and
+    /// starts the calls. With `--peak-rss`, reads the resident set in
+    /// between, so that neither phase is timed reading it.
     pub fn connected(&mut self) {
-        let now = Instant::now();
+        let mut now = Instant::now();
         self.connect = now - self.started;
+        if self.memory {
+            self.ready_rss_kib = rss_kib();
+            now = Instant::now();
+        }
         self.calls_started = Some(now);
     }
 
@@ -522,10 +607,12 @@ impl Stopwatch {
             calls: args.calls,
             bytes: args.bytes,
             concurrency: args.concurrency,
+            clients: args.clients,
             sleep_ms: args.sleep_ms,
             connect: self.connect,
             total: self.total,
             latencies: self.latencies,
+            ready_rss_kib: self.ready_rss_kib,
         }
     }
 }
@@ -534,14 +621,26 @@ impl Stopwatch {
 /// `/proc/self/status`): the same figure as the "maximum resident set size"
 /// of `getrusage`, but of this process alone, without the servers it reaped.
 pub fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    line.trim_start_matches("VmHWM:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()
+    status_kib(&std::fs::read_to_string("/proc/self/status").ok()?, "VmHWM")
+}
+
+/// This process's resident set size now, in KiB (`VmRSS` of
+/// `/proc/self/status`): its own pages only, never its servers'.
+pub fn rss_kib() -> Option<u64> {
+    status_kib(&std::fs::read_to_string("/proc/self/status").ok()?, "VmRSS")
+}
+
+/// The value of `FIELD:   123 kB` in the text of a `/proc/PID/status`.
+fn status_kib(status: &str, field: &str) -> Option<u64> {
+    status.lines().find_map(|line| {
+        line.strip_prefix(field)?
+            .strip_prefix(':')?
+            .trim()
+            .strip_suffix("kB")?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 /// The Tokio runtime every async client runs on: current-thread unless
@@ -592,6 +691,8 @@ pub fn usage_error(program: &str, problem: &str) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     fn parse(line: &str) -> Result<Args, String> {
@@ -611,6 +712,7 @@ mod tests {
                 },
                 concurrency: 1,
                 sleep_ms: None,
+                clients: 1,
                 peak_rss: false,
                 protocol: None,
             })
@@ -625,6 +727,7 @@ mod tests {
                 },
                 concurrency: 1,
                 sleep_ms: None,
+                clients: 1,
                 peak_rss: true,
                 protocol: None,
             })
@@ -634,6 +737,12 @@ mod tests {
             args.as_ref()
                 .map(|args| (args.concurrency, args.sleep_ms, args.tool())),
             Ok((8, Some(100), SLEEP_TOOL))
+        );
+        let args = parse("--clients 100 --calls 0 --bytes 64 --peak-rss -- s");
+        assert_eq!(
+            args.as_ref()
+                .map(|args| (args.clients, args.calls, args.peak_rss)),
+            Ok((100, 0, true))
         );
     }
 
@@ -647,6 +756,11 @@ mod tests {
         assert!(error("--calls 1 --bytes 1 --fast -- s").contains("--fast"));
         assert!(error("--calls 1 --bytes 1 --concurrency 0 -- s").contains("at least 1"));
         assert!(error("--calls 1 --bytes 1 --sleep-ms -5 -- s").contains("\"-5\""));
+        assert!(
+            error("--calls 1 --bytes 1 --clients 0 -- s").contains("--clients wants at least 1")
+        );
+        assert!(error("--calls 1 --bytes 1 --clients many -- s").contains("\"many\""));
+        assert!(error("--calls 1 --bytes 1 --clients").contains("--clients needs a value"));
     }
 
     fn plan(line: &str) -> Result<Vec<Vec<Call<String>>>, String> {
@@ -766,10 +880,12 @@ mod tests {
             calls: 2,
             bytes: 64,
             concurrency: 1,
+            clients: 1,
             sleep_ms: None,
             connect: Duration::from_millis(5),
             total: Duration::from_millis(1),
             latencies: vec![Duration::from_micros(400), Duration::from_micros(600)],
+            ready_rss_kib: None,
         };
         assert_eq!(
             report.json_line(None, None),
@@ -800,18 +916,105 @@ mod tests {
     }
 
     #[test]
-    fn the_clients_own_cpu_time_is_read_and_grows() {
-        let before = self_cpu().expect("getrusage works");
-        let mut sum = 0u64;
-        for i in 0..2_000_000u64 {
-            sum = sum.wrapping_add(std::hint::black_box(i));
-        }
-        std::hint::black_box(sum);
-        assert!(self_cpu().expect("getrusage works") >= before);
+    fn many_clients_add_their_count_and_the_ready_memory_last() {
+        let idle = Report {
+            client: "rmcp",
+            transport: "stdio",
+            calls: 0,
+            bytes: 64,
+            concurrency: 1,
+            clients: 100,
+            sleep_ms: None,
+            connect: Duration::from_millis(40),
+            total: Duration::ZERO,
+            latencies: Vec::new(),
+            ready_rss_kib: Some(5120),
+        };
+        let line = idle.json_line(Some(6000), Some(Duration::from_micros(7)));
+        assert!(
+            line.ends_with(
+                r#","peak_rss_kib":6000,"cpu_self_us":7,"clients":100,"ready_rss_kib":5120}"#
+            ),
+            "{line}"
+        );
+        // No calls: every figure is still a number, so the line is JSON.
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        assert_eq!(parsed["calls_per_s"], 0.0);
+        assert_eq!(parsed["p99_us"], 0.0);
+        assert_eq!(parsed["ready_rss_kib"], 5120);
+        let one = Report {
+            clients: 1,
+            ready_rss_kib: None,
+            ..idle
+        };
+        assert!(!one.json_line(None, None).contains("clients"));
+    }
+
+    #[test]
+    fn the_ready_memory_is_read_only_when_asked_for() {
+        let mut watch = Stopwatch::start(
+            &parse("--calls 0 --bytes 1 --peak-rss -- s").expect("the line parses"),
+        );
+        watch.connected();
+        watch.calls_done();
+        let args = parse("--calls 0 --bytes 1 -- s").expect("the line parses");
+        assert!(
+            watch
+                .finish("golem", &args)
+                .ready_rss_kib
+                .is_some_and(|kib| kib > 0)
+        );
+        let mut watch = Stopwatch::start(&args);
+        watch.connected();
+        assert_eq!(watch.finish("golem", &args).ready_rss_kib, None);
+    }
+
+    #[test]
+    fn futures_run_together_and_keep_their_order() {
+        let runtime = runtime().expect("a runtime starts");
+        // Each future waits until all four have started: run one after the
+        // other they would wait forever, and the timeout would fail the test.
+        let barrier = Arc::new(tokio::sync::Barrier::new(4));
+        let futures = (0..4)
+            .map(|index| {
+                let barrier = Arc::clone(&barrier);
+                async move {
+                    barrier.wait().await;
+                    Ok(index * 10)
+                }
+            })
+            .collect();
+        let outputs = runtime.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), all_at_once(futures)).await
+        });
+        assert_eq!(outputs, Ok(Ok(vec![0, 10, 20, 30])));
+        let one = runtime.block_on(all_at_once(vec![async { Ok("alone") }]));
+        assert_eq!(one, Ok(vec!["alone"]));
+        let failing = |fail: bool| async move {
+            if fail {
+                Err(client_error(1, 2, "cannot spawn"))
+            } else {
+                Ok(())
+            }
+        };
+        let failed = runtime.block_on(all_at_once(vec![failing(false), failing(true)]));
+        assert_eq!(failed, Err("client 1: cannot spawn".to_owned()));
+        assert_eq!(client_error(0, 1, "cannot spawn"), "cannot spawn");
     }
 
     #[test]
     fn peak_rss_is_read_from_proc() {
         assert!(peak_rss_kib().is_some_and(|kib| kib > 0));
+        assert!(rss_kib().is_some_and(|kib| kib > 0));
+    }
+
+    #[test]
+    fn status_fields_are_read_by_their_whole_name() {
+        let status =
+            "Name:\tgolem-bench\nVmHWM:\t    9120 kB\nVmRSS:\t    8704 kB\nVmRSSX:\t1 kB\n";
+        assert_eq!(status_kib(status, "VmHWM"), Some(9120));
+        assert_eq!(status_kib(status, "VmRSS"), Some(8704));
+        assert_eq!(status_kib(status, "VmSwap"), None);
+        assert_eq!(status_kib("Name:\tx\n", "Name"), None);
     }
 }

@@ -10,8 +10,8 @@
 //! ```
 //!
 //! Sequential `echo` calls only: one request in flight at a time is what
-//! keeps it this simple, so it refuses `--concurrency` above 1 and
-//! `--sleep-ms`.
+//! keeps it this simple, so it refuses `--concurrency` above 1,
+//! `--sleep-ms` and `--clients` above 1.
 //!
 //! It knows only what this benchmark needs: the server's replies carry our
 //! integer ids, and the echoed text has no escapes (it is all `x`). Over
@@ -47,10 +47,11 @@ fn main() -> ExitCode {
             "--protocol is golem-bench's: the floor speaks the revision it chooses itself",
         );
     }
-    if args.concurrency != 1 || args.sleep_ms.is_some() {
+    if args.concurrency != 1 || args.sleep_ms.is_some() || args.clients != 1 {
         return golem_bench::usage_error(
             PROGRAM,
-            "the floor makes sequential echo calls only: no --concurrency, no --sleep-ms",
+            "the floor makes sequential echo calls on one client only: \
+             no --concurrency, no --sleep-ms, no --clients",
         );
     }
     let result = run(&args);
@@ -69,7 +70,7 @@ trait Wire {
 
 fn run(args: &Args) -> Result<Report, String> {
     let arguments = golem_bench::arguments_json(args.bytes);
-    let mut watch = Stopwatch::start(args.calls);
+    let mut watch = Stopwatch::start(args);
     let mut wire: Box<dyn Wire> = match &args.target {
         Target::Stdio { command, args } => Box::new(StdioWire::spawn(command, args)?),
         Target::Http { url } => Box::new(HttpWire::connect(url)?),

@@ -1,13 +1,16 @@
 //! `golem-bench`: the benchmark client on golem-mcp.
 //!
 //! ```text
-//! golem-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] [--protocol VERSION] (--url URL | -- SERVER_CMD [ARGS...])
+//! golem-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] [--clients K] [--peak-rss]
+//!             [--protocol VERSION] (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
 //!
 //! See the `golem_bench` library for the interface every client shares.
 //! Only the client's public API is used (`Client::new`, `initialize`,
 //! `list_tools`, `call_tool`, `close`, and `Clone` to share one client
 //! between the C tasks), so the program measures whatever client is built.
+//! With `--clients K`, K clients connect together and task T calls through
+//! client T mod K.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -39,17 +42,59 @@ async fn run(args: &Args) -> Result<Report, String> {
             .map_err(|error| format!("the payload is not JSON: {error}"))
     })?;
 
-    let mut watch = Stopwatch::start(args.calls);
     // `--protocol` pins the revision (both eras are measured that way);
     // without it the client probes, as applications' clients do.
     let config = match &args.protocol {
         Some(version) => ClientConfig::default().with_protocol(version.clone()),
         None => ClientConfig::default(),
     };
-    let client = match &args.target {
+    // `--clients K`: K clients connect at once, each to its own server. The
+    // futures are made (their targets copied) before the clock starts.
+    let connects = (0..args.clients)
+        .map(|index| {
+            let (target, config) = (args.target.clone(), config.clone());
+            let (tool, count) = (args.tool(), args.clients);
+            async move {
+                connect(target, config, tool)
+                    .await
+                    .map_err(|error| golem_bench::client_error(index, count, error))
+            }
+        })
+        .collect();
+    let mut watch = Stopwatch::start(args);
+    let clients = golem_bench::all_at_once(connects).await?;
+    watch.connected();
+
+    let tasks = tasks
+        .into_iter()
+        .enumerate()
+        .map(|(task, calls)| make_calls(clients[task % clients.len()].clone(), args.tool(), calls))
+        .collect();
+    watch.record(golem_bench::run_tasks(tasks).await?);
+    watch.calls_done();
+
+    let count = clients.len();
+    let closes = clients
+        .into_iter()
+        .enumerate()
+        .map(|(index, client)| async move {
+            client
+                .close()
+                .await
+                .map_err(|error| golem_bench::client_error(index, count, error))
+        })
+        .collect();
+    golem_bench::all_at_once(closes).await?;
+    Ok(watch.finish("golem", args))
+}
+
+/// Spawns or reaches the server, then `initialize` and `tools/list`,
+/// checking that `tool` is offered.
+async fn connect(target: Target, config: ClientConfig, tool: &str) -> Result<Client, String> {
+    let client = match target {
         Target::Stdio { command, args } => {
             let transport = StdioTransport::spawn(StdioConfig {
-                args: args.clone(),
+                args,
                 ..StdioConfig::new(command)
             })
             .map_err(|error| error.to_string())?;
@@ -69,20 +114,10 @@ async fn run(args: &Args) -> Result<Report, String> {
         .list_tools()
         .await
         .map_err(|error| error.to_string())?;
-    if !tools.iter().any(|tool| tool.name == args.tool()) {
-        return Err(format!("the server offers no {:?} tool", args.tool()));
+    if !tools.iter().any(|offered| offered.name == tool) {
+        return Err(format!("the server offers no {tool:?} tool"));
     }
-    watch.connected();
-
-    let tasks = tasks
-        .into_iter()
-        .map(|calls| make_calls(client.clone(), args.tool(), calls))
-        .collect();
-    watch.record(golem_bench::run_tasks(tasks).await?);
-    watch.calls_done();
-
-    client.close().await.map_err(|error| error.to_string())?;
-    Ok(watch.finish("golem", args))
+    Ok(client)
 }
 
 /// One task's calls, one after the other, on its clone of the client.

@@ -3,11 +3,13 @@
 //! running service's `list_all_tools` and `call_tool`, then `cancel`.
 //!
 //! ```text
-//! rmcp-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] (--url URL | -- SERVER_CMD [ARGS...])
+//! rmcp-bench --calls N --bytes B [--concurrency C] [--sleep-ms M] [--clients K] [--peak-rss]
+//!            (--url URL | -- SERVER_CMD [ARGS...])
 //! ```
 //!
 //! With C tasks, each calls through its own clone of the service's `Peer`,
-//! which is rmcp's way to share one connection.
+//! which is rmcp's way to share one connection. With `--clients K`, K
+//! services connect together and task T calls through service T mod K.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -46,8 +48,55 @@ async fn run(args: &Args) -> Result<Report, String> {
             .map_err(|error| format!("the payload is not a JSON object: {error}"))
     })?;
 
-    let mut watch = Stopwatch::start(args.calls);
-    let service: RunningService<RoleClient, ()> = match &args.target {
+    // `--clients K`: K services connect at once, each to its own server.
+    // The futures are made (their targets copied) before the clock starts.
+    let connects = (0..args.clients)
+        .map(|index| {
+            let target = args.target.clone();
+            let (tool, count) = (args.tool(), args.clients);
+            async move {
+                connect(target, tool)
+                    .await
+                    .map_err(|error| golem_bench::client_error(index, count, error))
+            }
+        })
+        .collect();
+    let mut watch = Stopwatch::start(args);
+    let services = golem_bench::all_at_once(connects).await?;
+    watch.connected();
+
+    let tasks = tasks
+        .into_iter()
+        .enumerate()
+        .map(|(task, calls)| {
+            let peer = services[task % services.len()].peer().clone();
+            make_calls(peer, args.tool(), calls)
+        })
+        .collect();
+    watch.record(golem_bench::run_tasks(tasks).await?);
+    watch.calls_done();
+
+    // Closes each transport: for a child process, stdin is closed and the
+    // server is waited for (then SIGTERM, then SIGKILL).
+    let count = services.len();
+    let closes =
+        services
+            .into_iter()
+            .enumerate()
+            .map(|(index, service)| async move {
+                service.cancel().await.map(drop).map_err(|error| {
+                    golem_bench::client_error(index, count, format!("close: {error}"))
+                })
+            })
+            .collect();
+    golem_bench::all_at_once(closes).await?;
+    Ok(watch.finish("rmcp", args))
+}
+
+/// Spawns or reaches the server, runs rmcp's `initialize`, then
+/// `tools/list`, checking that `tool` is offered.
+async fn connect(target: Target, tool: &str) -> Result<RunningService<RoleClient, ()>, String> {
+    let service: RunningService<RoleClient, ()> = match target {
         Target::Stdio { command, args } => {
             let command = tokio::process::Command::new(command).configure(|command| {
                 command.args(args);
@@ -59,7 +108,7 @@ async fn run(args: &Args) -> Result<Report, String> {
                 .map_err(|error| format!("initialize: {error}"))?
         }
         Target::Http { url } => {
-            let transport = StreamableHttpClientTransport::from_uri(url.as_str());
+            let transport = StreamableHttpClientTransport::from_uri(url);
             ().serve(transport)
                 .await
                 .map_err(|error| format!("initialize: {error}"))?
@@ -69,25 +118,10 @@ async fn run(args: &Args) -> Result<Report, String> {
         .list_all_tools()
         .await
         .map_err(|error| format!("tools/list: {error}"))?;
-    if !tools.iter().any(|tool| tool.name == args.tool()) {
-        return Err(format!("the server offers no {:?} tool", args.tool()));
+    if !tools.iter().any(|offered| offered.name == tool) {
+        return Err(format!("the server offers no {tool:?} tool"));
     }
-    watch.connected();
-
-    let tasks = tasks
-        .into_iter()
-        .map(|calls| make_calls(service.peer().clone(), args.tool(), calls))
-        .collect();
-    watch.record(golem_bench::run_tasks(tasks).await?);
-    watch.calls_done();
-
-    // Closes the transport: for a child process, stdin is closed and the
-    // server is waited for (then SIGTERM, then SIGKILL).
-    service
-        .cancel()
-        .await
-        .map_err(|error| format!("close: {error}"))?;
-    Ok(watch.finish("rmcp", args))
+    Ok(service)
 }
 
 /// One task's calls, one after the other, through its clone of the peer.
