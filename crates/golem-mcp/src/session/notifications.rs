@@ -216,8 +216,7 @@ impl Notifications {
 /// Where one client's notifications are broadcast: the inbound driver
 /// publishes, subscriptions receive, and closing the connection ends them.
 pub(crate) struct Hub {
-    /// `None` once the connection has ended, which ends every subscription.
-    events: Mutex<Option<broadcast::Sender<ServerNotification>>>,
+    events: Mutex<Events>,
     /// How many times the server said its prompts changed: what tells the
     /// kept prompt list it went stale, without holding a subscription
     /// (which would keep up to a queue's worth of every notification,
@@ -225,10 +224,21 @@ pub(crate) struct Hub {
     prompt_changes: AtomicU64,
 }
 
+/// The broadcast, made by the first subscription: its queue is allocated
+/// whole (about 40 KiB), which a client nobody listens to (most of an
+/// agent's many idle servers) need not carry.
+enum Events {
+    /// Nobody has subscribed yet: a notification has no one to reach.
+    Unheard,
+    Open(broadcast::Sender<ServerNotification>),
+    /// The connection has ended, and with it every subscription.
+    Ended,
+}
+
 impl Default for Hub {
     fn default() -> Self {
         Hub {
-            events: Mutex::new(Some(broadcast::channel(SUBSCRIBER_QUEUE).0)),
+            events: Mutex::new(Events::Unheard),
             prompt_changes: AtomicU64::new(0),
         }
     }
@@ -238,9 +248,15 @@ impl Hub {
     /// A subscription to the notifications; one that has ended already
     /// when the connection has.
     pub(crate) fn subscribe(&self) -> Notifications {
-        let receiver = match &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
-            Some(sender) => sender.subscribe(),
-            None => broadcast::channel(1).1,
+        let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
+        let receiver = match &*events {
+            Events::Open(sender) => sender.subscribe(),
+            Events::Unheard => {
+                let (sender, receiver) = broadcast::channel(SUBSCRIBER_QUEUE);
+                *events = Events::Open(sender);
+                receiver
+            }
+            Events::Ended => broadcast::channel(1).1,
         };
         Notifications::new(receiver)
     }
@@ -250,7 +266,7 @@ impl Hub {
         if notification == ServerNotification::PromptsListChanged {
             self.prompt_changes.fetch_add(1, Ordering::Relaxed);
         }
-        if let Some(sender) = &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
+        if let Events::Open(sender) = &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {
             let _ = sender.send(notification);
         }
     }
@@ -262,9 +278,6 @@ impl Hub {
 
     /// Ends every subscription: the connection is over.
     pub(crate) fn end(&self) {
-        self.events
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        *self.events.lock().unwrap_or_else(PoisonError::into_inner) = Events::Ended;
     }
 }

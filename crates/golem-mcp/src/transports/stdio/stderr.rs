@@ -79,7 +79,9 @@ impl ServerStderr {
 }
 
 async fn drain_into(mut stderr: ChildStderr, tail: Arc<Mutex<Tail>>) {
-    let mut chunk = vec![0u8; 16 * 1024];
+    // Small: it is held by every client for its server's lifetime, and a
+    // chatty server costs a few more reads, not lost bytes.
+    let mut chunk = vec![0u8; 4 * 1024];
     loop {
         let n = match stderr.read(&mut chunk).await {
             Ok(0) | Err(_) => return,
