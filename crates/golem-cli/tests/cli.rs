@@ -22,7 +22,7 @@ mod support;
 use support::*;
 
 /// The usage totals are the last line of stderr, also after a failure or a
-/// signal (the README says so).
+/// signal (docs/golem.md says so).
 #[track_caller]
 fn assert_last_line_is_usage(stderr: &str, start: &str) {
     let last = stderr.lines().last().unwrap_or_default();
@@ -766,17 +766,13 @@ fn long_options(text: &str) -> std::collections::BTreeSet<String> {
 }
 
 #[test]
-fn the_readme_and_the_help_agree() {
-    let readme =
-        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-            .expect("README.md");
-    let start = readme
-        .find("## The `golem` command")
-        .expect("the README's golem section");
-    let end = readme[start + 3..]
-        .find("\n## ")
-        .map_or(readme.len(), |end| start + 3 + end);
-    let section = &readme[start..end];
+fn the_reference_and_the_help_agree() {
+    // The command's full reference (the README links to it).
+    let reference = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/golem.md"),
+    )
+    .expect("docs/golem.md");
+    let section = reference.as_str();
     // The options the section's list describes (its items and their
     // continuation lines).
     let mut listed = String::new();
@@ -808,24 +804,24 @@ fn the_readme_and_the_help_agree() {
             if option != "--help" {
                 assert!(
                     long_options(section).contains(&option),
-                    "`golem {subcommand} --help` has {option}, the README's section does not"
+                    "`golem {subcommand} --help` has {option}, docs/golem.md does not"
                 );
             }
         }
         for option in &in_readme {
             assert!(
                 options.contains(option.as_str()),
-                "the README names {option}, `golem {subcommand} --help` does not list it"
+                "docs/golem.md names {option}, `golem {subcommand} --help` does not list it"
             );
         }
         for words in ["(default 50)", "(default 60)"] {
-            assert!(section.contains(words), "README: {words}");
+            assert!(section.contains(words), "docs/golem.md: {words}");
         }
         assert!(help.contains("[default: 50]") && help.contains("[default: 60]"));
         let (flat_help, flat_section) = (help.replace('\n', " "), section.replace('\n', " "));
         let statuses = "0 success; 1 the run ended without an answer";
         assert!(flat_help.contains(statuses), "{help}");
-        assert!(flat_section.contains(statuses), "README");
+        assert!(flat_section.contains(statuses), "docs/golem.md");
         for status in [
             "2 usage error",
             "3 a server answered with an",
@@ -834,7 +830,7 @@ fn the_readme_and_the_help_agree() {
             "130 Ctrl-C",
         ] {
             assert!(flat_help.contains(status), "help: {status}");
-            assert!(flat_section.contains(status), "README: {status}");
+            assert!(flat_section.contains(status), "docs/golem.md: {status}");
         }
     }
 }

@@ -82,3 +82,9 @@ pub use golem_mcp as mcp;
 #[cfg(all(doctest, feature = "mcp-http"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeExamples;
+
+// The Rust examples moved from the README to docs/library.md, compiled the
+// same way.
+#[cfg(all(doctest, feature = "mcp-http"))]
+#[doc = include_str!("../../../docs/library.md")]
+struct LibraryExamples;
