@@ -7,6 +7,7 @@
 #   ROUNDS=5 OUT=/tmp/b.md bench/run.sh
 #   PIN_CPU=0 bench/run.sh       # client and server on CPU 0 (see below)
 #   PIN_CPU=0 SERVER_CPU=1 bench/run.sh   # client on CPU 0, server on CPU 1
+#   MANY=0 CPU=0 bench/run.sh    # without bench/many.py and bench/cpu.py
 #   MANY=0 bench/run.sh          # without the many-servers cases at the end
 #
 # Builds the programs in release mode, then runs each case with the three
@@ -172,5 +173,18 @@ if [[ ${MANY:-1} != 0 ]]; then
     ROUNDS=$ROUNDS RUN_TIMEOUT=$RUN_TIMEOUT python3 bench/many.py || many_status=$?
     (( many_status == 0 || many_status == 3 )) || exit "$many_status"
     if (( many_status == 3 )); then status=3; fi
+fi
+
+if [[ ${CPU:-1} != 0 ]]; then
+    # The client's own CPU per call in both forced placements, written into
+    # $OUT after the table above (its own HTTP servers, pinned per placement).
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=
+    echo "== the client's CPU per call (bench/cpu.py)"
+    cpu_status=0
+    ROUNDS=$ROUNDS RUN_TIMEOUT=$RUN_TIMEOUT OUT=$OUT python3 bench/cpu.py || cpu_status=$?
+    (( cpu_status == 0 || cpu_status == 3 )) || exit "$cpu_status"
+    if (( cpu_status == 3 )); then status=3; fi
 fi
 exit "$status"
