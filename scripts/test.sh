@@ -64,6 +64,11 @@ echo "== cargo publish --dry-run (every published crate, in dependency order)"
 # Packages each crate as crates.io would get it and builds it from the
 # package against the others' packages: a release is `cargo publish
 # --workspace` away. The crates with `publish = false` are left out.
+# Cargo unpacks each package into its cache under a name made from the
+# temporary registry's path, and reuses what it unpacked before: a second
+# run from a checkout at the same path would build against an older
+# package. Our own unpacked packages go first.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/golem-*
 cargo publish --workspace --dry-run --locked
 
 # The build's disk footprint, so that growth shows in CI logs before a disk fills.
