@@ -113,6 +113,7 @@ pub use session::protocol::{
     ClientInfo, Era, HowChosen, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION,
     MODERN_PROTOCOL_VERSIONS, ProtocolChoice, SUPPORTED_PROTOCOL_VERSIONS, ServerInfo,
 };
+pub use session::restart::RestartPolicy;
 pub use session::serving::{HandlerError, HandlerFuture};
 #[cfg(feature = "http")]
 pub use transports::http::{HttpConfig, HttpTransport, ResumePolicy};

@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use support::{PEER_PATIENCE, polled, require_proc, server_everything};
+use support::{PEER_PATIENCE, polled, processes_with, require_proc, server_everything};
 
 /// How long building the examples may take: linking binaries whose
 /// dependencies the test build has already compiled takes seconds, but a
@@ -184,20 +184,7 @@ impl MarkedRun {
     /// The live processes carrying the mark (a zombie's environment reads
     /// empty).
     fn processes(&self) -> Vec<i32> {
-        let wanted = format!("{MARK}={}", self.mark);
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
-        entries
-            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                    environ
-                        .split(|byte| *byte == 0)
-                        .any(|variable| variable == wanted.as_bytes())
-                })
-            })
-            .collect()
+        processes_with(&format!("{MARK}={}", self.mark))
     }
 
     /// Fails if a process of the run is still there once the example has

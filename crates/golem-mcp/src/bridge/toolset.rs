@@ -1,5 +1,6 @@
 //! An MCP server's tools as a [`Toolset`] that stays current: re-listed
-//! when the server announces `notifications/tools/list_changed`, and, on a
+//! when the server announces `notifications/tools/list_changed` or the
+//! client started the server again after losing it, and, on a
 //! modern server that gave its list a time to live, once it went stale.
 
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -183,7 +184,8 @@ async fn watch<Deps: Send + Sync + 'static>(
         tokio::select! {
             notification = notifications.recv() => match notification {
                 None => return,
-                Some(ServerNotification::ToolsListChanged) => {
+                // A restarted server (ADR 0026) may have other tools.
+                Some(ServerNotification::ToolsListChanged | ServerNotification::Restarted { .. }) => {
                     tokio::time::sleep(config.debounce).await;
                     // Whatever else arrived meanwhile is covered by this listing.
                     while let Ok(Some(_)) =

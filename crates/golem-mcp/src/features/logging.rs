@@ -16,6 +16,8 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
+        // A restarted server is told it again (ADR 0026).
+        self.remember_log_level(&level.to_string());
         if self.set_modern_log_level(&level.to_string())? {
             return Ok(());
         }

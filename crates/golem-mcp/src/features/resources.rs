@@ -436,6 +436,8 @@ impl Client {
             let _: serde::de::IgnoredAny = self
                 .request("resources/subscribe", Some(uri), UriParams { uri })
                 .await?;
+            // A restarted server is subscribed again (ADR 0026).
+            self.remember_subscription(uri, true);
         }
         Ok(ResourceSubscription {
             client: self.downgrade(),
@@ -454,6 +456,7 @@ impl Client {
         if self.stop_listening_to_uri(uri)? {
             return Ok(());
         }
+        self.remember_subscription(uri, false);
         let _: serde::de::IgnoredAny = self
             .request("resources/unsubscribe", Some(uri), UriParams { uri })
             .await?;

@@ -27,6 +27,7 @@ use crate::session::client::{Client, Settings, WeakClient};
 use crate::session::context::RequestContext;
 use crate::session::era::TASKS_EXTENSION;
 use crate::session::protocol::{ClientInfo, ProtocolChoice};
+use crate::session::restart::RestartPolicy;
 use crate::session::serving::{HandlerError, HandlerFuture, Offer};
 use crate::wire::transport::Transport;
 
@@ -78,6 +79,10 @@ pub struct ClientConfig {
     /// its result with these options. The legacy era's tasks (2025-11-25)
     /// need no declaration: see [`Client::call_tool_as_task`].
     pub tasks: Option<TaskOptions>,
+    /// Restarts a server the client lost (a stdio server that exited),
+    /// within the policy's bounds; `None` (the default) leaves the client
+    /// ended, every later call failing as the connection ended (ADR 0026).
+    pub restart: Option<RestartPolicy>,
 }
 
 impl Default for ClientConfig {
@@ -91,6 +96,7 @@ impl Default for ClientConfig {
             protocol: ProtocolChoice::Auto,
             probe_timeout: Duration::from_secs(10),
             tasks: None,
+            restart: None,
         }
     }
 }
@@ -151,6 +157,12 @@ impl ClientConfig {
     /// ```
     pub fn with_tasks(mut self, options: TaskOptions) -> Self {
         self.tasks = Some(options);
+        self
+    }
+
+    /// Restarts a lost server by `policy` (see [`RestartPolicy`]).
+    pub fn with_restart(mut self, policy: RestartPolicy) -> Self {
+        self.restart = Some(policy);
         self
     }
 
@@ -387,6 +399,7 @@ impl Client {
             client_info: config.client_info.clone(),
             protocol: config.protocol.clone(),
             probe_timeout: config.probe_timeout,
+            restart: config.restart.clone(),
         };
         let client = Client::open(transport, settings, |client| {
             Arc::new(Offered::new(&config, client))

@@ -226,6 +226,17 @@ impl ResultCache {
         }
     }
 
+    /// Drops everything kept: the server was restarted, and what the old
+    /// one answered says nothing of the new one.
+    pub(crate) fn clear(&self) {
+        let mut state = self.state();
+        for generation in &mut state.generations {
+            *generation += 1;
+        }
+        state.entries.clear();
+        state.bytes = 0;
+    }
+
     /// Until when every kept page of list `method` is fresh: the earliest
     /// expiry among them; `None` when none is kept (the server gave no TTL,
     /// the list changed, or it was never fetched).

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError, RwLock, Weak};
 
 use tokio::sync::{Mutex, oneshot};
 use tokio::task::JoinHandle;
@@ -27,6 +27,7 @@ use crate::session::protocol::{
     ClientInfo, Era, HowChosen, InitializeParams, InitializeResult, MODERN_PROTOCOL_VERSION,
     ProtocolChoice, ServerInfo,
 };
+use crate::session::restart::{RestartPolicy, Restarts};
 use crate::session::serving::Offer;
 use crate::wire::transport::{Outgoing, RequestId, Transport};
 use crate::wire::transport_error::TransportError;
@@ -122,7 +123,11 @@ impl WeakClient {
 
 /// The state clones of a [`Client`] share.
 pub(crate) struct Inner {
-    connection: Arc<Connection>,
+    /// The connection the client uses now. A restart (`restart.rs`)
+    /// replaces it with one to the server started again.
+    session: RwLock<Arc<Session>>,
+    /// Set by `close`: no session is made or used after it.
+    closed: AtomicBool,
     /// What the client offers the server (its capabilities, its handlers).
     offer: Arc<dyn Offer>,
     /// Where the server's notifications are broadcast.
@@ -132,6 +137,27 @@ pub(crate) struct Inner {
     /// The modern era's subscriptions: what the application wants to hear
     /// (ADR 0023).
     listening: Arc<Listening>,
+    /// What the first handshake learnt of the server (a restarted server
+    /// must speak the same revision).
+    server: OnceLock<ServerInfo>,
+    settings: Settings,
+    /// What the features keep per client (`prompts.rs`'s prompt list).
+    extensions: Extensions,
+    /// Restarts a lost server, when the application asked for it (ADR
+    /// 0026).
+    restarts: Option<Restarts>,
+    /// Makes the session after a lost one, when restarts were asked for.
+    reopen: Option<Reopen>,
+}
+
+/// One connection to the server: the first, or one to the server started
+/// again after it was lost. Everything here ends with it.
+pub(crate) struct Session {
+    /// Counts this client's sessions from 0.
+    generation: u64,
+    connection: Arc<Connection>,
+    /// The transport, as what a restart makes the next one like.
+    transport: Arc<dyn std::any::Any + Send + Sync>,
     /// The task that keeps a modern connection's listen open, started when
     /// the era is decided; aborted on close and on drop.
     listener: StdMutex<Option<AbortOnDrop>>,
@@ -144,16 +170,77 @@ pub(crate) struct Inner {
     /// Whether `close` has closed the transport (a `close` dropped half-way
     /// leaves it `false`, and the next one closes it again).
     transport_closed: Mutex<bool>,
-    /// The inbound driver, until the first `initialize` spawns it on its
-    /// runtime (a future does nothing until it is polled).
+    /// The inbound driver, until the handshake spawns it on its runtime (a
+    /// future does nothing until it is polled).
     driver: StdMutex<Option<Pin<Box<dyn Future<Output = ()> + Send>>>>,
     /// The inbound task, aborted on close and on drop.
     inbound: StdMutex<Option<AbortOnDrop>>,
+    /// What this session's handshake learnt of the server.
     server: OnceLock<ServerInfo>,
-    settings: Settings,
-    /// What the features keep per client (`prompts.rs`'s prompt list).
-    extensions: Extensions,
 }
+
+impl Session {
+    /// A session over `transport`, its inbound driver not yet running.
+    fn over<T: Transport>(
+        generation: u64,
+        transport: Arc<T>,
+        offer: Arc<dyn Offer>,
+        sinks: Sinks,
+    ) -> Self {
+        let (connection, driver) = inbound::open(transport.clone(), offer, sinks);
+        Session {
+            generation,
+            connection,
+            transport,
+            listener: StdMutex::new(None),
+            initialized: AtomicBool::new(false),
+            lifecycle: Mutex::new(Lifecycle::New),
+            transport_closed: Mutex::new(false),
+            driver: StdMutex::new(Some(Box::pin(driver.run()))),
+            inbound: StdMutex::new(None),
+            server: OnceLock::new(),
+        }
+    }
+
+    /// The session's connection.
+    pub(crate) fn connection(&self) -> &Arc<Connection> {
+        &self.connection
+    }
+
+    /// What the session's handshake learnt of the server.
+    pub(crate) fn server_info(&self) -> Option<&ServerInfo> {
+        self.server.get()
+    }
+
+    /// Whether the session's handshake completed and it was not closed.
+    fn is_ready(&self) -> bool {
+        self.initialized.load(Ordering::Acquire)
+    }
+
+    /// Closes the transport once, whatever the caller is told.
+    pub(crate) async fn close_transport(&self) -> Result<(), TransportError> {
+        let mut closed = self.transport_closed.lock().await;
+        if *closed {
+            return Ok(());
+        }
+        let result = self.connection.close_transport().await;
+        *closed = true;
+        result
+    }
+
+    /// Ends the session at once: nothing more is read or sent (what a
+    /// close does first, and a restart that failed half-way).
+    pub(crate) fn end(&self) {
+        self.connection.close();
+        drop(lock(&self.listener).take());
+        self.initialized.store(false, Ordering::Release);
+    }
+}
+
+/// Makes session `generation` after the lost one: its transport started
+/// again ([`Transport::reopen`]), `None` when it cannot be.
+pub(crate) type Reopen =
+    Box<dyn Fn(&Session, u64) -> Option<Result<Session, TransportError>> + Send + Sync>;
 
 /// How a client introduces itself and chooses the protocol revision.
 pub(crate) struct Settings {
@@ -163,6 +250,8 @@ pub(crate) struct Settings {
     pub(crate) protocol: ProtocolChoice,
     /// How long the probe waits for an answer.
     pub(crate) probe_timeout: std::time::Duration,
+    /// How a lost server is restarted, if it is (ADR 0026).
+    pub(crate) restart: Option<RestartPolicy>,
 }
 
 /// Aborts a task when dropped, so nothing outlives the client.
@@ -279,26 +368,51 @@ impl Client {
                 hub: hub.clone(),
                 cache: cache.clone(),
                 listening: listening.clone(),
+                ends_hub: settings.restart.is_none(),
             };
-            let (connection, driver) = inbound::open(transport, offer.clone(), sinks);
+            let first = Session::over(0, Arc::new(transport), offer.clone(), sinks.clone());
+            let restarts = settings.restart.clone().map(Restarts::new);
+            let reopen = restarts.is_some().then(|| {
+                let offer = offer.clone();
+                // The next transport is made like the lost one.
+                Box::new(move |lost: &Session, generation| {
+                    let lost = lost.transport.clone().downcast::<T>().ok()?;
+                    let next = match lost.reopen()? {
+                        Ok(next) => Arc::new(next),
+                        Err(error) => return Some(Err(error)),
+                    };
+                    Some(Ok(Session::over(
+                        generation,
+                        next,
+                        offer.clone(),
+                        sinks.clone(),
+                    )))
+                }) as Reopen
+            });
             Inner {
-                connection,
+                session: RwLock::new(Arc::new(first)),
+                closed: AtomicBool::new(false),
                 offer,
                 hub,
                 cache,
                 listening,
-                listener: StdMutex::new(None),
-                initialized: AtomicBool::new(false),
-                lifecycle: Mutex::new(Lifecycle::New),
-                transport_closed: Mutex::new(false),
-                driver: StdMutex::new(Some(Box::pin(driver.run()))),
-                inbound: StdMutex::new(None),
                 server: OnceLock::new(),
                 settings,
                 extensions: Extensions::default(),
+                restarts,
+                reopen,
             }
         });
         Client { inner }
+    }
+
+    /// The session the client uses now.
+    pub(crate) fn session(&self) -> Arc<Session> {
+        self.inner
+            .session
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// A reference to this client that does not keep it alive.
@@ -345,31 +459,40 @@ impl Client {
     /// what was sent runs on, and the next call waits for that same answer
     /// rather than sending the request again.
     pub async fn initialize(&self) -> Result<&ServerInfo, Error> {
+        let session = self.session();
+        self.handshake(&session).await?;
+        self.server_or_invalid()
+    }
+
+    /// Runs `session`'s handshake to its end, or resumes it where a dropped
+    /// one left it (see [`initialize`](Client::initialize)).
+    pub(crate) async fn handshake(&self, session: &Arc<Session>) -> Result<(), Error> {
         let operation = Operation("initialize", None);
-        let mut lifecycle = self.inner.lifecycle.lock().await;
+        let connection = &session.connection;
+        let mut lifecycle = session.lifecycle.lock().await;
         loop {
             if matches!(*lifecycle, Lifecycle::Ready) {
-                return self.server_or_invalid();
+                return Ok(());
             }
             // Closed, or the transport failed: say so at once.
-            self.inner.connection.check_open(&operation)?;
+            connection.check_open(&operation)?;
             match &mut *lifecycle {
-                Lifecycle::Ready => return self.server_or_invalid(),
+                Lifecycle::Ready => return Ok(()),
                 Lifecycle::New => {
-                    self.start_inbound();
+                    start_inbound(session);
                     let pinned = self.inner.settings.protocol.pinned()?;
-                    let legacy_only = self.inner.connection.legacy_only();
+                    let legacy_only = connection.legacy_only();
                     *lifecycle = match pinned {
                         Some(version) if Era::of(version) == Era::Legacy => {
-                            self.start_initialize(HowChosen::Pinned, Some(version))?
+                            self.start_initialize(connection, HowChosen::Pinned, Some(version))?
                         }
                         Some(version) if legacy_only => return Err(modern_on_legacy(version)),
                         // A transport only legacy servers serve: nothing to
                         // probe (ADR 0018).
                         None if legacy_only => {
-                            self.start_initialize(HowChosen::LegacyTransport, None)?
+                            self.start_initialize(connection, HowChosen::LegacyTransport, None)?
                         }
-                        _ => Lifecycle::Probing(self.start_probe(pinned)),
+                        _ => Lifecycle::Probing(self.start_probe(connection, pinned)),
                     };
                 }
                 Lifecycle::Probing(task) => {
@@ -382,20 +505,21 @@ impl Client {
                     };
                     match verdict {
                         Ok(Verdict::Modern { info, meta }) => {
-                            self.inner.connection.set_modern(meta);
-                            let _ = self.inner.server.set(*info);
+                            connection.set_modern(meta);
+                            let _ = session.server.set(*info);
                             // Idle until something is wanted.
-                            *lock(&self.inner.listener) =
-                                Some(AbortOnDrop(tokio::spawn(listen::run(
-                                    self.inner.connection.clone(),
-                                    self.inner.listening.clone(),
-                                ))));
+                            *lock(&session.listener) = Some(AbortOnDrop(tokio::spawn(
+                                listen::run(connection.clone(), self.inner.listening.clone()),
+                            )));
                             *lifecycle = Lifecycle::Ready;
-                            self.inner.initialized.store(true, Ordering::Release);
+                            self.became_ready(session);
                         }
                         Ok(Verdict::Legacy { probe }) => {
-                            *lifecycle =
-                                self.start_initialize(HowChosen::FellBack { probe }, None)?;
+                            *lifecycle = self.start_initialize(
+                                connection,
+                                HowChosen::FellBack { probe },
+                                None,
+                            )?;
                         }
                         Err(error) => {
                             *lifecycle = Lifecycle::New;
@@ -424,16 +548,15 @@ impl Client {
                             Ok(Ok(())) => *sent = None,
                             Ok(Err(source)) => {
                                 // No answer will come: forget the request.
-                                self.inner.connection.forget(*id);
+                                connection.forget(*id);
                                 *lifecycle = Lifecycle::New;
-                                return Err(self.failure(operation, source));
+                                return Err(failure(connection, operation, source));
                             }
                         }
                     };
                     let pinned = *pinned;
-                    let accepted =
-                        settle::<InitializeResult>(&self.inner.connection, &operation, answer)
-                            .and_then(|result| result.accept(pinned));
+                    let accepted = settle::<InitializeResult>(connection, &operation, answer)
+                        .and_then(|result| result.accept(pinned));
                     let mut server = match accepted {
                         Ok(server) => server,
                         Err(error) => {
@@ -444,36 +567,40 @@ impl Client {
                         }
                     };
                     server.info.chosen = std::mem::replace(chosen, HowChosen::Pinned);
-                    self.inner
-                        .connection
-                        .set_protocol_version(server.protocol_version);
-                    // A client is initialized once; should a resumed
+                    connection.set_protocol_version(server.protocol_version);
+                    // A session is initialized once; should a resumed
                     // handshake race a value in, the first one stays.
-                    let _ = self.inner.server.set(server.info);
+                    let _ = session.server.set(server.info);
                     let confirm = encode_notification("notifications/initialized", None::<&()>)
                         .map_err(|error| Error::encode("initialize", error))?;
                     *lifecycle = Lifecycle::Confirming {
-                        sent: AbortOnDropResult::spawn(&self.inner.connection, confirm),
+                        sent: AbortOnDropResult::spawn(connection, confirm),
                     };
                 }
                 Lifecycle::Confirming { sent } => {
                     if let Err(source) = sent.wait().await {
                         *lifecycle = Lifecycle::New;
-                        return Err(self.failure(operation, source));
+                        return Err(failure(connection, operation, source));
                     }
                     *lifecycle = Lifecycle::Ready;
-                    self.inner.initialized.store(true, Ordering::Release);
+                    self.became_ready(session);
                 }
             }
         }
     }
 
-    /// The error for a failed send: the connection's end when it has ended
-    /// (a close makes sends give way), else the send's own error.
-    fn failure(&self, operation: Operation<'_>, source: TransportError) -> Error {
-        match self.inner.connection.check_open(&operation) {
-            Err(ended) => ended,
-            Ok(()) => Error::transport(&operation.to_string(), source),
+    /// Marks `session` ready. The first session's server information is
+    /// the client's; from then on a lost server is restarted, when asked
+    /// for.
+    fn became_ready(&self, session: &Session) {
+        session.initialized.store(true, Ordering::Release);
+        if session.generation == 0
+            && let Some(info) = session.server.get()
+        {
+            let _ = self.inner.server.set(info.clone());
+        }
+        if let Some(restarts) = &self.inner.restarts {
+            restarts.start(self.downgrade());
         }
     }
 
@@ -481,11 +608,11 @@ impl Client {
     /// first stage.
     fn start_initialize(
         &self,
+        connection: &Arc<Connection>,
         chosen: HowChosen,
         pinned: Option<&'static str>,
     ) -> Result<Lifecycle, Error> {
         let operation = Operation("initialize", None);
-        let connection = &self.inner.connection;
         let params = InitializeParams::new(
             &self.inner.settings.client_info,
             self.inner.offer.capabilities(),
@@ -504,9 +631,9 @@ impl Client {
 
     /// Starts the era probe on a task of its own, asking for the pinned
     /// revision or the newest one.
-    fn start_probe(&self, pinned: Option<&'static str>) -> ProbeTask {
+    fn start_probe(&self, connection: &Arc<Connection>, pinned: Option<&'static str>) -> ProbeTask {
         let probe = Probe {
-            connection: self.inner.connection.clone(),
+            connection: connection.clone(),
             version: pinned.unwrap_or(MODERN_PROTOCOL_VERSION),
             pinned: pinned.is_some(),
             timeout: self.inner.settings.probe_timeout,
@@ -521,14 +648,6 @@ impl Client {
         let client_info = self.inner.settings.client_info.clone();
         let capabilities = self.inner.offer.modern_capabilities();
         move |version| ModernMeta::new(version, &client_info, &capabilities)
-    }
-
-    /// Starts the inbound task, once.
-    fn start_inbound(&self) {
-        let driver = lock(&self.inner.driver).take();
-        if let Some(driver) = driver {
-            *lock(&self.inner.inbound) = Some(AbortOnDrop(tokio::spawn(driver)));
-        }
     }
 
     /// What the server said about itself (at `initialize`, or in its
@@ -549,7 +668,7 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn ping(&self) -> Result<(), Error> {
-        let method = match self.inner.connection.modern() {
+        let method = match self.session().connection.modern() {
             Some(_) => "server/discover",
             None => "ping",
         };
@@ -622,29 +741,31 @@ impl Client {
     /// other operation, and calling `close` again finishes the job.
     pub async fn close(&self) -> Result<(), Error> {
         let operation = Operation("close", None);
-        self.inner.connection.close();
+        // No session is made after this; a restart under way is given up
+        // (the server it started, not yet in use, is ended with it).
+        self.inner.closed.store(true, Ordering::Release);
+        if let Some(restarts) = &self.inner.restarts {
+            restarts.stop();
+        }
+        let session = self.session();
+        session.end();
         self.inner.hub.end();
-        drop(lock(&self.inner.listener).take());
-        self.inner.initialized.store(false, Ordering::Release);
         // The cancellations of requests abandoned just before (a command
         // interrupted, a timeout) are still being sent: they go out before
         // the session ends, or the server runs those requests on.
-        let inbound_running = lock(&self.inner.inbound).is_some();
+        let inbound_running = lock(&session.inbound).is_some();
         if inbound_running {
-            let _ = tokio::time::timeout(CLOSE_FLUSH_TIME, self.inner.connection.flush()).await;
+            let _ = tokio::time::timeout(CLOSE_FLUSH_TIME, session.connection.flush()).await;
         }
         // Then the inbound task: nothing is read or answered any more.
-        drop(lock(&self.inner.inbound).take());
-        drop(lock(&self.inner.driver).take());
+        drop(lock(&session.inbound).take());
+        drop(lock(&session.driver).take());
         // Not the handshake's lock: a handshake stuck on a send must not hold
         // up the close that makes that send give way.
-        let mut closed = self.inner.transport_closed.lock().await;
-        if *closed {
-            return Ok(());
-        }
-        let result = self.inner.connection.close_transport().await;
-        *closed = true;
-        result.map_err(|source| Error::transport(&operation.to_string(), source))
+        session
+            .close_transport()
+            .await
+            .map_err(|source| Error::transport(&operation.to_string(), source))
     }
 
     /// Sends request `method` (about `target`, for error messages: a tool,
@@ -691,10 +812,13 @@ impl Client {
         R: serde::de::DeserializeOwned,
         P: serde::Serialize,
     {
-        if self.inner.connection.modern().is_some() && cache::cacheable(request.method) {
-            return self.send_cached(request, on_progress).await;
+        let operation = Operation(request.method, request.name);
+        let session = self.live(operation).await?;
+        if session.connection.modern().is_some() && cache::cacheable(request.method) {
+            return self.send_cached(&session, request, on_progress).await;
         }
-        self.send_uncached(request, on_progress).await
+        self.run_request(&session.connection, operation, request, on_progress, None)
+            .await
     }
 
     /// [`send_request`](Client::send_request) for a method whose modern
@@ -702,6 +826,7 @@ impl Client {
     /// of sending anything; a reply that says it stays fresh is kept.
     async fn send_cached<R, P>(
         &self,
+        session: &Session,
         request: Request<'_, P>,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<R, Error>
@@ -710,7 +835,6 @@ impl Client {
         P: serde::Serialize,
     {
         let operation = Operation(request.method, request.name);
-        self.ready(operation)?;
         let key = serde_json::to_string(request.params)
             .map_err(|error| Error::encode(&operation.to_string(), error))?;
         let cache = &self.inner.cache;
@@ -727,8 +851,14 @@ impl Client {
                 cache.store(ticket, &key, uri, reply);
             }
         };
-        self.run_request(operation, request, on_progress, Some(&mut keep))
-            .await
+        self.run_request(
+            &session.connection,
+            operation,
+            request,
+            on_progress,
+            Some(&mut keep),
+        )
+        .await
     }
 
     /// [`send_request`](Client::send_request), never from the cache.
@@ -742,8 +872,8 @@ impl Client {
         P: serde::Serialize,
     {
         let operation = Operation(request.method, request.name);
-        self.ready(operation)?;
-        self.run_request(operation, request, on_progress, None)
+        let session = self.live(operation).await?;
+        self.run_request(&session.connection, operation, request, on_progress, None)
             .await
     }
 
@@ -751,6 +881,7 @@ impl Client {
     /// complete reply that needed no multi-round-trip retry.
     async fn run_request<R, P>(
         &self,
+        connection: &Connection,
         operation: Operation<'_>,
         request: Request<'_, P>,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
@@ -760,7 +891,6 @@ impl Client {
         R: serde::de::DeserializeOwned,
         P: serde::Serialize,
     {
-        let connection = &self.inner.connection;
         if connection.modern().is_none() {
             let reply = connection
                 .exchange(&operation, &request, on_progress)
@@ -795,7 +925,7 @@ impl Client {
         &self,
         method: &'static str,
     ) -> Result<Vec<P::Item>, Error> {
-        self.ready(Operation(method, None))?;
+        self.live(Operation(method, None)).await?;
         paging::follow(method, paging::MAX_PAGES, |cursor| async move {
             let params = P::params(cursor.as_deref());
             let page: P = self
@@ -829,8 +959,8 @@ impl Client {
         within: std::time::Duration,
     ) -> Result<bool, Error> {
         let operation = Operation("subscriptions/listen", Some(uri));
-        self.ready(operation)?;
-        if self.inner.connection.modern().is_none() {
+        let session = self.live(operation).await?;
+        if session.connection.modern().is_none() {
             return Ok(false);
         }
         let listening = &self.inner.listening;
@@ -844,7 +974,7 @@ impl Client {
             Ok(Ok(filter)) => filter,
             Ok(Err(why)) => {
                 listening.unwant_uri(uri);
-                self.inner.connection.check_open(&operation)?;
+                session.connection.check_open(&operation)?;
                 return Err(refused(format!(
                     "the server does not serve subscriptions/listen ({why})"
                 )));
@@ -871,8 +1001,8 @@ impl Client {
     /// On a modern connection, stops asking for the updates of `uri` and
     /// returns `true`; `false` in the legacy era.
     pub(crate) fn stop_listening_to_uri(&self, uri: &str) -> Result<bool, Error> {
-        self.ready(Operation("subscriptions/listen", Some(uri)))?;
-        if self.inner.connection.modern().is_none() {
+        let session = self.ready(Operation("subscriptions/listen", Some(uri)))?;
+        if session.connection.modern().is_none() {
             return Ok(false);
         }
         self.inner.listening.unwant_uri(uri);
@@ -888,10 +1018,10 @@ impl Client {
     /// `true`; `false` in the legacy era (nothing done). Fails before
     /// `initialize`, when the era is not known yet.
     pub(crate) fn set_modern_log_level(&self, level: &str) -> Result<bool, Error> {
-        self.ready(Operation("logging/setLevel", None))?;
-        match self.inner.connection.modern() {
+        let session = self.ready(Operation("logging/setLevel", None))?;
+        match session.connection.modern() {
             Some(_) => {
-                self.inner.connection.set_log_level(level);
+                session.connection.set_log_level(level);
                 Ok(true)
             }
             None => Ok(false),
@@ -901,7 +1031,7 @@ impl Client {
     /// Whether the transport mirrors modern requests into headers (HTTP,
     /// once the modern era was decided).
     pub(crate) fn mirrors_headers(&self) -> bool {
-        self.inner.connection.mirrors_headers()
+        self.session().connection.mirrors_headers()
     }
 
     /// What the client offers the server, as the layer that made it sees it.
@@ -911,7 +1041,7 @@ impl Client {
 
     /// Fails when the client is closed or its connection has ended.
     pub(crate) fn check_open(&self, operation: &str) -> Result<(), Error> {
-        self.inner.connection.check_open(&operation)
+        self.session().connection.check_open(&operation)
     }
 
     /// Sends notification `method` (without parameters) once the server's
@@ -920,27 +1050,94 @@ impl Client {
     pub(crate) async fn notify_when_negotiated(&self, method: &'static str) -> Result<(), Error> {
         // The modern era has no such notifications: the server learns what
         // it would say from the next request.
-        if !self.inner.connection.is_negotiated() || self.inner.connection.modern().is_some() {
+        let connection = &self.session().connection;
+        if !connection.is_negotiated() || connection.modern().is_some() {
             return Ok(());
         }
         let message = encode_notification(method, None::<&()>)
             .map_err(|error| Error::encode(method, error))?;
-        self.inner
-            .connection
+        connection
             .send(message)
             .await
             .map_err(|source| Error::transport(method, source))
     }
 
-    /// Checks the client may send requests.
-    fn ready(&self, operation: Operation<'_>) -> Result<(), Error> {
-        if self.inner.initialized.load(Ordering::Acquire) {
-            return Ok(());
+    /// The session to send requests on, when the client may send them now.
+    fn ready(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
+        let session = self.session();
+        if session.is_ready() {
+            return Ok(session);
         }
-        self.inner.connection.check_open(&operation)?;
+        // A connection that failed before the close says so otherwise.
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(Error::Closed {
+                operation: operation.to_string(),
+            });
+        }
+        session.connection.check_open(&operation)?;
         Err(Error::NotInitialized {
             operation: operation.to_string(),
         })
+    }
+
+    /// The session to send requests on, once there is one: while a lost
+    /// server is being restarted, waits for the restart (ADR 0026). A
+    /// connection that ended otherwise fails as it ended.
+    async fn live(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
+        loop {
+            let session = self.ready(operation)?;
+            if !session.connection.has_ended() {
+                return Ok(session);
+            }
+            let restarted = match &self.inner.restarts {
+                Some(restarts) if !self.inner.closed.load(Ordering::Acquire) => {
+                    restarts.replaced(session.generation).await
+                }
+                _ => false,
+            };
+            if !restarted {
+                // Fails as the connection ended (the server's exit status
+                // and last words), or as closed.
+                self.ready(operation)?;
+                session.connection.check_open(&operation)?;
+                return Ok(session);
+            }
+        }
+    }
+
+    /// Puts `session` in the place of the lost one, unless the client was
+    /// closed meanwhile: the last step of a restart. The results kept from
+    /// the old server are dropped.
+    pub(crate) fn install(&self, session: Arc<Session>) -> Result<(), Arc<Session>> {
+        let mut current = self
+            .inner
+            .session
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(session);
+        }
+        *current = session;
+        drop(current);
+        self.inner.cache.clear();
+        Ok(())
+    }
+
+    /// Session `generation`, made like the one in use (its server started
+    /// again): `None` when the client has no restart policy or the
+    /// transport cannot start its server again.
+    pub(crate) fn reopen(&self, generation: u64) -> Option<Result<Session, TransportError>> {
+        (self.inner.reopen.as_ref()?)(&self.session(), generation)
+    }
+
+    /// The client's restarts, when it has a restart policy.
+    pub(crate) fn restarts(&self) -> Option<&Restarts> {
+        self.inner.restarts.as_ref()
+    }
+
+    /// The notification broadcast (what a restart reports on).
+    pub(crate) fn hub(&self) -> &Hub {
+        &self.inner.hub
     }
 }
 
@@ -958,6 +1155,23 @@ fn modern_on_legacy(version: &str) -> Error {
              HTTP+SSE transport of 2024-11-05 speaks the initialize era only); pin a revision \
              of 2025-11-25 or earlier, or leave the choice to the client"
         ),
+    }
+}
+
+/// Starts a session's inbound task, once.
+fn start_inbound(session: &Session) {
+    let driver = lock(&session.driver).take();
+    if let Some(driver) = driver {
+        *lock(&session.inbound) = Some(AbortOnDrop(tokio::spawn(driver)));
+    }
+}
+
+/// The error for a failed send: the connection's end when it has ended
+/// (a close makes sends give way), else the send's own error.
+fn failure(connection: &Connection, operation: Operation<'_>, source: TransportError) -> Error {
+    match connection.check_open(&operation) {
+        Err(ended) => ended,
+        Ok(()) => Error::transport(&operation.to_string(), source),
     }
 }
 

@@ -120,6 +120,11 @@ pub(crate) struct Connection {
     /// The log level every modern request names (`set_log_level`): an
     /// index into [`LOG_LEVELS`] plus one, 0 for none.
     log_level: AtomicU8,
+    /// Set once the connection has ended, closed or failed: a check
+    /// without the table's lock.
+    has_ended: AtomicBool,
+    /// Woken when the connection ends (what a restart waits for).
+    ending: tokio::sync::Notify,
 }
 
 /// What a transport says of itself, asked once when the client is made.
@@ -173,6 +178,8 @@ impl Connection {
             negotiated: AtomicBool::new(false),
             traits,
             log_level: AtomicU8::new(0),
+            has_ended: AtomicBool::new(false),
+            ending: tokio::sync::Notify::new(),
         };
         (connection, receiver)
     }
@@ -457,10 +464,34 @@ impl Connection {
                 return;
             }
             waiters.ended = Some(ended);
+            self.has_ended.store(true, Ordering::Release);
             std::mem::take(&mut waiters.by_id)
         };
         // Dropping the senders wakes every waiter, which then reads `ended`.
         drop(waiters);
+        self.ending.notify_waiters();
+    }
+
+    /// Whether the connection has ended (closed, or its transport failed).
+    pub(crate) fn has_ended(&self) -> bool {
+        self.has_ended.load(Ordering::Acquire)
+    }
+
+    /// Waits for the connection to end: the transport's error when it
+    /// failed, `None` when it was closed.
+    pub(crate) async fn ended(&self) -> Option<Arc<TransportError>> {
+        loop {
+            // Registered before the check, so an end in between is seen.
+            let ending = self.ending.notified();
+            tokio::pin!(ending);
+            ending.as_mut().enable();
+            match &self.waiters().ended {
+                Some(Ended::Failed(error)) => return Some(error.clone()),
+                Some(Ended::Closed) => return None,
+                None => {}
+            }
+            ending.await;
+        }
     }
 
     /// The error a request sees once the connection has ended.

@@ -57,17 +57,21 @@ const SHOWN_BYTES: usize = 200;
 /// Where the inbound side hands what it reads beyond responses and server
 /// requests: the notification broadcast, the result cache that change
 /// notifications invalidate, and the modern era's subscriptions.
+#[derive(Clone)]
 pub(crate) struct Sinks {
     pub(crate) hub: Arc<Hub>,
     pub(crate) cache: Arc<ResultCache>,
     pub(crate) listening: Arc<Listening>,
+    /// Whether the broadcast ends with this connection: not when a lost
+    /// server is restarted (the client's restart ends it when it gives up).
+    pub(crate) ends_hub: bool,
 }
 
 /// Makes a client's connection: the request table its callers share, and
 /// the inbound driver that will read `transport` for it, made together
 /// because each needs the other's end of the command channel.
 pub(crate) fn open<T: Transport>(
-    transport: T,
+    transport: Arc<T>,
     offer: Arc<dyn Offer>,
     sinks: Sinks,
 ) -> (Arc<Connection>, Driver<T>) {
@@ -75,7 +79,6 @@ pub(crate) fn open<T: Transport>(
         mirrors_headers: transport.mirrors_headers(),
         legacy_only: transport.legacy_only(),
     };
-    let transport = Arc::new(transport);
     let (connection, commands) = Connection::new(transport.clone(), traits);
     let connection = Arc::new(connection);
     let driver = Driver {
@@ -120,7 +123,7 @@ async fn run<T: Transport>(
     sinks: Sinks,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
-    let _end = EndOnExit(&connection, &sinks.hub);
+    let _end = EndOnExit(&connection, sinks.ends_hub.then_some(&*sinks.hub));
     let mut sends = FuturesUnordered::new();
     // Dropped (aborting every handler) when this task ends.
     let mut running = Running::new();
@@ -179,12 +182,14 @@ async fn run<T: Transport>(
 /// reader, every request in flight and every later one would wait for ever.
 /// After `close` or a transport error the connection has ended already and
 /// this does nothing.
-struct EndOnExit<'c>(&'c Connection, &'c Hub);
+struct EndOnExit<'c>(&'c Connection, Option<&'c Hub>);
 
 impl Drop for EndOnExit<'_> {
     fn drop(&mut self) {
-        // Subscriptions end with the reader.
-        self.1.end();
+        // Subscriptions end with the reader (unless a restart takes over).
+        if let Some(hub) = self.1 {
+            hub.end();
+        }
         self.0.fail_all(TransportError::Other(
             "the client's inbound task stopped (its runtime shut down, or the transport panicked)"
                 .into(),

@@ -23,4 +23,6 @@ pub(crate) mod paging;
 pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod protocol;
+pub(crate) mod restart;
+pub(crate) mod revive;
 pub(crate) mod serving;

@@ -47,6 +47,28 @@ pub enum ServerNotification {
     /// [`Client::call_tool_as_task`](crate::Client::call_tool_as_task) is
     /// polled at once when one arrives for it.
     TaskStatus(Task),
+    /// Not from the server: the client lost the server and started it
+    /// again ([`RestartPolicy`](crate::RestartPolicy)). Requests in flight
+    /// when it was lost failed; later ones go to the new server, which was
+    /// told the log level and legacy resource subscriptions again. Its
+    /// lists may differ: list them again.
+    Restarted {
+        /// Which attempt succeeded (from 1).
+        attempt: u32,
+        /// How the server was lost (its exit status and last words).
+        cause: String,
+    },
+    /// Not from the server: the client gave up starting the lost server
+    /// again; it has ended, and every later request fails as the
+    /// connection ended. Notification streams end after this one.
+    RestartAbandoned {
+        /// How many attempts failed.
+        attempts: u32,
+        /// How the server was lost.
+        cause: String,
+        /// Why the last attempt failed.
+        error: String,
+    },
     /// A notification this client does not interpret, as sent.
     Other {
         /// Its method.

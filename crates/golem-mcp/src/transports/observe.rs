@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 use crate::wire::transport::{Inbound, Outgoing, RequestId, Transport};
 use crate::wire::transport_error::TransportError;
@@ -57,7 +58,8 @@ pub enum WireEvent<'a> {
 /// ```
 pub struct Observed<T, F> {
     inner: T,
-    observer: F,
+    /// Shared with the transport [`reopen`](Transport::reopen) makes.
+    observer: Arc<F>,
 }
 
 impl<T: fmt::Debug, F> fmt::Debug for Observed<T, F> {
@@ -74,7 +76,10 @@ where
 {
     /// Shows `observer` every message `inner` carries.
     pub fn new(inner: T, observer: F) -> Self {
-        Observed { inner, observer }
+        Observed {
+            inner,
+            observer: Arc::new(observer),
+        }
     }
 }
 
@@ -87,7 +92,7 @@ impl<T> Observed<T, fn(WireEvent<'_>)> {
     pub fn tracing(inner: T) -> Self {
         Observed {
             inner,
-            observer: trace_event,
+            observer: Arc::new(trace_event),
         }
     }
 }
@@ -163,6 +168,14 @@ where
 
     fn legacy_only(&self) -> bool {
         self.inner.legacy_only()
+    }
+
+    fn reopen(&self) -> Option<Result<Self, TransportError>> {
+        let reopened = self.inner.reopen()?;
+        Some(reopened.map(|inner| Observed {
+            inner,
+            observer: self.observer.clone(),
+        }))
     }
 }
 

@@ -90,3 +90,23 @@ pub async fn until_gone(pid: u32) -> bool {
         .await
         .is_some()
 }
+
+/// The live processes whose environment holds `variable` (`NAME=value`):
+/// how a test finds the servers it started (a zombie's environment reads
+/// empty, so it is not counted).
+pub fn processes_with(variable: &str) -> Vec<i32> {
+    require_proc();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+                environ
+                    .split(|byte| *byte == 0)
+                    .any(|entry| entry == variable.as_bytes())
+            })
+        })
+        .collect()
+}

@@ -69,6 +69,9 @@ const SKIPPED_CHARS: usize = 200;
 #[derive(Debug)]
 pub struct StdioTransport {
     command: String,
+    /// How the server was started: how [`Transport::reopen`] starts it
+    /// again.
+    config: StdioConfig,
     writer: Mutex<Writer>,
     reader: Mutex<Reader>,
     process: Supervised,
@@ -138,6 +141,7 @@ impl StdioTransport {
     /// when it cannot be started (not found, not executable).
     pub fn spawn(config: StdioConfig) -> Result<Self, Error> {
         config.validate()?;
+        let kept = config.clone();
         let spawn_error = |source: io::Error| Error::Spawn {
             command: config.command.clone(),
             source,
@@ -191,6 +195,7 @@ impl StdioTransport {
         let exited = process.exited();
         Ok(StdioTransport {
             command: config.command,
+            config: kept,
             writer: Mutex::new(Writer::new(stdin)),
             reader: Mutex::new(Reader {
                 stdout,
@@ -461,6 +466,13 @@ impl Transport for StdioTransport {
     /// Cancel safe in the sense that matters: if dropped half-way, calling
     /// it again finishes the job, and dropping the transport ends the
     /// server's process group anyway.
+    fn reopen(&self) -> Option<Result<Self, TransportError>> {
+        Some(
+            StdioTransport::spawn(self.config.clone())
+                .map_err(|error| TransportError::Other(Box::new(error))),
+        )
+    }
+
     async fn close(&self) -> Result<(), TransportError> {
         {
             let mut ended = self.ended();

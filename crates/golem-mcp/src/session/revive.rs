@@ -1,0 +1,170 @@
+//! What a restart (`restart.rs`, ADR 0026) does to a client: waits for the
+//! session in use to be lost, starts the next one and its handshake, tells
+//! it the session state the old server kept, and puts it in use.
+
+use std::sync::Arc;
+
+use serde::de::IgnoredAny;
+
+use crate::error::Error;
+use crate::session::client::{Client, Session, WeakClient};
+use crate::session::connection::{Request, decode};
+use crate::session::notifications::ServerNotification;
+use crate::session::restart::Revive;
+
+impl Revive for WeakClient {
+    async fn lost(&self) -> Option<String> {
+        // Only the connection is held while waiting: dropping the client
+        // ends the wait (the task is aborted with it).
+        let connection = self.upgrade()?.session().connection().clone();
+        let lost = connection.ended().await?;
+        Some(lost.to_string())
+    }
+
+    async fn start_again(&self, generation: u64) -> Result<(), Error> {
+        match self.upgrade() {
+            Some(client) => client.start_again(generation).await,
+            None => Err(Error::Closed {
+                operation: "restart".into(),
+            }),
+        }
+    }
+
+    fn publish(&self, notification: ServerNotification, last: bool) {
+        if let Some(client) = self.upgrade() {
+            client.hub().publish(notification);
+            if last {
+                client.hub().end();
+            }
+        }
+    }
+}
+
+impl Client {
+    /// Remembers the log level asked for, for a restarted server.
+    pub(crate) fn remember_log_level(&self, level: &str) {
+        if let Some(restarts) = self.restarts() {
+            restarts.resume().log_level = Some(level.to_owned());
+        }
+    }
+
+    /// Remembers (or forgets) a legacy resource subscription, for a
+    /// restarted server.
+    pub(crate) fn remember_subscription(&self, uri: &str, subscribed: bool) {
+        if let Some(restarts) = self.restarts() {
+            let mut resume = restarts.resume();
+            if subscribed {
+                resume.subscriptions.insert(uri.to_owned());
+            } else {
+                resume.subscriptions.remove(uri);
+            }
+        }
+    }
+
+    /// Starts the server again as session `generation`, hands it what the
+    /// old one was told, and puts it in use; a session that gets no
+    /// further is ended with its server.
+    async fn start_again(&self, generation: u64) -> Result<(), Error> {
+        const OPERATION: &str = "restart";
+        let session = match self.reopen(generation) {
+            Some(Ok(session)) => Arc::new(session),
+            Some(Err(source)) => return Err(Error::transport(OPERATION, source)),
+            None => {
+                return Err(Error::NotSupported {
+                    operation: OPERATION.into(),
+                    detail: "the transport cannot start its server again".into(),
+                });
+            }
+        };
+        let within = self
+            .restarts()
+            .map(|restarts| restarts.handshake_timeout())
+            .unwrap_or_default();
+        let ready = match tokio::time::timeout(within, self.handshake(&session)).await {
+            Ok(Ok(())) => self.same_revision(&session),
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(Error::Timeout {
+                operation: "initialize".into(),
+                after: within,
+                stderr_tail: String::new(),
+            }),
+        };
+        let told = match ready {
+            Ok(()) => self.tell_again(&session).await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = told {
+            discard(&session).await;
+            return Err(error);
+        }
+        if let Err(session) = self.install(session) {
+            discard(&session).await;
+            return Err(Error::Closed {
+                operation: OPERATION.into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Fails when the restarted server speaks another revision than the
+    /// first: what the client learnt of the server would no longer hold.
+    fn same_revision(&self, session: &Session) -> Result<(), Error> {
+        let (Some(first), Some(now)) = (self.server(), session.server_info()) else {
+            return Ok(());
+        };
+        if first.protocol_version == now.protocol_version {
+            return Ok(());
+        }
+        Err(Error::invalid_response(
+            "initialize",
+            format!(
+                "the restarted server speaks protocol {}, the first spoke {}",
+                now.protocol_version, first.protocol_version
+            ),
+        ))
+    }
+
+    /// Tells the new session what the old one was told: the log level
+    /// (named by every modern request; `logging/setLevel` for a legacy
+    /// server) and the legacy resource subscriptions. A modern listen is
+    /// opened again by the session's own listener.
+    async fn tell_again(&self, session: &Session) -> Result<(), Error> {
+        let Some(resume) = self.restarts().map(|restarts| restarts.resume().clone()) else {
+            return Ok(());
+        };
+        let connection = session.connection();
+        if connection.modern().is_some() {
+            if let Some(level) = &resume.log_level {
+                connection.set_log_level(level);
+            }
+            return Ok(());
+        }
+        if let Some(level) = &resume.log_level {
+            let operation = "logging/setLevel";
+            let params = serde_json::json!({ "level": level });
+            let reply = connection
+                .exchange(&operation, &Request::new(operation, &params), None)
+                .await?;
+            let _: IgnoredAny = decode(&operation, reply)?;
+        }
+        for uri in &resume.subscriptions {
+            let operation = format!("resources/subscribe {uri}");
+            let params = serde_json::json!({ "uri": uri });
+            let reply = connection
+                .exchange(
+                    &operation,
+                    &Request::new("resources/subscribe", &params),
+                    None,
+                )
+                .await?;
+            let _: IgnoredAny = decode(&operation, reply)?;
+        }
+        Ok(())
+    }
+}
+
+/// Ends a session that will not be used, and its server.
+async fn discard(session: &Session) {
+    session.end();
+    let _ = session.close_transport().await;
+}
