@@ -141,6 +141,12 @@ pub struct Options {
     /// with a server/discover probe.
     #[arg(long, value_name = "VERSION", value_parser = parse_protocol, help_heading = "Tools")]
     pub protocol: Option<String>,
+    /// Do not start a stdio MCP server again when it exits during the run,
+    /// nor renew an HTTP session the server dropped [default: a server that
+    /// exits is started again, at most 5 times in a row, and only the call
+    /// it was running fails].
+    #[arg(long, help_heading = "Tools")]
+    pub no_restart: bool,
     /// How to answer a server that asks the user for input (elicitation):
     /// ask on the terminal, decline, or accept the form's defaults
     /// (declining a form with a required field that has none) [default:
@@ -217,6 +223,8 @@ pub struct Plan {
     pub start_timeout: Duration,
     /// `--protocol`: the MCP revision pinned, if any.
     pub protocol: Option<String>,
+    /// Whether a lost server is started again (not `--no-restart`).
+    pub restart: bool,
     /// How the servers' requests are answered (`--on-elicitation`,
     /// `--root`, `--allow-sampling`).
     pub answers: Answers,
@@ -285,6 +293,7 @@ impl Plan {
                 .start_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
             protocol: options.protocol,
+            restart: !options.no_restart,
             answers,
         })
     }
@@ -582,6 +591,7 @@ mod tests {
             servers: Vec::new(),
             strict: false,
             protocol: None,
+            no_restart: false,
             on_elicitation: None,
             roots: Vec::new(),
             allow_sampling: false,

@@ -10,8 +10,8 @@ use futures_util::future::join_all;
 use golem_agent::mcp::ToolInfo;
 use golem_agent::mcp::config::ServerConfig;
 use golem_agent::mcp::{
-    Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications, ServerNotification,
-    ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
+    Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications, RestartPolicy,
+    ServerNotification, ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
 };
 use golem_agent::model::Usage;
 use golem_agent::tool::Toolset;
@@ -46,9 +46,20 @@ pub struct Servers {
     servers: Vec<Server>,
     /// What the servers' sampling requests cost.
     sampling: SamplingUsage,
+    /// Whether a lost server is started again (ADR 0026).
+    restart: bool,
 }
 
 impl Servers {
+    /// No servers yet; those started will be started again when lost
+    /// (and their dropped HTTP sessions renewed) when `restart` says so.
+    pub fn new(restart: bool) -> Self {
+        Servers {
+            restart,
+            ..Servers::default()
+        }
+    }
+
     /// Starts every server and lists its tools, each step within `limit`
     /// (`--start-timeout`): a server that never answers (a wrong command,
     /// one waiting on a prompt) is not waited for. The servers start
@@ -80,7 +91,10 @@ impl Servers {
         let mut failed = Vec::new();
         let mut stderrs = Vec::new();
         for (name, config) in configs {
-            let client_config = answers.config(&name, output, &self.sampling);
+            let mut client_config = answers.config(&name, output, &self.sampling);
+            if self.restart {
+                client_config = client_config.with_restart(RestartPolicy::default());
+            }
             let (client, stderr) = match connect(&name, config, protocol, client_config) {
                 Ok(connected) => connected,
                 Err(failure) if strict => return Err(failure),
@@ -322,10 +336,13 @@ fn connect(
             let stderr = transport.stderr();
             Ok((Client::with_config(transport, client_config), Some(stderr)))
         }
-        ServerConfig::Http(http) => Ok((
-            Client::with_config(HttpTransport::new(http).map_err(failed)?, client_config),
-            None,
-        )),
+        ServerConfig::Http(mut http) => {
+            // What a restart is to a stdio server: a session the server
+            // dropped (404) is started again, once per request.
+            http.reinitialize_expired_session |= client_config.restart.is_some();
+            let transport = HttpTransport::new(http).map_err(failed)?;
+            Ok((Client::with_config(transport, client_config), None))
+        }
         ServerConfig::Sse(http) => Ok((
             Client::with_config(SseTransport::new(http).map_err(failed)?, client_config),
             None,
@@ -350,11 +367,34 @@ fn log_line(name: &str, message: &LogMessage) -> String {
     line
 }
 
-/// Prints the server's log messages on stderr until its client is closed.
+/// What a restart's cause says first: how the server ended (its last
+/// words follow on other lines, already shown with the failed call).
+fn first_line(cause: &str) -> String {
+    crate::show::one_line(cause.lines().next().unwrap_or_default(), LOG_SHOWN)
+}
+
+/// Prints the server's log messages and its restarts on stderr until its
+/// client is closed.
 async fn relay_logs(name: String, mut notifications: Notifications, output: Output) {
     while let Some(notification) = notifications.recv().await {
-        if let ServerNotification::Log(message) = notification {
-            output.note(&log_line(&name, &message));
+        match notification {
+            ServerNotification::Log(message) => output.note(&log_line(&name, &message)),
+            ServerNotification::Restarted { attempt, cause } => output.note(&format!(
+                "MCP server {name:?} was lost ({}); started it again (attempt {attempt}), and \
+                 its tools are back",
+                first_line(&cause)
+            )),
+            ServerNotification::RestartAbandoned {
+                attempts, error, ..
+            } => output.note(&format!(
+                "MCP server {name:?} could not be started again after {attempts} attempt(s) \
+                 ({}); its tools fail from now on",
+                first_line(&error)
+            )),
+            ServerNotification::SessionRenewed => output.note(&format!(
+                "MCP server {name:?} had dropped the session; started a new one"
+            )),
+            _ => {}
         }
     }
 }

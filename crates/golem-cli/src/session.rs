@@ -26,7 +26,7 @@ pub async fn execute(plan: Plan) -> Exit {
                 .report();
         }
     };
-    let mut servers = Servers::default();
+    let mut servers = Servers::new(plan.restart);
     let exit = work(plan, &mut servers, &output, &mut signals).await;
     output.end_line();
     servers.close().await;

@@ -296,6 +296,7 @@ async fn an_expired_session_can_be_renewed_and_the_request_resent_once() {
         ..HttpConfig::new(url)
     })
     .await;
+    let mut notifications = client.passive_notifications();
     // The first call expires the session; the fake then answers 404 to the
     // old id. The transport re-initializes and resends: the resent "expire"
     // expires the new session too, so the error surfaces after one resend.
@@ -309,6 +310,11 @@ async fn an_expired_session_can_be_renewed_and_the_request_resent_once() {
         "one re-initialization"
     );
     assert_eq!(fake.posts_of("tools/call").len(), 2, "one resend");
+    // The application hears of the new session.
+    assert_eq!(
+        bounded(notifications.recv()).await,
+        Some(golem_mcp::ServerNotification::SessionRenewed)
+    );
 
     // A session that expired between calls is renewed transparently.
     fake.knobs().expired.store(true, Ordering::SeqCst);

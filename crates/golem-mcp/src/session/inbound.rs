@@ -164,6 +164,12 @@ async fn run<T: Transport>(
                     }
                 }
                 Ok(Inbound::RequestFailed { id, error }) => connection.fail(id, error),
+                Ok(Inbound::SessionRenewed) => {
+                    tracing::warn!("mcp: the server dropped the session; a new one was started");
+                    // What was kept from the old session may be stale.
+                    sinks.cache.clear();
+                    sinks.hub.publish(ServerNotification::SessionRenewed);
+                }
                 Err(error) => {
                     tracing::debug!(%error, "mcp: the transport failed; failing every request");
                     connection.fail_all(error);

@@ -69,6 +69,11 @@ pub enum ServerNotification {
         /// Why the last attempt failed.
         error: String,
     },
+    /// Not from the server: it had dropped the HTTP session (a `404`), and
+    /// the transport started a new one and sent the request again
+    /// (`HttpConfig::reinitialize_expired_session`). What the old session
+    /// held on the server (subscriptions, a log level) is gone.
+    SessionRenewed,
     /// A notification this client does not interpret, as sent.
     Other {
         /// Its method.

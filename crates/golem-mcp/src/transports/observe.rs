@@ -154,6 +154,7 @@ where
             Inbound::RequestFailed { id, error } => {
                 (self.observer)(WireEvent::Lost { id: *id, error })
             }
+            Inbound::SessionRenewed => {}
         }
         Ok(received)
     }

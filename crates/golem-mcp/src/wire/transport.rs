@@ -197,6 +197,13 @@ pub enum Inbound {
         /// Why.
         error: TransportError,
     },
+    /// The server had dropped the session, and the transport started a new
+    /// one on its own (HTTP: a `404` to a request carrying the session id,
+    /// with `HttpConfig::reinitialize_expired_session`); the request that
+    /// met it was sent again. What the old session held on the server is
+    /// gone. The client tells its subscribers
+    /// ([`ServerNotification::SessionRenewed`](crate::ServerNotification::SessionRenewed)).
+    SessionRenewed,
 }
 
 /// A bidirectional channel carrying JSON-RPC messages to and from one MCP
