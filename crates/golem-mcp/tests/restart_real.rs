@@ -153,3 +153,69 @@ async fn a_killed_legacy_everything_server_costs_one_call() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_modern_server_is_listened_to_again() {
+    let mark = mark();
+    let config = StdioConfig {
+        args: vec![
+            support::peer("python/modern_listen_server.py")
+                .to_string_lossy()
+                .into_owned(),
+        ],
+        ..StdioConfig::new(support::peer(".venv/bin/python").to_string_lossy())
+    };
+    let transport = StdioTransport::spawn(marked(config, &mark)).expect("spawns");
+    let pid = transport.pid().expect("a pid");
+    let policy =
+        RestartPolicy::default().with_backoff(Duration::from_millis(10), Duration::from_millis(50));
+    let client = Client::connect_with(transport, ClientConfig::default().with_restart(policy))
+        .await
+        .expect("connects");
+    let mut notifications = client.notifications();
+    let mut note = peer_bounded(client.subscribe_resource("memo://note"))
+        .await
+        .expect("acknowledged");
+
+    crash(pid);
+    // Restarted comes once the new server has acknowledged the listen.
+    let restarted = peer_bounded(async {
+        loop {
+            match notifications.recv().await {
+                Some(ServerNotification::Restarted { .. }) | None => return true,
+                Some(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(restarted);
+
+    // The new process hears both wants: the resource and the list changes.
+    let touched =
+        peer_bounded(client.call_tool("touch", &args(serde_json::json!({"uri": "memo://note"}))))
+            .await
+            .expect("touch");
+    assert!(!touched.is_error, "{}", touched.text());
+    assert!(
+        peer_bounded(note.updated()).await,
+        "the update reached the subscription"
+    );
+    let added =
+        peer_bounded(client.call_tool("add_tool", &args(serde_json::json!({"name": "late"}))))
+            .await
+            .expect("add_tool");
+    assert!(!added.is_error, "{}", added.text());
+    let changed = peer_bounded(async {
+        loop {
+            match notifications.recv().await {
+                Some(ServerNotification::ToolsListChanged) | None => return true,
+                Some(_) => {}
+            }
+        }
+    })
+    .await;
+    assert!(changed);
+    peer_bounded(client.close()).await.expect("closes");
+    let gone = polled(async || processes_with(&mark).is_empty().then_some(())).await;
+    assert!(gone.is_some(), "left running: {:?}", processes_with(&mark));
+}

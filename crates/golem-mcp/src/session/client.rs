@@ -228,6 +228,12 @@ impl Session {
         result
     }
 
+    /// Stops the session's listen task (a lost session's, so that it says
+    /// nothing more of the subscriptions the next session opens).
+    pub(crate) fn stop_listening(&self) {
+        drop(lock(&self.listener).take());
+    }
+
     /// Ends the session at once: nothing more is read or sent (what a
     /// close does first, and a restart that failed half-way).
     pub(crate) fn end(&self) {
@@ -507,7 +513,10 @@ impl Client {
                         Ok(Verdict::Modern { info, meta }) => {
                             connection.set_modern(meta);
                             let _ = session.server.set(*info);
-                            // Idle until something is wanted.
+                            // Idle until something is wanted; what an
+                            // earlier connection's server acknowledged no
+                            // longer holds.
+                            self.inner.listening.reset();
                             *lock(&session.listener) = Some(AbortOnDrop(tokio::spawn(
                                 listen::run(connection.clone(), self.inner.listening.clone()),
                             )));
@@ -1128,6 +1137,11 @@ impl Client {
     /// transport cannot start its server again.
     pub(crate) fn reopen(&self, generation: u64) -> Option<Result<Session, TransportError>> {
         (self.inner.reopen.as_ref()?)(&self.session(), generation)
+    }
+
+    /// The modern era's subscriptions: what the application wants to hear.
+    pub(crate) fn listening(&self) -> &Listening {
+        &self.inner.listening
     }
 
     /// The client's restarts, when it has a restart policy.

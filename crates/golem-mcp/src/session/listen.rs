@@ -204,6 +204,18 @@ impl Listening {
         });
     }
 
+    /// Forgets what the last connection's server acknowledged: a new
+    /// connection (a restarted server, ADR 0026) starts from nothing.
+    pub(crate) fn reset(&self) {
+        self.status.send_replace(Status::Waiting);
+    }
+
+    /// The number of what is wanted now, `None` when nothing is.
+    pub(crate) fn wanted_generation(&self) -> Option<u64> {
+        let wanted = self.wanted.borrow();
+        (!wanted.filter.is_empty()).then_some(wanted.generation)
+    }
+
     /// Waits until a listen opened for want `generation` or a later one is
     /// acknowledged, and returns what the server honours; `Err` (why, in
     /// words) when it never will be. Unbounded: the caller sets the limit.

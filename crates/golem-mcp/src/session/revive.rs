@@ -12,6 +12,10 @@ use crate::session::connection::{Request, decode};
 use crate::session::notifications::ServerNotification;
 use crate::session::restart::Revive;
 
+/// How long a restart waits for the new server to acknowledge the
+/// subscriptions of a modern connection.
+const LISTEN_AGAIN_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Revive for WeakClient {
     async fn lost(&self) -> Option<String> {
         // Only the connection is held while waiting: dropping the client
@@ -66,6 +70,8 @@ impl Client {
     /// further is ended with its server.
     async fn start_again(&self, generation: u64) -> Result<(), Error> {
         const OPERATION: &str = "restart";
+        // The lost session's listen says nothing more.
+        self.session().stop_listening();
         let session = match self.reopen(generation) {
             Some(Ok(session)) => Arc::new(session),
             Some(Err(source)) => return Err(Error::transport(OPERATION, source)),
@@ -127,7 +133,9 @@ impl Client {
     /// Tells the new session what the old one was told: the log level
     /// (named by every modern request; `logging/setLevel` for a legacy
     /// server) and the legacy resource subscriptions. A modern listen is
-    /// opened again by the session's own listener.
+    /// opened again by the session's own listener, and waited for (within
+    /// [`LISTEN_AGAIN_TIME`]), so that what comes after `Restarted` is
+    /// heard.
     async fn tell_again(&self, session: &Session) -> Result<(), Error> {
         let Some(resume) = self.restarts().map(|restarts| restarts.resume().clone()) else {
             return Ok(());
@@ -136,6 +144,20 @@ impl Client {
         if connection.modern().is_some() {
             if let Some(level) = &resume.log_level {
                 connection.set_log_level(level);
+            }
+            // The session's listener opens the listen; it is back once the
+            // server acknowledged it (not a failed restart if it is not).
+            if let Some(generation) = self.listening().wanted_generation() {
+                let acknowledged = tokio::time::timeout(
+                    LISTEN_AGAIN_TIME,
+                    self.listening().acknowledged(generation),
+                )
+                .await;
+                if !matches!(acknowledged, Ok(Ok(_))) {
+                    tracing::warn!(
+                        "mcp: the restarted server did not acknowledge the subscriptions again"
+                    );
+                }
             }
             return Ok(());
         }
