@@ -128,6 +128,9 @@ pub(crate) struct Inner {
     session: RwLock<Arc<Session>>,
     /// Set by `close`: no session is made or used after it.
     closed: AtomicBool,
+    /// Whether the transport mirrors requests into headers in the era
+    /// decided (set when the first session is ready).
+    mirrors_headers: AtomicBool,
     /// What the client offers the server (its capabilities, its handlers).
     offer: Arc<dyn Offer>,
     /// Where the server's notifications are broadcast.
@@ -398,6 +401,7 @@ impl Client {
             Inner {
                 session: RwLock::new(Arc::new(first)),
                 closed: AtomicBool::new(false),
+                mirrors_headers: AtomicBool::new(false),
                 offer,
                 hub,
                 cache,
@@ -602,6 +606,9 @@ impl Client {
     /// the client's; from then on a lost server is restarted, when asked
     /// for.
     fn became_ready(&self, session: &Session) {
+        self.inner
+            .mirrors_headers
+            .store(session.connection.mirrors_headers(), Ordering::Relaxed);
         session.initialized.store(true, Ordering::Release);
         if session.generation == 0
             && let Some(info) = session.server.get()
@@ -1040,7 +1047,9 @@ impl Client {
     /// Whether the transport mirrors modern requests into headers (HTTP,
     /// once the modern era was decided).
     pub(crate) fn mirrors_headers(&self) -> bool {
-        self.session().connection.mirrors_headers()
+        // Asked on every call: a flag, not a look at the session (a
+        // restarted server speaks the same revision, so it holds).
+        self.inner.mirrors_headers.load(Ordering::Relaxed)
     }
 
     /// What the client offers the server, as the layer that made it sees it.
@@ -1093,6 +1102,17 @@ impl Client {
     /// server is being restarted, waits for the restart (ADR 0026). A
     /// connection that ended otherwise fails as it ended.
     async fn live(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
+        // The hot path, without making the waiting future.
+        let session = self.session();
+        if session.is_ready() && !session.connection.has_ended() {
+            return Ok(session);
+        }
+        drop(session);
+        self.live_after_a_loss(operation).await
+    }
+
+    /// [`live`](Client::live) when the session in use is not ready.
+    async fn live_after_a_loss(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
         loop {
             let session = self.ready(operation)?;
             if !session.connection.has_ended() {
