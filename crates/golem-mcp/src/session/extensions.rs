@@ -17,9 +17,12 @@ impl Extensions {
     /// The value of type `T`, made with `T::default()` the first time.
     pub(crate) fn get_or_default<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        // Compared by type first: only the one found is cloned (this is on
+        // every call's path).
         if let Some(found) = slots
             .iter()
-            .find_map(|slot| slot.clone().downcast::<T>().ok())
+            .find(|slot| (***slot).is::<T>())
+            .and_then(|slot| slot.clone().downcast::<T>().ok())
         {
             return found;
         }

@@ -157,70 +157,28 @@ pub(crate) fn encode_request_with(
     if let Some(members) = extras.members {
         out.extend_from_slice(members.as_bytes());
     }
-    let mut rest = ObjectRest {
-        out: &mut *out,
-        state: RestState::Open,
-    };
-    serde_json::to_writer(&mut rest, params)?;
-    if !matches!(rest.state, RestState::Members) {
+    // The parameters are written whole, then joined to the members before
+    // them: their opening brace becomes a comma (or goes, when they are
+    // empty), and their closing brace closes `params`.
+    let start = out.len();
+    serde_json::to_writer(&mut *out, params)?;
+    if out.get(start) != Some(&b'{') {
+        out.truncate(start);
         return Err(serde::ser::Error::custom(
             "the request's parameters are not a JSON object",
         ));
     }
+    let empty = out[start + 1..]
+        .iter()
+        .find(|byte| !byte.is_ascii_whitespace())
+        == Some(&b'}');
+    if empty {
+        out.remove(start);
+    } else {
+        out[start] = b',';
+    }
     out.push(b'}');
     Ok(())
-}
-
-/// Writes a JSON object's members after members already written: drops its
-/// opening brace and puts a comma before its first member (an empty object
-/// leaves just its closing brace).
-struct ObjectRest<'a> {
-    out: &'a mut Vec<u8>,
-    state: RestState,
-}
-
-enum RestState {
-    /// Nothing seen yet: the opening brace comes next.
-    Open,
-    /// The brace was dropped; the first member (or the closing brace) next.
-    First,
-    /// Writing the members, as they come.
-    Members,
-    /// The first byte was not an opening brace.
-    NotAnObject,
-}
-
-impl std::io::Write for ObjectRest<'_> {
-    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
-        let written = buf.len();
-        while !buf.is_empty() {
-            match self.state {
-                RestState::Open => {
-                    self.state = match buf[0] {
-                        b'{' => RestState::First,
-                        _ => RestState::NotAnObject,
-                    };
-                    buf = &buf[1..];
-                }
-                RestState::First => {
-                    if buf[0] != b'}' {
-                        self.out.push(b',');
-                    }
-                    self.state = RestState::Members;
-                }
-                RestState::Members => {
-                    self.out.extend_from_slice(buf);
-                    buf = &[];
-                }
-                RestState::NotAnObject => buf = &[],
-            }
-        }
-        Ok(written)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Appends a notification (no id, so no reply) to `out`.
