@@ -2,9 +2,10 @@
 //! the client reads the stream to its end before it hands the answer over,
 //! so HTTP/1.1 keep-alive carries the next request on the same TCP
 //! connection, in either era. A stream the server leaves open after the
-//! answer delays no call beyond a short grace, once, and its connection is
-//! let go within the drain's bounds (time, bytes, streams at once) or when
-//! the transport closes.
+//! answer delays no call beyond a short grace, once (answers wait again
+//! once a stream ends promptly), and its connection is let go within the
+//! drain's bounds (time, bytes, streams at once) or when the transport
+//! closes.
 //!
 //! The fake here is a few lines of raw HTTP/1.1 on a `TcpListener`, not
 //! the axum fake of `support::fake_http`: the point is where one response's
@@ -18,8 +19,8 @@
 
 mod support;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use golem_mcp::{
@@ -45,6 +46,9 @@ enum Ending {
     /// After this many bytes of comments that follow the answer (in
     /// writes of 4 KiB), if the client reads them all.
     AfterBytes(usize),
+    /// `Never` for the first stream the fake answers with, `Apart` for the
+    /// others.
+    NeverOnce,
 }
 
 /// How often the server yields between the answer event and the end of
@@ -62,6 +66,8 @@ struct Fake {
     url: String,
     /// TCP connections accepted so far.
     accepted: Arc<AtomicUsize>,
+    /// The connection (its number, from 1) of each `tools/call`, in order.
+    calls_on: Arc<Mutex<Vec<usize>>>,
     /// Connections the client has closed (the fake saw their end).
     released: watch::Receiver<usize>,
 }
@@ -74,13 +80,19 @@ impl Fake {
         let (released_tx, released) = watch::channel(0);
         let released_tx = Arc::new(released_tx);
         let counted = Arc::clone(&accepted);
+        let calls_on = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::new(Seen {
+            streams: AtomicUsize::new(0),
+            calls_on: Arc::clone(&calls_on),
+        });
         tokio::spawn(async move {
             while let Ok((connection, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::SeqCst);
+                let number = counted.fetch_add(1, Ordering::SeqCst) + 1;
                 connection.set_nodelay(true).expect("TCP_NODELAY");
                 let released = Arc::clone(&released_tx);
+                let seen = Arc::clone(&seen);
                 tokio::spawn(async move {
-                    serve(connection, ending).await;
+                    serve(connection, number, ending, &seen).await;
                     released.send_modify(|count| *count += 1);
                 });
             }
@@ -88,12 +100,18 @@ impl Fake {
         Fake {
             url,
             accepted,
+            calls_on,
             released,
         }
     }
 
     fn accepted(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
+    }
+
+    /// The connection of each `tools/call` so far.
+    fn calls_on(&self) -> Vec<usize> {
+        self.calls_on.lock().expect("lock").clone()
     }
 
     /// Waits until the client has closed `count` connections (unbounded:
@@ -107,23 +125,45 @@ impl Fake {
     }
 }
 
-/// Serves one connection's requests, one after the other, until the
+/// What the fake records across its connections.
+struct Seen {
+    /// Event streams answered with.
+    streams: AtomicUsize,
+    calls_on: Arc<Mutex<Vec<usize>>>,
+}
+
+impl Seen {
+    /// How the next event stream ends.
+    fn ending(&self, ending: Ending) -> Ending {
+        let first = self.streams.fetch_add(1, Ordering::SeqCst) == 0;
+        match ending {
+            Ending::NeverOnce if first => Ending::Never,
+            Ending::NeverOnce => Ending::Apart,
+            ending => ending,
+        }
+    }
+}
+
+/// Serves connection `number`'s requests, one after the other, until the
 /// client closes it (or breaks it).
-async fn serve(connection: TcpStream, ending: Ending) {
+async fn serve(connection: TcpStream, number: usize, ending: Ending, seen: &Seen) {
     let (read, mut write) = connection.into_split();
     let mut read = BufReader::new(read);
     while let Some((method, body)) = request(&mut read).await {
         let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if message["method"] == "tools/call" {
+            seen.calls_on.lock().expect("lock").push(number);
+        }
         let answered = match (method.as_str(), message["method"].as_str()) {
             ("POST", Some("server/discover")) => {
                 json_answer(&mut write, &message, discovered()).await
             }
             ("POST", Some("initialize")) => json_answer(&mut write, &message, initialized()).await,
             ("POST", Some("tools/list")) => {
-                stream_answer(&mut write, &message, tools(), ending).await
+                stream_answer(&mut write, &message, tools(), seen.ending(ending)).await
             }
             ("POST", Some("tools/call")) => {
-                stream_answer(&mut write, &message, echoed(), ending).await
+                stream_answer(&mut write, &message, echoed(), seen.ending(ending)).await
             }
             // Notifications; the standalone stream is not offered; a
             // session's end is acknowledged.
@@ -207,7 +247,7 @@ async fn stream_answer(
         tokio::task::yield_now().await;
     }
     match ending {
-        Ending::Apart => {}
+        Ending::Apart | Ending::NeverOnce => {}
         // Left open: the next read of the connection (`serve`) ends when
         // the client lets go of it.
         Ending::Never => return Ok(()),
@@ -348,4 +388,24 @@ async fn closing_the_transport_lets_go_of_a_stream_being_read_after_its_answer()
         closed_at.elapsed() < DRAIN_TIME,
         "the drains were aborted by the close, not timed out"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn answers_wait_for_the_ends_of_their_streams_again_once_a_stream_ends_promptly() {
+    let fake = Fake::start(Ending::NeverOnce).await;
+    let client = connect(&fake, MODERN_PROTOCOL_VERSION).await;
+    // The first stream stays open: its answer waited the grace, and the
+    // ones after it are handed over at once, the rest of their streams
+    // read behind them, until one ends within the grace of its answer.
+    // (Handed over at once, the calls would take turns on three
+    // connections, each busy with the last call's stream when the next
+    // one starts.)
+    calls(&client, 23).await;
+    let calls_on = fake.calls_on();
+    let last = &calls_on[3..];
+    assert!(
+        last.iter().all(|number| *number == last[0]),
+        "answers wait for their streams' ends again, so each call reuses the connection of the one before: {calls_on:?}"
+    );
+    bounded(client.close()).await.expect("closes");
 }
