@@ -7,7 +7,8 @@
 //! transport sets; `shared.rs` is the state every part shares; `post.rs` is
 //! the outbound side (one POST per message, the session, its renewal);
 //! `stream.rs` reads each event stream and resumes it when it breaks
-//! (parsing it with the shared `golem-sse` crate); `status.rs` builds the
+//! (parsing it with the shared `golem-sse` crate); `drain.rs` reads an
+//! answered stream to its end, so that its connection is reused; `status.rs` builds the
 //! error of a refused answer; `authorize.rs` says which refusals the auth
 //! provider answers. This module ties them together behind [`Transport`];
 //! the parts below it never import each other in a circle (`post.rs`
@@ -18,6 +19,7 @@
 
 pub(in crate::transports) mod authorize;
 pub(in crate::transports) mod config;
+mod drain;
 pub(in crate::transports) mod headers;
 mod post;
 mod shared;
@@ -39,6 +41,7 @@ use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, Transport};
 use crate::wire::transport_error::{HttpStatusError, TransportError};
 pub use config::{HttpConfig, ResumePolicy};
 pub(crate) use config::{check_header, check_url};
+use drain::Drains;
 use headers::redact;
 use shared::{Session, Shared, Standalone};
 use status::{http_error, status_error};
@@ -126,6 +129,7 @@ impl HttpTransport {
                 protocol_version: OnceLock::new(),
                 inbound: sender,
                 streams: StdMutex::new(HashMap::new()),
+                drains: Drains::default(),
                 standalone: StdMutex::new(Standalone::default()),
                 closed: AtomicBool::new(false),
                 closing: Notify::new(),

@@ -15,6 +15,7 @@ use tokio::task::AbortHandle;
 
 use super::authorize;
 use super::config::ResumePolicy;
+use super::drain::Drains;
 use super::headers::{PROTOCOL_VERSION, SESSION, is_header_value};
 use crate::wire::transport::{Inbound, Outgoing, RequestId};
 use crate::wire::transport_error::TransportError;
@@ -47,8 +48,11 @@ pub(super) struct Shared {
     /// (Only an HTTP+SSE stream, after the fallback, sends an error: its
     /// end.)
     pub(super) inbound: mpsc::Sender<Result<Inbound, TransportError>>,
-    /// The event streams being read, by the request they answer.
+    /// The event streams being read, by the request they answer (also
+    /// while the rest of an answered one is read: `drain.rs`).
     pub(super) streams: StdMutex<HashMap<RequestId, AbortHandle>>,
+    /// How answered streams are read to their ends.
+    pub(super) drains: Drains,
     /// The standalone `GET` stream: its task, once opened.
     pub(super) standalone: StdMutex<Standalone>,
     pub(super) closed: AtomicBool,

@@ -13,6 +13,7 @@ use reqwest::header::{ACCEPT, HeaderValue};
 use reqwest::{Method, Response};
 use tokio::sync::oneshot;
 
+use super::drain::Rest;
 use super::headers::LAST_EVENT_ID;
 use super::shared::{GaveUp, Shared, Standalone, addressed_to};
 use super::status::{http_error, status_error};
@@ -227,6 +228,9 @@ struct Stream<'s> {
     id: Option<RequestId>,
     parser: SseParser,
     answered: bool,
+    /// The answer, and what followed it in its chunk, until the response
+    /// has ended (see `drain.rs`).
+    held: Vec<bytes::Bytes>,
     /// Reconnections in a row that delivered nothing.
     attempts: u32,
     /// The `Last-Event-ID` of the last reconnection.
@@ -255,6 +259,7 @@ impl<'s> Stream<'s> {
             id,
             parser: SseParser::new(shared.max_message_bytes),
             answered: false,
+            held: Vec::new(),
             attempts: 0,
             resumed_from: None,
             resumable: true,
@@ -281,7 +286,8 @@ impl<'s> Stream<'s> {
         }
     }
 
-    /// Reads one response's events to its end (or to the answer).
+    /// Reads one response's events to its end, or to the answer and then
+    /// what is left of the response (see [`after_answer`](Self::after_answer)).
     async fn read(&mut self, mut response: Response) -> Read {
         let broken = loop {
             match response.chunk().await {
@@ -289,6 +295,11 @@ impl<'s> Stream<'s> {
                     let fed = self.parser.feed(&chunk);
                     if !self.deliver_events().await {
                         return Read::NobodyReceives;
+                    }
+                    if self.answered {
+                        // What follows the answer is not read as events: a
+                        // bad one cannot fail an answered request.
+                        return self.after_answer(response).await;
                     }
                     if let Err(error) = fed {
                         return Read::Failed(match error {
@@ -300,22 +311,48 @@ impl<'s> Stream<'s> {
                             },
                         });
                     }
-                    if self.answered {
-                        return Read::Answered;
-                    }
                 }
                 Ok(None) => break None,
                 Err(error) => break Some(error),
             }
         };
         self.parser.finish();
-        if !self.deliver_events().await {
+        if !self.deliver_events().await || !self.deliver_held().await {
             return Read::NobodyReceives;
         }
         match self.answered {
             true => Read::Answered,
             false => Read::Ended(broken),
         }
+    }
+
+    /// Hands the answer over once the rest of its response is read, so
+    /// that the connection is back in the pool before the caller's next
+    /// request looks for one; for a short grace at most, after which the
+    /// answer goes and the rest is read behind it, within bounds
+    /// (`drain.rs` says why and how long).
+    async fn after_answer(&mut self, response: Response) -> Read {
+        let drains = &self.shared.drains;
+        let mut rest = Rest::new(response);
+        let ended = drains.wait_for_end(&mut rest).await;
+        if !self.deliver_held().await {
+            return Read::NobodyReceives;
+        }
+        if ended.is_none() {
+            drains.finish(rest).await;
+        }
+        Read::Answered
+    }
+
+    /// Delivers the answer and what followed it; `false` once nobody
+    /// receives.
+    async fn deliver_held(&mut self) -> bool {
+        for message in std::mem::take(&mut self.held) {
+            if !self.shared.deliver(Inbound::Message(message)).await {
+                return false;
+            }
+        }
+        true
     }
 
     /// Delivers every complete event; `false` once nobody receives.
@@ -348,6 +385,11 @@ impl<'s> Stream<'s> {
                 Route::Other => {}
             }
             self.attempts = 0;
+            if self.answered {
+                // Delivered once the response has ended: `after_answer`.
+                self.held.push(message);
+                continue;
+            }
             if !self.shared.deliver(Inbound::Message(message)).await {
                 return false;
             }
