@@ -277,3 +277,40 @@ async fn a_transport_that_cannot_start_its_server_again_ends_as_without_a_policy
     let later = bounded(client.call_tool("book", &args(json!({})))).await;
     assert!(matches!(&later, Err(Error::Transport { .. })), "{later:?}");
 }
+
+#[tokio::test]
+async fn a_restarted_server_that_refuses_a_subscription_is_used_all_the_same() {
+    let (client, mut first, script) = reopening_client(quick(3));
+    let (initialized, _) = tokio::join!(client.initialize(), handshake(&mut first, CAPABILITIES()));
+    initialized.expect("the handshake succeeds");
+    let uri = "file:///gone.md";
+    let (subscribed, _) = tokio::join!(
+        client.subscribe_resource(uri),
+        answer(&mut first, "resources/subscribe", json!({}))
+    );
+    let _subscription = subscribed.expect("subscribed");
+    let mut second = next_server(&script);
+    drop(first);
+    handshake(&mut second, CAPABILITIES()).await;
+    // The resource is gone on the new server: it refuses.
+    let again = next_message(&mut second).await;
+    assert_eq!(again["method"], "resources/subscribe");
+    second.send(&json!({"jsonrpc": "2.0", "id": again["id"],
+        "error": {"code": -32002, "message": "Resource not found"}}));
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("book", &args(json!({}))).await }
+    });
+    let sent = next_message(&mut second).await;
+    assert_eq!(sent["method"], "tools/call", "{sent}");
+    reply(
+        &second,
+        &sent["id"],
+        json!({"content": [{"type": "text", "text": "ok"}]}),
+    );
+    let outcome = bounded(call).await.expect("the task");
+    assert_eq!(
+        outcome.expect("the restarted server is in use").text(),
+        "ok"
+    );
+}

@@ -161,25 +161,37 @@ impl Client {
             }
             return Ok(());
         }
-        if let Some(level) = &resume.log_level {
-            let operation = "logging/setLevel";
-            let params = serde_json::json!({ "level": level });
-            let reply = connection
-                .exchange(&operation, &Request::new(operation, &params), None)
-                .await?;
-            let _: IgnoredAny = decode(&operation, reply)?;
-        }
-        for uri in &resume.subscriptions {
-            let operation = format!("resources/subscribe {uri}");
-            let params = serde_json::json!({ "uri": uri });
-            let reply = connection
-                .exchange(
-                    &operation,
-                    &Request::new("resources/subscribe", &params),
-                    None,
-                )
-                .await?;
-            let _: IgnoredAny = decode(&operation, reply)?;
+        let level = resume.log_level.map(|level| {
+            (
+                "logging/setLevel".to_owned(),
+                "logging/setLevel",
+                serde_json::json!({ "level": level }),
+            )
+        });
+        let subscriptions = resume.subscriptions.iter().map(|uri| {
+            (
+                format!("resources/subscribe {uri}"),
+                "resources/subscribe",
+                serde_json::json!({ "uri": uri }),
+            )
+        });
+        for (operation, method, params) in level.into_iter().chain(subscriptions) {
+            let told = match connection
+                .exchange(&operation, &Request::new(method, &params), None)
+                .await
+            {
+                Ok(reply) => decode::<IgnoredAny>(&operation, reply).map(drop),
+                Err(error) => Err(error),
+            };
+            match told {
+                Ok(()) => {}
+                // The new server is lost too: this attempt failed.
+                Err(error @ (Error::Transport { .. } | Error::Closed { .. })) => return Err(error),
+                // It answered, and refused: the session is up without it.
+                Err(error) => {
+                    tracing::warn!(%error, "mcp: the restarted server refused what the lost one was told")
+                }
+            }
         }
         Ok(())
     }
