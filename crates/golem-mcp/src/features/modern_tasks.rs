@@ -19,10 +19,11 @@ use std::sync::OnceLock;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use tokio::sync::oneshot;
 
 use crate::error::Error;
-use crate::features::task_options::{CancelOnDrop, TaskIdParams, TaskOptions, Watch};
+use crate::features::task_options::{
+    CancelOnDrop, TaskIdParams, TaskOptions, Watch, detached_create,
+};
 use crate::features::tool_headers;
 use crate::session::client::Client;
 use crate::session::connection::Request;
@@ -173,46 +174,28 @@ impl Client {
         options: &TaskOptions,
     ) -> Result<Box<RawValue>, Error> {
         let client = self.clone();
-        let operation = format!("tools/call {name} as a task");
-        let name = name.to_owned();
+        let tool = name.to_owned();
         let arguments = arguments.to_owned();
-        let limit = options.cancel_timeout;
-        let (answer_sender, answer) = oneshot::channel();
-        tokio::spawn(async move {
+        let request = async move {
             let params = CallParams {
-                name: &name,
+                name: &tool,
                 arguments: &arguments,
             };
             let mut request = Request::new("tools/call", &params);
-            request.name = Some(&name);
+            request.name = Some(&tool);
             request.param_headers = &headers;
-            let mut sent = std::pin::pin!(client.send_request::<Box<RawValue>, _>(request, None));
-            let mut answer_sender = answer_sender;
-            let abandoned = tokio::select! {
-                answer = &mut sent => match answer_sender.send(answer) {
-                    Ok(()) => return,
-                    Err(answer) => answer,
-                },
-                () = answer_sender.closed() => match tokio::time::timeout(limit, sent).await {
-                    Ok(answer) => answer,
-                    Err(_) => {
-                        tracing::debug!(tool = name, "mcp: no answer to an abandoned task call; nothing to cancel");
-                        return;
-                    }
-                },
-            };
-            let task = abandoned
-                .ok()
-                .and_then(|answer| created(&name, &answer).ok().flatten())
-                .filter(|task| !task.status.is_terminal());
-            if let Some(task) = task {
-                drop(CancelOnDrop::new(&client, Some(task.task_id), limit));
-            }
-        });
-        // The request's task was stopped: its runtime is shutting down.
-        answer
-            .await
-            .unwrap_or_else(|_| Err(Error::Closed { operation }))
+            client.send_request::<Box<RawValue>, _>(request, None).await
+        };
+        let tool = name.to_owned();
+        let found = move |answer: &RawValue| created(&tool, answer).ok().flatten();
+        detached_create(
+            self.clone(),
+            name.to_owned(),
+            options.cancel_timeout,
+            request,
+            found,
+        )
+        .await
     }
 
     /// Polls the task `first` (the answer to `tools/call name`) until it is

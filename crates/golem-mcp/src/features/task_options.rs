@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 
 use crate::error::Error;
 use crate::session::client::Client;
@@ -189,6 +190,55 @@ impl Drop for CancelOnDrop {
             }
         });
     }
+}
+
+/// Runs `request` (a `tools/call` that may create a task) on a task of its
+/// own and returns its answer. A caller that goes away first leaves it
+/// there: it waits for the answer, at most `limit`, and cancels the task
+/// that `created` finds in it, so that an abandoned call leaves no task
+/// running on the server. Both tasks shapes (2025-11-25 and 2026-07-28)
+/// create their tasks this way.
+pub(crate) async fn detached_create<F>(
+    client: Client,
+    tool: String,
+    limit: Duration,
+    request: F,
+    created: impl FnOnce(&RawValue) -> Option<Task> + Send + 'static,
+) -> Result<Box<RawValue>, Error>
+where
+    F: std::future::Future<Output = Result<Box<RawValue>, Error>> + Send + 'static,
+{
+    let operation = format!("tools/call {tool} as a task");
+    let (answer_sender, answer) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut request = std::pin::pin!(request);
+        let mut answer_sender = answer_sender;
+        let abandoned = tokio::select! {
+            answer = &mut request => match answer_sender.send(answer) {
+                Ok(()) => return,
+                // The caller went away as the answer came.
+                Err(answer) => answer,
+            },
+            () = answer_sender.closed() => match tokio::time::timeout(limit, request).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    tracing::debug!(tool, "mcp: no answer to an abandoned task call; nothing to cancel");
+                    return;
+                }
+            },
+        };
+        let task = abandoned
+            .ok()
+            .and_then(|answer| created(&answer))
+            .filter(|task| !task.status.is_terminal());
+        if let Some(task) = task {
+            drop(CancelOnDrop::new(&client, Some(task.task_id), limit));
+        }
+    });
+    // The request's task was stopped: its runtime is shutting down.
+    answer
+        .await
+        .unwrap_or_else(|_| Err(Error::Closed { operation }))
 }
 
 #[cfg(test)]

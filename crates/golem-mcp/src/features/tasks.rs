@@ -14,11 +14,12 @@ use std::pin::Pin;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::error::Error;
-use crate::features::task_options::{CancelOnDrop, TaskIdParams, TaskOptions, Watch};
+use crate::features::task_options::{
+    CancelOnDrop, TaskIdParams, TaskOptions, Watch, detached_create,
+};
 use crate::features::tool_details::TaskSupport;
 use crate::features::tools::ToolInfo;
 use crate::features::tools::{checked, raw_arguments};
@@ -442,51 +443,31 @@ impl Client {
             return self.request("tools/call", Some(name), params).await;
         }
         let client = self.clone();
-        let name = name.to_owned();
+        let tool = name.to_owned();
         let arguments = arguments.to_owned();
-        let limit = options.cancel_timeout;
-        let (answer_sender, answer) = oneshot::channel();
-        tokio::spawn(async move {
+        let request = async move {
             let params = TaskCallParams {
-                name: &name,
+                name: &tool,
                 arguments: &arguments,
                 task: TaskParams { ttl },
             };
-            let mut request = std::pin::pin!(client.request::<Box<RawValue>, _>(
-                "tools/call",
-                Some(&name),
-                params
-            ));
-            let mut answer_sender = answer_sender;
-            let abandoned = tokio::select! {
-                answer = &mut request => match answer_sender.send(answer) {
-                    Ok(()) => return,
-                    // The caller went away as the answer came.
-                    Err(answer) => answer,
-                },
-                () = answer_sender.closed() => match tokio::time::timeout(limit, request).await {
-                    Ok(answer) => answer,
-                    Err(_) => {
-                        tracing::debug!(tool = name, "mcp: no answer to an abandoned task call; nothing to cancel");
-                        return;
-                    }
-                },
-            };
-            let task = abandoned
+            client
+                .request::<Box<RawValue>, _>("tools/call", Some(&tool), params)
+                .await
+        };
+        let found = |answer: &RawValue| {
+            serde_json::from_str::<Created>(answer.get())
                 .ok()
-                .and_then(|answer| serde_json::from_str::<Created>(answer.get()).ok())
                 .and_then(|created| created.task)
-                .filter(|task| !task.status.is_terminal());
-            if let Some(task) = task {
-                drop(CancelOnDrop::new(&client, Some(task.task_id), limit));
-            }
-        });
-        answer.await.unwrap_or_else(|_| {
-            // The request's task was stopped: its runtime is shutting down.
-            Err(Error::Closed {
-                operation: "tools/call as a task".to_owned(),
-            })
-        })
+        };
+        detached_create(
+            self.clone(),
+            name.to_owned(),
+            options.cancel_timeout,
+            request,
+            found,
+        )
+        .await
     }
 }
 
