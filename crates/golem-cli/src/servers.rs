@@ -92,17 +92,20 @@ impl Servers {
         let mut stderrs = Vec::new();
         for (name, config) in configs {
             let mut client_config = answers.config(&name, output, &self.sampling);
-            if self.restart {
+            // Only a stdio server can be started again; an HTTP session
+            // the server dropped is renewed instead (`connect`).
+            if self.restart && matches!(config, ServerConfig::Stdio(_)) {
                 client_config = client_config.with_restart(RestartPolicy::default());
             }
-            let (client, stderr) = match connect(&name, config, protocol, client_config) {
-                Ok(connected) => connected,
-                Err(failure) if strict => return Err(failure),
-                Err(failure) => {
-                    failed.push(failure);
-                    continue;
-                }
-            };
+            let (client, stderr) =
+                match connect(&name, config, protocol, client_config, self.restart) {
+                    Ok(connected) => connected,
+                    Err(failure) if strict => return Err(failure),
+                    Err(failure) => {
+                        failed.push(failure);
+                        continue;
+                    }
+                };
             // Subscribed before the handshake: a log message may come with it.
             let notifications = client.passive_notifications();
             let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
@@ -318,12 +321,14 @@ async fn bounded<T>(
 /// Starts the stdio server (keeping a handle on its stderr for a timeout's
 /// message) or prepares the HTTP transport (streamable, or HTTP+SSE for a
 /// `"type": "sse"` entry), with the handlers of `client_config`;
-/// `protocol` pins the revision.
+/// `protocol` pins the revision; `renew_sessions` renews an HTTP session
+/// the server dropped (ADR 0026).
 fn connect(
     name: &str,
     config: ServerConfig,
     protocol: Option<&str>,
     client_config: ClientConfig,
+    renew_sessions: bool,
 ) -> Result<(Client, Option<ServerStderr>), Failure> {
     let failed = |error: golem_agent::mcp::Error| Failure::server(name, &error);
     let client_config = match protocol {
@@ -339,7 +344,7 @@ fn connect(
         ServerConfig::Http(mut http) => {
             // What a restart is to a stdio server: a session the server
             // dropped (404) is started again, once per request.
-            http.reinitialize_expired_session |= client_config.restart.is_some();
+            http.reinitialize_expired_session |= renew_sessions;
             let transport = HttpTransport::new(http).map_err(failed)?;
             Ok((Client::with_config(transport, client_config), None))
         }

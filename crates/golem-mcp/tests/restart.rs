@@ -264,14 +264,18 @@ async fn a_toolset_lists_the_restarted_servers_tools() {
 #[tokio::test]
 async fn a_transport_that_cannot_start_its_server_again_ends_as_without_a_policy() {
     let (transport, mut first) = memory_pair();
-    let client = Client::with_config(transport, quick(3));
+    // The default policy: giving up must not wait out its backoffs.
+    let client = Client::with_config(
+        transport,
+        ClientConfig::default().with_restart(RestartPolicy::default()),
+    );
     let (initialized, _) = tokio::join!(client.initialize(), handshake(&mut first, CAPABILITIES()));
     initialized.expect("the handshake succeeds");
     let mut notifications = client.passive_notifications();
     drop(first);
     let abandoned = bounded(notifications.recv()).await;
     assert!(
-        matches!(&abandoned, Some(ServerNotification::RestartAbandoned { error, .. }) if error.contains("cannot start")),
+        matches!(&abandoned, Some(ServerNotification::RestartAbandoned { attempts: 0, error, .. }) if error.contains("cannot start")),
         "{abandoned:?}"
     );
     let later = bounded(client.call_tool("book", &args(json!({})))).await;
@@ -312,5 +316,84 @@ async fn a_restarted_server_that_refuses_a_subscription_is_used_all_the_same() {
     assert_eq!(
         outcome.expect("the restarted server is in use").text(),
         "ok"
+    );
+}
+
+#[tokio::test]
+async fn a_restarted_server_of_another_revision_is_refused() {
+    let (client, mut first, script) = reopening_client(quick(1));
+    let (initialized, _) = tokio::join!(client.initialize(), handshake(&mut first, CAPABILITIES()));
+    initialized.expect("the handshake succeeds");
+    let mut notifications = client.passive_notifications();
+    let mut second = next_server(&script);
+    drop(first);
+    let initialize = support::memory::refuse_probe(&mut second).await;
+    assert_eq!(initialize["method"], "initialize");
+    second.send(
+        &json!({"jsonrpc": "2.0", "id": initialize["id"], "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": CAPABILITIES(),
+            "serverInfo": {"name": "scripted", "version": "2"}
+        }}),
+    );
+    let abandoned = bounded(notifications.recv()).await;
+    match &abandoned {
+        Some(ServerNotification::RestartAbandoned {
+            attempts: 1, error, ..
+        }) => assert!(
+            error.contains("speaks protocol 2025-06-18, the first spoke"),
+            "{error}"
+        ),
+        other => panic!("expected the restart refused, got {other:?}"),
+    }
+    // The refused server is let go.
+    loop {
+        match bounded(second.recv()).await {
+            None => break,
+            Some(message) => assert_eq!(message["method"], "notifications/initialized"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_listing_is_not_continued_on_a_restarted_server() {
+    let (client, mut first, script) = reopening_client(quick(3));
+    let (initialized, _) = tokio::join!(client.initialize(), handshake(&mut first, CAPABILITIES()));
+    initialized.expect("the handshake succeeds");
+    let listing = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools().await }
+    });
+    let page = next_message(&mut first).await;
+    assert_eq!(page["method"], "tools/list");
+    let mut second = next_server(&script);
+    // The first page's cursor, and the server gone right after it.
+    reply(
+        &first,
+        &page["id"],
+        json!({"tools": [{"name": "a", "inputSchema": {"type": "object"}}], "nextCursor": "page-2"}),
+    );
+    drop(first);
+    handshake(&mut second, CAPABILITIES()).await;
+    let listed = bounded(listing).await.expect("the task");
+    assert!(
+        matches!(&listed, Err(Error::Transport { .. })),
+        "{listed:?}"
+    );
+    // The new server is never asked for the old server's page.
+    let after = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools().await }
+    });
+    let asked = next_message(&mut second).await;
+    assert_eq!(asked["method"], "tools/list");
+    assert_eq!(asked["params"].get("cursor"), None, "{asked}");
+    reply(&second, &asked["id"], json!({"tools": []}));
+    assert!(
+        bounded(after)
+            .await
+            .expect("the task")
+            .expect("lists")
+            .is_empty()
     );
 }

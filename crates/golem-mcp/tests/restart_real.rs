@@ -182,7 +182,8 @@ async fn a_restarted_modern_server_is_listened_to_again() {
     let restarted = peer_bounded(async {
         loop {
             match notifications.recv().await {
-                Some(ServerNotification::Restarted { .. }) | None => return true,
+                Some(ServerNotification::Restarted { .. }) => return true,
+                None => return false,
                 Some(_) => {}
             }
         }
@@ -208,7 +209,8 @@ async fn a_restarted_modern_server_is_listened_to_again() {
     let changed = peer_bounded(async {
         loop {
             match notifications.recv().await {
-                Some(ServerNotification::ToolsListChanged) | None => return true,
+                Some(ServerNotification::ToolsListChanged) => return true,
+                None => return false,
                 Some(_) => {}
             }
         }

@@ -16,8 +16,6 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
-        // A restarted server is told it again (ADR 0026).
-        self.remember_log_level(&level.to_string());
         if self.set_modern_log_level(&level.to_string())? {
             return Ok(());
         }
@@ -28,6 +26,8 @@ impl Client {
                 serde_json::json!({ "level": level }),
             )
             .await?;
+        // A restarted server is told it again (ADR 0026).
+        self.remember_log_level(&level.to_string());
         Ok(())
     }
 }

@@ -117,10 +117,12 @@ impl Client {
         let Some(options) = self.modern_task_options() else {
             return self.send_request(request, on_progress).await;
         };
+        // A task's polls go to the server that created it.
+        let client = self.pinned("tools/call").await?;
         let name = request.name.unwrap_or_default();
-        let answer: Box<RawValue> = self.send_request(request, on_progress).await?;
+        let answer: Box<RawValue> = client.send_request(request, on_progress).await?;
         let result = match created(name, &answer)? {
-            Some(task) => self.drive(name, task, &options, &mut |_| {}).await?,
+            Some(task) => client.drive(name, task, &options, &mut |_| {}).await?,
             None => answer,
         };
         serde_json::from_str(result.get())

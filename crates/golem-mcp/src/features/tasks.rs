@@ -279,8 +279,23 @@ impl Client {
             .await
     }
 
-    /// The task protocol, with the result read as `R`.
+    /// The task protocol, with the result read as `R`: every request of it
+    /// to one server (a restarted one never created the task).
     pub(crate) async fn task_call<R: DeserializeOwned + Send>(
+        &self,
+        tool: &ToolInfo,
+        arguments: &RawValue,
+        options: &TaskOptions,
+        on_status: &mut (dyn FnMut(&Task) + Send),
+    ) -> Result<R, Error> {
+        self.pinned("tools/call")
+            .await?
+            .task_call_here(tool, arguments, options, on_status)
+            .await
+    }
+
+    /// [`task_call`](Client::task_call) on a pinned handle.
+    async fn task_call_here<R: DeserializeOwned + Send>(
         &self,
         tool: &ToolInfo,
         arguments: &RawValue,

@@ -67,7 +67,10 @@ const CLOSE_FLUSH_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 ///
 /// The inbound task runs on the Tokio runtime that `initialize` ran on.
 /// Closing the client, or dropping its last clone, ends it and releases the
-/// transport (a stdio server's whole process group is ended).
+/// transport (a stdio server's whole process group is ended). With a
+/// [`RestartPolicy`](crate::RestartPolicy), a restart under way holds the
+/// client until its attempt ends (at most its handshake timeout); `close`
+/// stops it at once.
 ///
 /// # Example
 ///
@@ -100,6 +103,11 @@ const CLOSE_FLUSH_TIME: std::time::Duration = std::time::Duration::from_secs(1);
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
+    /// The session every request of this handle must go to, when it is
+    /// one of a sequence that only that server understands (the pages of a
+    /// list, a task's polls): after a restart, such a request fails rather
+    /// than reach a server that never handed out the cursor or the task.
+    pinned: Option<u64>,
 }
 
 /// A reference to a client that does not keep it (or its server) alive:
@@ -117,7 +125,10 @@ impl fmt::Debug for WeakClient {
 impl WeakClient {
     /// The client, while any clone of it is left.
     pub(crate) fn upgrade(&self) -> Option<Client> {
-        self.0.upgrade().map(|inner| Client { inner })
+        self.0.upgrade().map(|inner| Client {
+            inner,
+            pinned: None,
+        })
     }
 }
 
@@ -373,14 +384,18 @@ impl Client {
             let hub = Arc::new(Hub::default());
             let cache = Arc::new(ResultCache::default());
             let listening = Arc::new(Listening::default());
+            let supervised = Arc::new(AtomicBool::new(false));
             let sinks = Sinks {
                 hub: hub.clone(),
                 cache: cache.clone(),
                 listening: listening.clone(),
-                ends_hub: settings.restart.is_none(),
+                supervised: supervised.clone(),
             };
             let first = Session::over(0, Arc::new(transport), offer.clone(), sinks.clone());
-            let restarts = settings.restart.clone().map(Restarts::new);
+            let restarts = settings
+                .restart
+                .clone()
+                .map(|policy| Restarts::new(policy, supervised));
             let reopen = restarts.is_some().then(|| {
                 let offer = offer.clone();
                 // The next transport is made like the lost one.
@@ -413,7 +428,10 @@ impl Client {
                 reopen,
             }
         });
-        Client { inner }
+        Client {
+            inner,
+            pinned: None,
+        }
     }
 
     /// The session the client uses now.
@@ -700,7 +718,9 @@ impl Client {
     /// arrives after it was made, in order; one that falls more than 256
     /// behind skips the oldest. Log messages also go to `tracing`, target
     /// `mcp::server`, at the matching level. A subscription ends (`recv`
-    /// returns `None`) when the client is closed or the connection is lost.
+    /// returns `None`) when the client is closed or the connection is lost
+    /// (with a [`RestartPolicy`](crate::RestartPolicy): once the restarts
+    /// are given up, after `RestartAbandoned`).
     ///
     /// The same in both eras. A legacy server sends its list changes
     /// unasked (on the HTTP `GET` stream, or stdio); a modern (2026-07-28)
@@ -761,7 +781,7 @@ impl Client {
         // (the server it started, not yet in use, is ended with it).
         self.inner.closed.store(true, Ordering::Release);
         if let Some(restarts) = &self.inner.restarts {
-            restarts.stop();
+            restarts.stop().await;
         }
         let session = self.session();
         session.end();
@@ -941,10 +961,11 @@ impl Client {
         &self,
         method: &'static str,
     ) -> Result<Vec<P::Item>, Error> {
-        self.live(Operation(method, None)).await?;
+        // Every page from the one server: a cursor means nothing to another.
+        let client = &self.pinned(method).await?;
         paging::follow(method, paging::MAX_PAGES, |cursor| async move {
             let params = P::params(cursor.as_deref());
-            let page: P = self
+            let page: P = client
                 .request_with_progress(method, None, &params, None)
                 .await?;
             Ok(page.into_parts())
@@ -1037,6 +1058,9 @@ impl Client {
         let session = self.ready(Operation("logging/setLevel", None))?;
         match session.connection.modern() {
             Some(_) => {
+                // Remembered first: a restart installing a new session
+                // meanwhile names it there (`install`).
+                self.remember_log_level(level);
                 session.connection.set_log_level(level);
                 Ok(true)
             }
@@ -1104,11 +1128,33 @@ impl Client {
     async fn live(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
         // The hot path, without making the waiting future.
         let session = self.session();
-        if session.is_ready() && !session.connection.has_ended() {
+        if session.is_ready() && !session.connection.has_ended() && self.pinned.is_none() {
             return Ok(session);
         }
         drop(session);
-        self.live_after_a_loss(operation).await
+        let session = self.live_after_a_loss(operation).await?;
+        match self.pinned {
+            Some(generation) if generation != session.generation => Err(Error::transport(
+                &operation.to_string(),
+                TransportError::Other(
+                    "the server was lost and started again since this began: what it handed \
+                     out (a cursor, a task) is gone with it"
+                        .into(),
+                ),
+            )),
+            _ => Ok(session),
+        }
+    }
+
+    /// A handle whose requests all go to the session in use now (waiting
+    /// for a restart under way first), and fail once it is replaced: for
+    /// a sequence of requests that only this server understands.
+    pub(crate) async fn pinned(&self, method: &'static str) -> Result<Client, Error> {
+        let session = self.live(Operation(method, None)).await?;
+        Ok(Client {
+            inner: self.inner.clone(),
+            pinned: Some(self.pinned.unwrap_or(session.generation)),
+        })
     }
 
     /// [`live`](Client::live) when the session in use is not ready.
@@ -1125,9 +1171,13 @@ impl Client {
                 _ => false,
             };
             if !restarted {
-                // Fails as the connection ended (the server's exit status
-                // and last words), or as closed.
-                self.ready(operation)?;
+                // Fails as closed, or as the connection ended (the server's
+                // exit status and last words).
+                if self.inner.closed.load(Ordering::Acquire) {
+                    return Err(Error::Closed {
+                        operation: operation.to_string(),
+                    });
+                }
                 session.connection.check_open(&operation)?;
                 return Ok(session);
             }
@@ -1145,6 +1195,13 @@ impl Client {
             .unwrap_or_else(PoisonError::into_inner);
         if self.inner.closed.load(Ordering::Acquire) {
             return Err(session);
+        }
+        // The level asked for last, also while this restart was under way.
+        if let Some(restarts) = &self.inner.restarts
+            && session.connection.modern().is_some()
+            && let Some(level) = restarts.resume().log_level.clone()
+        {
+            session.connection.set_log_level(&level);
         }
         *current = session;
         drop(current);

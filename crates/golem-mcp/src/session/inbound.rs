@@ -62,9 +62,9 @@ pub(crate) struct Sinks {
     pub(crate) hub: Arc<Hub>,
     pub(crate) cache: Arc<ResultCache>,
     pub(crate) listening: Arc<Listening>,
-    /// Whether the broadcast ends with this connection: not when a lost
-    /// server is restarted (the client's restart ends it when it gives up).
-    pub(crate) ends_hub: bool,
+    /// Set while a lost server is restarted (ADR 0026): the broadcast then
+    /// outlives this connection, and the restart ends it when it gives up.
+    pub(crate) supervised: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Makes a client's connection: the request table its callers share, and
@@ -123,7 +123,7 @@ async fn run<T: Transport>(
     sinks: Sinks,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
-    let _end = EndOnExit(&connection, sinks.ends_hub.then_some(&*sinks.hub));
+    let _end = EndOnExit(&connection, &sinks.hub, &sinks.supervised);
     let mut sends = FuturesUnordered::new();
     // Dropped (aborting every handler) when this task ends.
     let mut running = Running::new();
@@ -188,13 +188,13 @@ async fn run<T: Transport>(
 /// reader, every request in flight and every later one would wait for ever.
 /// After `close` or a transport error the connection has ended already and
 /// this does nothing.
-struct EndOnExit<'c>(&'c Connection, Option<&'c Hub>);
+struct EndOnExit<'c>(&'c Connection, &'c Hub, &'c std::sync::atomic::AtomicBool);
 
 impl Drop for EndOnExit<'_> {
     fn drop(&mut self) {
-        // Subscriptions end with the reader (unless a restart takes over).
-        if let Some(hub) = self.1 {
-            hub.end();
+        // Subscriptions end with the reader, unless a restart takes over.
+        if !self.2.load(std::sync::atomic::Ordering::Acquire) {
+            self.1.end();
         }
         self.0.fail_all(TransportError::Other(
             "the client's inbound task stopped (its runtime shut down, or the transport panicked)"

@@ -50,7 +50,8 @@ pub enum ServerNotification {
     /// Not from the server: the client lost the server and started it
     /// again ([`RestartPolicy`](crate::RestartPolicy)). Requests in flight
     /// when it was lost failed; later ones go to the new server, which was
-    /// told the log level and legacy resource subscriptions again. Its
+    /// told again the log level and the resource subscriptions (a legacy
+    /// server that refuses one is used without it, with a warning). Its
     /// lists may differ: list them again.
     Restarted {
         /// Which attempt succeeded (from 1).
@@ -72,7 +73,8 @@ pub enum ServerNotification {
     /// Not from the server: it had dropped the HTTP session (a `404`), and
     /// the transport started a new one and sent the request again
     /// (`HttpConfig::reinitialize_expired_session`). What the old session
-    /// held on the server (subscriptions, a log level) is gone.
+    /// held on the server (resource subscriptions, a log level) is gone and
+    /// is not asked for again: subscribe again if you need to.
     SessionRenewed,
     /// A notification this client does not interpret, as sent.
     Other {
@@ -290,7 +292,13 @@ impl Hub {
 
     /// Broadcasts a notification (dropped when nobody subscribes).
     pub(crate) fn publish(&self, notification: ServerNotification) {
-        if notification == ServerNotification::PromptsListChanged {
+        // A restarted server or a new session may have other prompts too.
+        if matches!(
+            notification,
+            ServerNotification::PromptsListChanged
+                | ServerNotification::Restarted { .. }
+                | ServerNotification::SessionRenewed
+        ) {
             self.prompt_changes.fetch_add(1, Ordering::Relaxed);
         }
         if let Events::Open(sender) = &*self.events.lock().unwrap_or_else(PoisonError::into_inner) {

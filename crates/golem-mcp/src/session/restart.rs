@@ -22,7 +22,8 @@
 
 use std::collections::BTreeSet;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -55,8 +56,8 @@ pub struct RestartPolicy {
     /// How many restarts in a row may be tried before the client gives up
     /// and ends (5).
     pub max_attempts: u32,
-    /// The wait before the first attempt (100 ms), doubled after each
-    /// failed one.
+    /// The wait before the second attempt (100 ms), doubled before each
+    /// later one; the first is made at once.
     pub initial_backoff: Duration,
     /// The longest wait between two attempts (5 s).
     pub max_backoff: Duration,
@@ -88,6 +89,19 @@ impl RestartPolicy {
         self
     }
 
+    /// This policy with `healthy` as the time a restarted server must stay
+    /// up for its attempts to be forgiven.
+    pub fn with_healthy_after(mut self, healthy: Duration) -> Self {
+        self.healthy_after = healthy;
+        self
+    }
+
+    /// This policy with `timeout` for the restarted server's handshake.
+    pub fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
     /// This policy with the first wait `initial` and the longest `max`.
     pub fn with_backoff(mut self, initial: Duration, max: Duration) -> Self {
         self.initial_backoff = initial;
@@ -95,9 +109,12 @@ impl RestartPolicy {
         self
     }
 
-    /// The wait before attempt `attempt` (from 1).
+    /// The wait before attempt `attempt` (from 1): none before the first.
     fn backoff(&self, attempt: u32) -> Duration {
-        let doublings = attempt.saturating_sub(1).min(16);
+        if attempt <= 1 {
+            return Duration::ZERO;
+        }
+        let doublings = attempt.saturating_sub(2).min(16);
         self.initial_backoff
             .saturating_mul(1 << doublings)
             .min(self.max_backoff)
@@ -147,25 +164,36 @@ pub(crate) trait Revive: Send + Sync + 'static {
 pub(crate) struct Restarts {
     policy: RestartPolicy,
     standing: Arc<watch::Sender<Standing>>,
-    task: OnceLock<JoinHandle<()>>,
+    /// Set once the watching task runs: from then on a lost connection
+    /// leaves the notification streams open (the inbound side reads it).
+    supervised: Arc<AtomicBool>,
+    /// The watching task, until `stop` takes it.
+    task: Mutex<Option<JoinHandle<()>>>,
     resume: Mutex<Resume>,
 }
 
 impl Drop for Restarts {
     fn drop(&mut self) {
-        if let Some(task) = self.task.get() {
+        if let Some(task) = lock(&self.task).take() {
             task.abort();
         }
     }
 }
 
+/// Locks a mutex that no code path can leave inconsistent.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 impl Restarts {
-    /// Restarts by `policy`.
-    pub(crate) fn new(policy: RestartPolicy) -> Self {
+    /// Restarts by `policy`; `supervised` is the inbound side's view of
+    /// whether they have started.
+    pub(crate) fn new(policy: RestartPolicy, supervised: Arc<AtomicBool>) -> Self {
         Restarts {
             policy,
             standing: Arc::new(watch::Sender::new(Standing::Up(0))),
-            task: OnceLock::new(),
+            supervised,
+            task: Mutex::new(None),
             resume: Mutex::new(Resume::default()),
         }
     }
@@ -178,20 +206,25 @@ impl Restarts {
     /// Starts watching the sessions of `client`, once (when the first is
     /// ready).
     pub(crate) fn start(&self, client: impl Revive) {
-        self.task.get_or_init(|| {
-            tokio::spawn(watch_sessions(
-                client,
-                self.policy.clone(),
-                self.standing.clone(),
-            ))
-        });
+        if self.supervised.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        *lock(&self.task) = Some(tokio::spawn(watch_sessions(
+            client,
+            self.policy.clone(),
+            self.standing.clone(),
+        )));
     }
 
-    /// No more restarts (the client is closing).
-    pub(crate) fn stop(&self) {
+    /// No more restarts (the client is closing): the task is stopped, and
+    /// what it had started is gone once this returns.
+    pub(crate) async fn stop(&self) {
         self.standing.send_replace(Standing::Over);
-        if let Some(task) = self.task.get() {
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
             task.abort();
+            // Its end drops what it held (a server started, not yet used).
+            let _ = task.await;
         }
     }
 
@@ -212,7 +245,7 @@ impl Restarts {
 
     /// What a restarted server is told again.
     pub(crate) fn resume(&self) -> MutexGuard<'_, Resume> {
-        self.resume.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.resume)
     }
 }
 
@@ -250,7 +283,14 @@ async fn watch_sessions(
             match client.start_again(generation).await {
                 Ok(()) => {
                     up_since = Instant::now();
-                    standing.send_replace(Standing::Up(generation));
+                    // Not over a close's `Over`.
+                    standing.send_if_modified(|standing| {
+                        let open = *standing != Standing::Over;
+                        if open {
+                            *standing = Standing::Up(generation);
+                        }
+                        open
+                    });
                     tracing::warn!(attempt = attempts, %cause, "mcp: the server is running again");
                     let restarted = ServerNotification::Restarted {
                         attempt: attempts,
@@ -260,6 +300,11 @@ async fn watch_sessions(
                     break;
                 }
                 Err(Error::Closed { .. }) => return,
+                // Nothing to try again: the transport cannot start its server.
+                Err(error @ Error::NotSupported { .. }) => {
+                    give_up(&client, &standing, attempts - 1, cause, error.to_string());
+                    return;
+                }
                 Err(error) if attempts >= policy.max_attempts => {
                     give_up(&client, &standing, attempts, cause, error.to_string());
                     return;
@@ -299,10 +344,11 @@ mod tests {
     fn backoff_doubles_up_to_its_bound() {
         let policy = RestartPolicy::default();
         let waits: Vec<_> = (1..=8).map(|attempt| policy.backoff(attempt)).collect();
-        assert_eq!(waits[0], Duration::from_millis(100));
-        assert_eq!(waits[1], Duration::from_millis(200));
-        assert_eq!(waits[5], Duration::from_millis(3200));
-        assert_eq!(waits[6], Duration::from_secs(5));
+        assert_eq!(waits[0], Duration::ZERO, "the first attempt at once");
+        assert_eq!(waits[1], Duration::from_millis(100));
+        assert_eq!(waits[2], Duration::from_millis(200));
+        assert_eq!(waits[6], Duration::from_millis(3200));
+        assert_eq!(waits[7], Duration::from_secs(5));
         assert_eq!(policy.backoff(u32::MAX), Duration::from_secs(5));
     }
 }

@@ -70,8 +70,13 @@ impl Client {
     /// further is ended with its server.
     async fn start_again(&self, generation: u64) -> Result<(), Error> {
         const OPERATION: &str = "restart";
-        // The lost session's listen says nothing more.
-        self.session().stop_listening();
+        // The lost server is ended first, with its whole process group (a
+        // child that still holds a port or a lock must not meet the new
+        // one), and its listen says nothing more.
+        let lost = self.session();
+        lost.stop_listening();
+        let _ = lost.close_transport().await;
+        drop(lost);
         let session = match self.reopen(generation) {
             Some(Ok(session)) => Arc::new(session),
             Some(Err(source)) => return Err(Error::transport(OPERATION, source)),

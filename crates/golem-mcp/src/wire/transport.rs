@@ -282,9 +282,10 @@ pub trait Transport: Send + Sync + 'static {
     /// A new transport to the same server, for a client that restarts a
     /// server it lost ([`RestartPolicy`](crate::RestartPolicy)): the stdio
     /// transport starts its command again, with the same configuration.
-    /// Called only after this transport has failed for good. `None` (the
-    /// default) for a transport that cannot start its server again; a
-    /// client with a restart policy then ends with it as without one.
+    /// Called only after this transport has failed for good (and been
+    /// closed). `None` (the default) for a transport that cannot start its
+    /// server again; a client with a restart policy then gives up at once
+    /// (`RestartAbandoned`) and ends as without one.
     fn reopen(&self) -> Option<Result<Self, TransportError>>
     where
         Self: Sized,

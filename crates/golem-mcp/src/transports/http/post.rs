@@ -240,8 +240,8 @@ async fn renew_session(
         return Err(status_error(response, false).await);
     }
     shared.session().id = new_session;
-    // The client tells the application (not waited for by this request).
-    let _ = shared.inbound.try_send(Ok(Inbound::SessionRenewed));
+    // The client tells the application.
+    shared.deliver(Inbound::SessionRenewed).await;
     // The new session's own requests and notifications come on a stream of
     // its own (the old one's task has ended on the 404).
     // Not waited for: the request being renewed for is on its way.

@@ -459,13 +459,8 @@ impl Transport for StdioTransport {
         }
     }
 
-    /// Ends the server (see [`ShutdownTimeouts`] for the bound) and reaps it.
-    /// A send under way gives way at once with [`TransportError::Closed`]; a
-    /// receive ends with the server.
-    ///
-    /// Cancel safe in the sense that matters: if dropped half-way, calling
-    /// it again finishes the job, and dropping the transport ends the
-    /// server's process group anyway.
+    /// Spawns the same command again, with the same configuration (a
+    /// restart, ADR 0026).
     fn reopen(&self) -> Option<Result<Self, TransportError>> {
         Some(
             StdioTransport::spawn(self.config.clone())
@@ -473,6 +468,13 @@ impl Transport for StdioTransport {
         )
     }
 
+    /// Ends the server (see [`ShutdownTimeouts`] for the bound) and reaps it.
+    /// A send under way gives way at once with [`TransportError::Closed`]; a
+    /// receive ends with the server.
+    ///
+    /// Cancel safe in the sense that matters: if dropped half-way, calling
+    /// it again finishes the job, and dropping the transport ends the
+    /// server's process group anyway.
     async fn close(&self) -> Result<(), TransportError> {
         {
             let mut ended = self.ended();
