@@ -137,6 +137,9 @@ pub(crate) struct Inner {
     /// The connection the client uses now. A restart (`restart.rs`)
     /// replaces it with one to the server started again.
     session: RwLock<Arc<Session>>,
+    /// The same session, when no restart can replace it (no policy): what
+    /// every call borrows, without the lock or a reference count.
+    fixed: Option<Arc<Session>>,
     /// Set by `close`: no session is made or used after it.
     closed: AtomicBool,
     /// Whether the transport mirrors requests into headers in the era
@@ -254,6 +257,24 @@ impl Session {
         self.connection.close();
         drop(lock(&self.listener).take());
         self.initialized.store(false, Ordering::Release);
+    }
+}
+
+/// The session in use: borrowed from a client whose session cannot change,
+/// shared from one whose session a restart may replace.
+pub(crate) enum Current<'c> {
+    Fixed(&'c Session),
+    Shared(Arc<Session>),
+}
+
+impl std::ops::Deref for Current<'_> {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        match self {
+            Current::Fixed(session) => session,
+            Current::Shared(session) => session,
+        }
     }
 }
 
@@ -391,7 +412,12 @@ impl Client {
                 listening: listening.clone(),
                 supervised: supervised.clone(),
             };
-            let first = Session::over(0, Arc::new(transport), offer.clone(), sinks.clone());
+            let first = Arc::new(Session::over(
+                0,
+                Arc::new(transport),
+                offer.clone(),
+                sinks.clone(),
+            ));
             let restarts = settings
                 .restart
                 .clone()
@@ -414,7 +440,8 @@ impl Client {
                 }) as Reopen
             });
             Inner {
-                session: RwLock::new(Arc::new(first)),
+                fixed: restarts.is_none().then(|| first.clone()),
+                session: RwLock::new(first),
                 closed: AtomicBool::new(false),
                 mirrors_headers: AtomicBool::new(false),
                 offer,
@@ -441,6 +468,15 @@ impl Client {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// The session the client uses now, borrowed when it cannot change:
+    /// the hot path's look at it.
+    fn current(&self) -> Current<'_> {
+        match &self.inner.fixed {
+            Some(fixed) => Current::Fixed(fixed),
+            None => Current::Shared(self.session()),
+        }
     }
 
     /// A reference to this client that does not keep it alive.
@@ -849,7 +885,10 @@ impl Client {
         P: serde::Serialize,
     {
         let operation = Operation(request.method, request.name);
-        let session = self.live(operation).await?;
+        let session = match self.live_now() {
+            Some(session) => session,
+            None => self.live(operation).await?,
+        };
         if session.connection.modern().is_some() && cache::cacheable(request.method) {
             return self.send_cached(&session, request, on_progress).await;
         }
@@ -1105,8 +1144,8 @@ impl Client {
     }
 
     /// The session to send requests on, when the client may send them now.
-    fn ready(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
-        let session = self.session();
+    fn ready(&self, operation: Operation<'_>) -> Result<Current<'_>, Error> {
+        let session = self.current();
         if session.is_ready() {
             return Ok(session);
         }
@@ -1125,13 +1164,10 @@ impl Client {
     /// The session to send requests on, once there is one: while a lost
     /// server is being restarted, waits for the restart (ADR 0026). A
     /// connection that ended otherwise fails as it ended.
-    async fn live(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
-        // The hot path, without making the waiting future.
-        let session = self.session();
-        if session.is_ready() && !session.connection.has_ended() && self.pinned.is_none() {
+    async fn live(&self, operation: Operation<'_>) -> Result<Current<'_>, Error> {
+        if let Some(session) = self.live_now() {
             return Ok(session);
         }
-        drop(session);
         let session = self.live_after_a_loss(operation).await?;
         match self.pinned {
             Some(generation) if generation != session.generation => Err(Error::transport(
@@ -1157,8 +1193,16 @@ impl Client {
         })
     }
 
+    /// The session in use when it is ready and nothing about it needs a
+    /// look: the hot path of [`live`](Client::live), without its future.
+    fn live_now(&self) -> Option<Current<'_>> {
+        let session = self.current();
+        (session.is_ready() && !session.connection.has_ended() && self.pinned.is_none())
+            .then_some(session)
+    }
+
     /// [`live`](Client::live) when the session in use is not ready.
-    async fn live_after_a_loss(&self, operation: Operation<'_>) -> Result<Arc<Session>, Error> {
+    async fn live_after_a_loss(&self, operation: Operation<'_>) -> Result<Current<'_>, Error> {
         loop {
             let session = self.ready(operation)?;
             if !session.connection.has_ended() {
