@@ -397,3 +397,23 @@ async fn a_listing_is_not_continued_on_a_restarted_server() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn a_server_lost_before_its_first_handshake_ends_the_streams_as_without_a_policy() {
+    let (client, mut first, _script) = reopening_client(quick(3));
+    let mut notifications = client.passive_notifications();
+    let initializing = tokio::spawn({
+        let client = client.clone();
+        async move { client.initialize().await.map(|_| ()) }
+    });
+    let probe = next_message(&mut first).await;
+    assert_eq!(probe["method"], "server/discover");
+    drop(first);
+    let initialized = bounded(initializing).await.expect("the task");
+    assert!(
+        matches!(&initialized, Err(Error::Transport { .. })),
+        "{initialized:?}"
+    );
+    // Nothing is restarted before a first handshake: the stream ends.
+    assert_eq!(bounded(notifications.recv()).await, None);
+}

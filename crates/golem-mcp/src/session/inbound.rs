@@ -319,7 +319,7 @@ impl Dispatch<'_> {
                 }
             }
             "notifications/subscriptions/acknowledged" => {
-                self.sinks.listening.acknowledge(params);
+                self.sinks.listening.acknowledge(self.connection, params);
             }
             _ => {
                 if let Some(notification) = ServerNotification::parse(method, params) {
@@ -337,12 +337,14 @@ impl Dispatch<'_> {
     /// has no requests of its own to cancel, and may cancel nothing else).
     fn end_listen(&self, request: &serde_json::Value) {
         match request.as_u64() {
-            Some(id) if self.sinks.listening.is_listen(id) => self.connection.fail(
-                id,
-                TransportError::StreamEnded {
-                    detail: "the server ended the subscription".into(),
-                },
-            ),
+            Some(id) if self.sinks.listening.is_listen(self.connection, id) => {
+                self.connection.fail(
+                    id,
+                    TransportError::StreamEnded {
+                        detail: "the server ended the subscription".into(),
+                    },
+                )
+            }
             _ => {
                 tracing::debug!(%request, "mcp: a modern server cancelled a request that is no listen of ours")
             }

@@ -147,7 +147,9 @@ enum Event {
 pub(crate) struct Listening {
     wanted: watch::Sender<Wanted>,
     status: watch::Sender<Status>,
-    open: Mutex<HashMap<RequestId, mpsc::Sender<Event>>>,
+    /// By connection and request id: a restarted server's connection
+    /// numbers its requests from 1 again (ADR 0026).
+    open: Mutex<HashMap<ListenKey, mpsc::Sender<Event>>>,
 }
 
 impl Default for Listening {
@@ -161,7 +163,7 @@ impl Default for Listening {
 }
 
 impl Listening {
-    fn open(&self) -> MutexGuard<'_, HashMap<RequestId, mpsc::Sender<Event>>> {
+    fn open(&self) -> MutexGuard<'_, HashMap<ListenKey, mpsc::Sender<Event>>> {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -237,9 +239,9 @@ impl Listening {
         }
     }
 
-    /// Routes an acknowledgment (the inbound side's): to the listen its
-    /// subscription id names, if it is one of ours.
-    pub(crate) fn acknowledge(&self, params: Option<&str>) {
+    /// Routes an acknowledgment (the inbound side's, read on `connection`):
+    /// to the listen its subscription id names, if it is one of ours.
+    pub(crate) fn acknowledge(&self, connection: &Connection, params: Option<&str>) {
         let Some(params) = params.and_then(|params| serde_json::from_str::<AckParams>(params).ok())
         else {
             tracing::debug!("mcp: dropped a malformed subscription acknowledgment");
@@ -250,7 +252,7 @@ impl Listening {
             .as_ref()
             .and_then(|meta| meta.get(SUBSCRIPTION_ID))
             .and_then(Value::as_u64);
-        let Some(events) = id.and_then(|id| self.open().get(&id).cloned()) else {
+        let Some(events) = id.and_then(|id| self.open().get(&key(connection, id)).cloned()) else {
             tracing::debug!(?id, "mcp: dropped an acknowledgment of no listen of ours");
             return;
         };
@@ -272,8 +274,8 @@ impl Listening {
 
     /// Whether request `id` is a listen of ours (the only requests a modern
     /// server may cancel).
-    pub(crate) fn is_listen(&self, id: RequestId) -> bool {
-        self.open().contains_key(&id)
+    pub(crate) fn is_listen(&self, connection: &Connection, id: RequestId) -> bool {
+        self.open().contains_key(&key(connection, id))
     }
 }
 
@@ -425,6 +427,9 @@ fn why_it_ended(connection: &Connection, outcome: Result<Bytes, Error>) -> End {
 /// dropped (which cancels it: `notifications/cancelled` on stdio, the
 /// stream closed over HTTP).
 struct Open {
+    /// The connection it is sent on, kept while it is open: its address is
+    /// half of the listen's key, and must not be reused meanwhile.
+    connection: Arc<Connection>,
     generation: u64,
     filter: Filter,
     events: mpsc::Receiver<Event>,
@@ -433,6 +438,13 @@ struct Open {
     id: Arc<AtomicU64>,
     listening: Arc<Listening>,
     acknowledged_at: Option<Instant>,
+}
+
+/// A listen's key: its connection (by address) and its request id.
+type ListenKey = (usize, RequestId);
+
+fn key(connection: &Connection, id: RequestId) -> ListenKey {
+    (std::ptr::from_ref(connection) as usize, id)
 }
 
 #[derive(Serialize)]
@@ -457,13 +469,16 @@ impl Open {
                 let outcome = connection
                     .exchange_noting_id(&METHOD, &request, |listen| {
                         id.store(listen, Ordering::Release);
-                        listening.open().insert(listen, sender.clone());
+                        listening
+                            .open()
+                            .insert(key(&connection, listen), sender.clone());
                     })
                     .await;
                 let _ = sender.send(Event::Ended(outcome)).await;
             }
         });
         Open {
+            connection: connection.clone(),
             generation: want.generation,
             filter: want.filter,
             events,
@@ -479,7 +494,7 @@ impl Drop for Open {
     fn drop(&mut self) {
         self.task.abort();
         let id = self.id.load(Ordering::Acquire);
-        self.listening.open().remove(&id);
+        self.listening.open().remove(&key(&self.connection, id));
     }
 }
 
