@@ -417,3 +417,40 @@ async fn a_server_lost_before_its_first_handshake_ends_the_streams_as_without_a_
     // Nothing is restarted before a first handshake: the stream ends.
     assert_eq!(bounded(notifications.recv()).await, None);
 }
+
+#[tokio::test]
+async fn the_prompts_kept_from_the_lost_server_are_listed_again() {
+    let (client, mut first, script) = reopening_client(quick(3));
+    let capabilities = json!({"prompts": {}});
+    let (initialized, _) = tokio::join!(
+        client.initialize(),
+        handshake(&mut first, capabilities.clone())
+    );
+    initialized.expect("the handshake succeeds");
+    let mut notifications = client.passive_notifications();
+    let prompts = json!({"prompts": [{"name": "greet"}]});
+    let (listed, _) = tokio::join!(
+        client.list_prompts(),
+        answer(&mut first, "prompts/list", prompts.clone())
+    );
+    assert_eq!(listed.expect("lists").len(), 1);
+    let mut second = next_server(&script);
+    drop(first);
+    handshake(&mut second, capabilities).await;
+    let restarted = bounded(notifications.recv()).await;
+    assert!(
+        matches!(restarted, Some(ServerNotification::Restarted { .. })),
+        "{restarted:?}"
+    );
+    // The list kept from the lost server is not trusted: listed again first.
+    let getting = tokio::spawn({
+        let client = client.clone();
+        async move { client.get_prompt("greet", &json!({})).await }
+    });
+    answer(&mut second, "prompts/list", prompts).await;
+    answer(&mut second, "prompts/get", json!({"messages": []})).await;
+    bounded(getting)
+        .await
+        .expect("the task")
+        .expect("the prompt");
+}
