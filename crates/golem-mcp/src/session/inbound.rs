@@ -21,6 +21,8 @@
 //! that floods requests while not taking answers, and cancellations are
 //! dropped), each for at most [`BACKGROUND_SEND_TIME`].
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,7 +126,11 @@ async fn run<T: Transport>(
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
     let _end = EndOnExit(&connection, &sinks.hub, &sinks.supervised);
-    let mut sends = FuturesUnordered::new();
+    // Boxed: the set allocates room for one future up front, for as long
+    // as the client lives, and these sends are rare (answers to the
+    // server's requests, cancellations).
+    let mut sends: FuturesUnordered<Pin<Box<dyn Future<Output = ()> + Send>>> =
+        FuturesUnordered::new();
     // Dropped (aborting every handler) when this task ends.
     let mut running = Running::new();
     // Who waits for the sends under way to be over (`Command::Flush`).
@@ -145,7 +151,8 @@ async fn run<T: Transport>(
                     tracing::debug!(request_id = id, "mcp: the server is not taking messages; dropped a cancellation");
                 }
                 Command::Cancel(id) => {
-                    sends.push(send(transport.clone(), connection.stamp(encode_cancellation(id))));
+                    let cancellation = connection.stamp(encode_cancellation(id));
+                    sends.push(Box::pin(send(transport.clone(), cancellation)));
                 }
                 Command::Flush(done) => flushing.push(done),
             },
@@ -160,7 +167,7 @@ async fn run<T: Transport>(
                         running: &mut running,
                     };
                     if let Some(answer) = inbound.dispatch(message) {
-                        sends.push(send(transport.clone(), connection.stamp(answer)));
+                        sends.push(Box::pin(send(transport.clone(), connection.stamp(answer))));
                     }
                 }
                 Ok(Inbound::RequestFailed { id, error }) => connection.fail(id, error),

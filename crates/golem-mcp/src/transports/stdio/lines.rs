@@ -1,10 +1,22 @@
 //! Newline framing over a byte stream, bounded and cancel safe.
 
-use bytes::{Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncReadExt};
+use std::future::poll_fn;
+use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
-/// How much to read at a time, and the capacity kept between messages.
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+
+/// How much to read at a time into a buffer that holds part of a line.
 const CHUNK: usize = 64 * 1024;
+
+/// How much a read takes when nothing is buffered. It lands on the stack of
+/// the poll, not in a buffer of the client's, so that an idle client holds
+/// no read buffer at all (with a hundred servers, a buffer each was most of
+/// what the idle clients cost). Large enough for a typical message, small
+/// enough for any task's stack.
+const FIRST_READ: usize = 8 * 1024;
 
 /// Capacity above which the buffer is replaced by a small one once a large
 /// message has been consumed, so one 20 MiB result does not pin 20 MiB for
@@ -17,6 +29,11 @@ const SHRINK_ABOVE: usize = 4 * 1024 * 1024;
 /// safe: a read dropped half-way leaves the bytes it got in the buffer, and
 /// the next read continues the same line. A line is handed out as [`Bytes`]
 /// split off the buffer, without a copy.
+///
+/// Between messages the buffer holds no allocation: the last line takes
+/// the allocation with it, and the next read goes to the stack first and
+/// is copied into an allocation of its own size (a line that is still
+/// incomplete gets room for the rest there, so it is never moved).
 #[derive(Debug, Default)]
 pub(crate) struct LineBuffer {
     buf: BytesMut,
@@ -38,7 +55,13 @@ impl LineBuffer {
         match memchr::memchr(b'\n', &self.buf[self.scanned..]) {
             Some(offset) => {
                 let newline = self.scanned + offset;
-                let mut line = self.buf.split_to(newline + 1);
+                // The last line buffered takes the allocation with it,
+                // leaving none behind while the server is quiet.
+                let mut line = if newline + 1 == self.buf.len() {
+                    std::mem::take(&mut self.buf)
+                } else {
+                    self.buf.split_to(newline + 1)
+                };
                 self.scanned = 0;
                 self.last_line = (newline + 1).min(SHRINK_ABOVE);
                 line.truncate(newline);
@@ -73,24 +96,55 @@ impl LineBuffer {
         &mut self,
         reader: &mut (impl AsyncRead + Unpin),
     ) -> std::io::Result<usize> {
+        if self.buf.capacity() == 0 {
+            return poll_fn(|cx| self.poll_first_read(cx, reader)).await;
+        }
         if self.buf.capacity() > SHRINK_ABOVE && self.buf.len() < CHUNK {
             let mut small = BytesMut::with_capacity(CHUNK);
             small.extend_from_slice(&self.buf);
             self.buf = small;
         }
-        // Room for the rest of a line as long as the last one, plus a
-        // margin for the read. The line just handed out usually still
-        // shares the old allocation, whose tail is too short for a large
-        // line: a run of 1 MiB results then costs one new allocation each,
-        // made before the first read, instead of filling that tail and
-        // moving the line once it is full. Beyond the last line's length,
-        // doubling: a longer line costs a few reallocations, not one copy
-        // per chunk.
-        let room = self.last_line.saturating_sub(self.buf.len()) + CHUNK / 4;
+        let room = self.room(self.buf.len());
         if self.buf.capacity() - self.buf.len() < room {
             self.buf.reserve(CHUNK.max(self.buf.len()).max(room));
         }
         reader.read_buf(&mut self.buf).await
+    }
+
+    /// The room a read needs with `buffered` bytes of a line in hand: the
+    /// rest of a line as long as the last one, plus a margin for the read.
+    /// A run of 1 MiB results then costs one allocation each, made at the
+    /// first read of each, instead of a buffer that fills up and moves its
+    /// line. Beyond the last line's length, doubling: a longer line costs a
+    /// few reallocations, not one copy per chunk.
+    fn room(&self, buffered: usize) -> usize {
+        self.last_line.saturating_sub(buffered) + CHUNK / 4
+    }
+
+    /// A read into a buffer without an allocation: onto the stack, then
+    /// into an allocation made for what came. Whole lines get exactly their
+    /// size; the start of a longer one gets the room [`fill`](Self::fill)
+    /// would reserve, so the rest of it is read in place.
+    fn poll_first_read(
+        &mut self,
+        cx: &mut Context<'_>,
+        reader: &mut (impl AsyncRead + Unpin),
+    ) -> Poll<std::io::Result<usize>> {
+        let mut stack = [MaybeUninit::<u8>::uninit(); FIRST_READ];
+        let mut read = ReadBuf::uninit(&mut stack);
+        ready!(Pin::new(reader).poll_read(cx, &mut read))?;
+        let got = read.filled();
+        if !got.is_empty() {
+            let capacity = if got.len() < FIRST_READ && got.last() == Some(&b'\n') {
+                got.len()
+            } else {
+                got.len() + CHUNK.max(self.room(got.len()))
+            };
+            let mut buf = BytesMut::with_capacity(capacity);
+            buf.extend_from_slice(got);
+            self.buf = buf;
+        }
+        Poll::Ready(Ok(got.len()))
     }
 }
 
@@ -120,6 +174,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_idle_buffer_holds_no_allocation() {
+        // One line per read, two lines in one read, and a line completed
+        // by a second read: whatever way the last line came, taking it
+        // leaves the buffer without memory of its own.
+        for chunks in [
+            &[&b"{}\n"[..]][..],
+            &[b"{\"a\":1}\n{\"b\":2}\r\n"],
+            &[b"{\"a\":", b"1}\n"],
+        ] {
+            let mut buffer = LineBuffer::default();
+            for chunk in chunks {
+                let mut reader: &[u8] = chunk;
+                buffer.fill(&mut reader).await.expect("in-memory read");
+            }
+            while buffer.next_line(100).expect("within the limit").is_some() {}
+            assert_eq!(buffer.partial_len(), 0);
+            assert_eq!(buffer.buf.capacity(), 0, "{chunks:?} left an allocation");
+        }
+        // The start of the next line is kept, of course.
+        let mut buffer = LineBuffer::default();
+        let mut reader: &[u8] = b"{}\n{";
+        buffer.fill(&mut reader).await.expect("in-memory read");
+        assert_eq!(buffer.next_line(100), Ok(Some(Bytes::from_static(b"{}"))));
+        assert_eq!(buffer.next_line(100), Ok(None));
+        assert_eq!(buffer.partial_len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_line_longer_than_the_first_read_arrives_whole() {
+        // Its start is read onto the stack and copied; the rest is read
+        // in place, and later lines are split as usual.
+        let long: Vec<u8> = (0..3 * FIRST_READ + 7)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let input = [&long[..], b"\nnext\n"].concat();
+        let lines = lines_of(&[&input], usize::MAX).await.expect("no limit");
+        assert_eq!(lines, vec![long, b"next".to_vec()]);
+    }
+
+    #[tokio::test]
     async fn refuses_a_line_over_the_limit_before_its_end_arrives() {
         assert!(lines_of(&[b"0123456789"], 5).await.is_err());
         assert!(lines_of(&[b"0123456789\n"], 5).await.is_err());
@@ -133,12 +227,15 @@ mod tests {
         // and grows the buffer past its end.
         let mut buffer = LineBuffer::default();
         for mut reader in big.chunks(CHUNK) {
-            buffer.fill(&mut reader).await.expect("read");
+            while !reader.is_empty() {
+                buffer.fill(&mut reader).await.expect("read");
+            }
         }
-        // Held, as a reply waiting for its caller is: the buffer cannot
-        // reuse the allocation the line shares.
+        // Held, as a reply waiting for its caller is: the line takes the
+        // allocation, and the buffer is left without one.
         let first = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
-        assert!(buffer.buf.capacity() > 0, "the old allocation has a tail");
+        assert_eq!(first.len(), big.len() - 1);
+        assert_eq!(buffer.buf.capacity(), 0, "the line took the allocation");
         let mut chunks = big.chunks(CHUNK);
         let mut reader = chunks.next().expect("a chunk");
         buffer.fill(&mut reader).await.expect("read");
@@ -150,13 +247,18 @@ mod tests {
         // Every later read lands in that same allocation, the last one
         // included: the line is never moved.
         let allocation = buffer.buf.as_ptr();
-        for mut reader in chunks {
+        while !reader.is_empty() {
             buffer.fill(&mut reader).await.expect("read");
             assert_eq!(buffer.buf.as_ptr(), allocation, "the line was moved");
         }
+        for mut reader in chunks {
+            while !reader.is_empty() {
+                buffer.fill(&mut reader).await.expect("read");
+                assert_eq!(buffer.buf.as_ptr(), allocation, "the line was moved");
+            }
+        }
         let second = buffer.next_line(usize::MAX).ok().flatten().expect("a line");
         assert_eq!(second.len(), big.len() - 1);
-        assert_eq!(first.len(), big.len() - 1);
     }
 
     #[tokio::test]

@@ -68,9 +68,8 @@ const SKIPPED_CHARS: usize = 200;
 /// the server, since the rest of that line cannot be skipped reliably.
 #[derive(Debug)]
 pub struct StdioTransport {
-    command: String,
-    /// How the server was started: how [`Transport::reopen`] starts it
-    /// again.
+    /// How the server was started (its command names it in logs and
+    /// errors): how [`Transport::reopen`] starts it again.
     config: StdioConfig,
     writer: Mutex<Writer>,
     reader: Mutex<Reader>,
@@ -78,8 +77,6 @@ pub struct StdioTransport {
     stderr: ServerStderr,
     stderr_task: Mutex<Option<JoinHandle<()>>>,
     skipped: StdMutex<VecDeque<String>>,
-    max_message_bytes: usize,
-    shutdown: ShutdownTimeouts,
     /// How the server ended, worked out once for both sides.
     exit: OnceCell<ProcessExit>,
     /// Set once the transport can no longer carry messages.
@@ -141,7 +138,6 @@ impl StdioTransport {
     /// when it cannot be started (not found, not executable).
     pub fn spawn(config: StdioConfig) -> Result<Self, Error> {
         config.validate()?;
-        let kept = config.clone();
         let spawn_error = |source: io::Error| Error::Spawn {
             command: config.command.clone(),
             source,
@@ -194,8 +190,7 @@ impl StdioTransport {
         let process = Supervised::start(ServerProcess::new(child), config.shutdown);
         let exited = process.exited();
         Ok(StdioTransport {
-            command: config.command,
-            config: kept,
+            config,
             writer: Mutex::new(Writer::new(stdin)),
             reader: Mutex::new(Reader {
                 stdout,
@@ -208,8 +203,6 @@ impl StdioTransport {
             stderr,
             stderr_task: Mutex::new(stderr_task),
             skipped: StdMutex::new(VecDeque::new()),
-            max_message_bytes: config.max_message_bytes,
-            shutdown: config.shutdown,
             exit: OnceCell::new(),
             ended: StdMutex::new(None),
             closing: Notify::new(),
@@ -236,7 +229,7 @@ impl StdioTransport {
             None => Ok(()),
             Some(Ended::Exited(exit)) => Err(TransportError::ProcessExited(exit.clone())),
             Some(Ended::TooLarge) => Err(TransportError::MessageTooLarge {
-                limit: self.max_message_bytes,
+                limit: self.config.max_message_bytes,
             }),
             Some(Ended::Closed) => Err(TransportError::Closed),
         }
@@ -273,7 +266,7 @@ impl StdioTransport {
             })
             .await
             .clone();
-        tracing::debug!(command = %self.command, %exit, "mcp: stdio server gone");
+        tracing::debug!(command = %self.config.command, %exit, "mcp: stdio server gone");
         let mut ended = self.ended();
         if ended.is_none() {
             *ended = Some(Ended::Exited(exit.clone()));
@@ -285,7 +278,11 @@ impl StdioTransport {
     /// oversized line cannot be skipped without reading it. Returns once
     /// the server is gone (within the shutdown timeouts).
     async fn refuse_oversized(&self) -> TransportError {
-        tracing::warn!(command = %self.command, limit = self.max_message_bytes, "mcp: message too large; closing the stdio transport");
+        tracing::warn!(
+            command = %self.config.command,
+            limit = self.config.max_message_bytes,
+            "mcp: message too large; closing the stdio transport"
+        );
         *self.ended() = Some(Ended::TooLarge);
         self.closing.notify_waiters();
         if let Ok(mut writer) = self.writer.try_lock() {
@@ -294,17 +291,17 @@ impl StdioTransport {
         self.process
             .shutdown(ShutdownTimeouts {
                 after_eof: Duration::ZERO,
-                ..self.shutdown
+                ..self.config.shutdown
             })
             .await;
         TransportError::MessageTooLarge {
-            limit: self.max_message_bytes,
+            limit: self.config.max_message_bytes,
         }
     }
 
     fn remember_skipped(&self, line: &[u8]) {
         let mut skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
-        remember_skipped(&mut skipped, &self.command, line);
+        remember_skipped(&mut skipped, &self.config.command, line);
     }
 }
 
@@ -367,6 +364,9 @@ impl Transport for StdioTransport {
     /// had not written yet stays queued).
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         self.check_open()?;
+        // Only the body is kept across the awaits: the rest of the message
+        // is for HTTP, and it would make every send's future larger.
+        let body = message.into_body();
         let mut writer = lock_soon(&self.writer).await;
         // Watch for a close before checking for one, so none is missed (a
         // `Notified` sees `notify_waiters` from its creation on); a close that
@@ -374,11 +374,11 @@ impl Transport for StdioTransport {
         let closing = self.closing.notified();
         tokio::pin!(closing);
         self.check_open()?;
-        match writer.write_line(message.into_body(), closing).await {
+        match writer.write_line(body, closing).await {
             Ok(()) => Ok(()),
             Err(WriteStop::Gone) => {
                 drop(writer);
-                Err(self.server_gone().await)
+                Err(Box::pin(self.server_gone()).await)
             }
             Err(WriteStop::Closed) => {
                 Err(self.check_open().err().unwrap_or(TransportError::Closed))
@@ -413,8 +413,8 @@ impl Transport for StdioTransport {
             stdout_closed,
         } = &mut *reader;
         loop {
-            match lines.next_line(self.max_message_bytes) {
-                Err(lines::TooLong) => return Err(self.refuse_oversized().await),
+            match lines.next_line(self.config.max_message_bytes) {
+                Err(lines::TooLong) => return Err(Box::pin(self.refuse_oversized()).await),
                 Ok(Some(line)) if looks_like_message(&line) => return Ok(Inbound::Message(line)),
                 Ok(Some(line)) => {
                     self.remember_skipped(&line);
@@ -423,7 +423,7 @@ impl Transport for StdioTransport {
                 Ok(None) => {}
             }
             if *stdout_closed {
-                return Err(self.server_gone().await);
+                return Err(Box::pin(self.server_gone()).await);
             }
             let filled = if exited.borrow().is_none() {
                 tokio::select! {
@@ -436,7 +436,7 @@ impl Transport for StdioTransport {
             } else {
                 // The server has exited, but a grandchild may still hold
                 // stdout open: read what is there without waiting for it.
-                tokio::time::timeout(DRAIN_AFTER_EXIT, lines.fill(stdout))
+                Box::pin(tokio::time::timeout(DRAIN_AFTER_EXIT, lines.fill(stdout)))
                     .await
                     .unwrap_or(Ok(0))
             };
@@ -446,7 +446,7 @@ impl Transport for StdioTransport {
                     if lines.partial_len() > 0 {
                         tracing::debug!("mcp: the server's stdout ended inside a line");
                     }
-                    return Err(self.server_gone().await);
+                    return Err(Box::pin(self.server_gone()).await);
                 }
                 Ok(_) => {}
                 Err(source) => {
@@ -487,13 +487,13 @@ impl Transport for StdioTransport {
         // writer gives way at once (it was notified), so this lock is short.
         let stdin = self.writer.lock().await.take_stdin();
         drop(stdin);
-        let status = self.process.shutdown(self.shutdown).await;
+        let status = self.process.shutdown(self.config.shutdown).await;
         match status {
             Some(status) => {
-                tracing::debug!(command = %self.command, %status, "mcp: stdio server closed")
+                tracing::debug!(command = %self.config.command, %status, "mcp: stdio server closed")
             }
             None => tracing::debug!(
-                command = %self.command,
+                command = %self.config.command,
                 "mcp: stdio server closed its pipes; not waiting for its exit"
             ),
         }

@@ -208,12 +208,19 @@ async fn supervise(
     on_drop: ShutdownTimeouts,
     report: watch::Sender<Option<Option<ExitStatus>>>,
 ) {
-    let status = tokio::select! {
-        exited = process.wait() => {
+    let ended = tokio::select! {
+        exited = process.wait() => Ok(exited),
+        timeouts = requested => Err(timeouts.unwrap_or(on_drop)),
+    };
+    let status = match ended {
+        Ok(exited) => {
             process.finished = true;
             exited.ok()
         }
-        timeouts = requested => process.shutdown(None, timeouts.unwrap_or(on_drop)).await,
+        // Boxed: the shutdown sequence's timers would otherwise be part of
+        // the task for the whole life of every server, which seldom needs
+        // them.
+        Err(timeouts) => Box::pin(process.shutdown(None, timeouts)).await,
     };
     report.send_replace(Some(status));
 }

@@ -1,8 +1,12 @@
 //! Draining a server's stderr into a bounded tail.
 
+use std::future::poll_fn;
+use std::mem::MaybeUninit;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Poll, ready};
 
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::ChildStderr;
 use tokio::task::JoinHandle;
 
@@ -78,18 +82,28 @@ impl ServerStderr {
     }
 }
 
-async fn drain_into(mut stderr: ChildStderr, tail: Arc<Mutex<Tail>>) {
-    // Small: it is held by every client for its server's lifetime, and a
-    // chatty server costs a few more reads, not lost bytes.
-    let mut chunk = vec![0u8; 4 * 1024];
-    loop {
-        let n = match stderr.read(&mut chunk).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
-        tail.append(&chunk[..n]);
-    }
+/// How much one read of stderr takes.
+const STDERR_READ: usize = 4 * 1024;
+
+async fn drain_into(mut stderr: impl AsyncRead + Unpin, tail: Arc<Mutex<Tail>>) {
+    poll_fn(|cx| {
+        loop {
+            // On the stack of the poll, not in the task: the task lives as
+            // long as the server, and most servers write little or nothing
+            // to stderr. The reads give way when the task's budget is
+            // spent, so a chatty server cannot hog the thread.
+            let mut chunk = [MaybeUninit::<u8>::uninit(); STDERR_READ];
+            let mut read = ReadBuf::uninit(&mut chunk);
+            match ready!(Pin::new(&mut stderr).poll_read(cx, &mut read)) {
+                Ok(()) if !read.filled().is_empty() => tail
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .append(read.filled()),
+                Ok(()) | Err(_) => return Poll::Ready(()),
+            }
+        }
+    })
+    .await;
 }
 
 impl Tail {
@@ -111,6 +125,19 @@ impl Tail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn drains_to_the_end_over_many_reads() {
+        let written: Vec<u8> = (0..5 * STDERR_READ + 3)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let stderr = ServerStderr::default();
+        stderr.tail.lock().expect("not poisoned").limit = 10;
+        drain_into(&written[..], Arc::clone(&stderr.tail)).await;
+        assert_eq!(stderr.total_bytes(), written.len() as u64);
+        let last = String::from_utf8_lossy(&written[written.len() - 10..]).into_owned();
+        assert_eq!(stderr.tail(), last);
+    }
 
     #[test]
     fn keeps_only_the_last_bytes() {

@@ -2,11 +2,13 @@
 //! one whole line each, from any number of tasks.
 
 use std::collections::VecDeque;
+use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice};
 use std::pin::Pin;
+use std::task::{Poll, ready};
 
 use bytes::{Buf, Bytes};
-use tokio::io::AsyncWriteExt;
+use tokio::io::AsyncWrite;
 use tokio::process::ChildStdin;
 use tokio::sync::futures::Notified;
 
@@ -84,28 +86,38 @@ impl Writer {
         let Some(stdin) = self.stdin.as_mut() else {
             return Err(WriteStop::Closed);
         };
-        while !self.queue.is_empty() {
-            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
-            let mut used = 0;
-            for (slice, piece) in slices.iter_mut().zip(&self.queue) {
-                *slice = IoSlice::new(piece);
-                used += 1;
-            }
-            let written = tokio::select! {
-                biased;
-                written = stdin.write_vectored(&slices[..used]) => written,
-                () = closing.as_mut() => return Err(WriteStop::Closed),
-            };
-            match written {
-                Ok(0) => return Err(WriteStop::Gone),
-                Ok(count) => advance(&mut self.queue, count),
-                Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
-                    return Err(WriteStop::Gone);
+        let queue = &mut self.queue;
+        poll_fn(|cx| {
+            while !queue.is_empty() {
+                // The slices live on the stack of the poll, not in the
+                // future, which every send (and every call) carries.
+                let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+                let mut used = 0;
+                for (slice, piece) in slices.iter_mut().zip(queue.iter()) {
+                    *slice = IoSlice::new(piece);
+                    used += 1;
                 }
-                Err(error) => return Err(WriteStop::Failed(error)),
+                // A write that can proceed goes first; while it cannot, a
+                // close makes the send give way.
+                let written = match Pin::new(&mut *stdin).poll_write_vectored(cx, &slices[..used]) {
+                    Poll::Ready(written) => written,
+                    Poll::Pending => {
+                        ready!(closing.as_mut().poll(cx));
+                        return Poll::Ready(Err(WriteStop::Closed));
+                    }
+                };
+                match written {
+                    Ok(0) => return Poll::Ready(Err(WriteStop::Gone)),
+                    Ok(count) => advance(queue, count),
+                    Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {
+                        return Poll::Ready(Err(WriteStop::Gone));
+                    }
+                    Err(error) => return Poll::Ready(Err(WriteStop::Failed(error))),
+                }
             }
-        }
-        Ok(())
+            Poll::Ready(Ok(()))
+        })
+        .await
     }
 
     /// Takes stdin out, so the server sees end of input when it is dropped.
