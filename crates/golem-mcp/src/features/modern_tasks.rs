@@ -122,7 +122,9 @@ impl Client {
         let name = request.name.unwrap_or_default();
         let answer: Box<RawValue> = client.send_request(request, on_progress).await?;
         let result = match created(name, &answer)? {
-            Some(task) => client.drive(name, task, &options, &mut |_| {}).await?,
+            // Boxed: driving a task is the rare path, and its future would
+            // otherwise make every call's future larger.
+            Some(task) => Box::pin(client.drive(name, task, &options, &mut |_| {})).await?,
             None => answer,
         };
         serde_json::from_str(result.get())

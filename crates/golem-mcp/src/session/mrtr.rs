@@ -149,7 +149,10 @@ where
                         ),
                     ));
                 }
-                answers = Some(answer(offer, operation, input).await?);
+                // Boxed: the handlers' answers are the rare path, and their
+                // future would otherwise make every call's future larger
+                // (what each call in flight holds).
+                answers = Some(Box::pin(answer(offer, operation, input)).await?);
             }
         }
     }
