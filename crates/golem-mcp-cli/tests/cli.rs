@@ -506,11 +506,12 @@ fn an_http_server_that_is_not_there_exits_4_at_once() {
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
-#[test]
-fn headers_reach_the_server_and_an_http_error_status_exits_4() {
-    // A stand-in HTTP endpoint that records the request and answers 401.
+/// A stand-in HTTP server on 127.0.0.1 that records the head of the first
+/// request it gets (lower-cased) and answers `401` with `bad token`; its
+/// address and the recording.
+fn record_one_request() -> (String, std::thread::JoinHandle<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    let address = listener.local_addr().expect("an address").to_string();
     let server = std::thread::spawn(move || {
         use std::io::{Read, Write};
         let (mut stream, _) = listener.accept().expect("golem-mcp connects");
@@ -528,6 +529,13 @@ fn headers_reach_the_server_and_an_http_error_status_exits_4() {
         stream.write_all(answer.as_bytes()).expect("answered");
         String::from_utf8_lossy(&request).to_lowercase()
     });
+    (address, server)
+}
+
+#[test]
+fn headers_reach_the_server_and_an_http_error_status_exits_4() {
+    let (address, server) = record_one_request();
+    let url = format!("http://{address}/mcp");
     golem_mcp()
         .args(["info", "--url", &url])
         .args([
@@ -549,6 +557,48 @@ fn headers_reach_the_server_and_an_http_error_status_exits_4() {
         "{request}"
     );
     assert!(request.contains("\r\nx-team: golem\r\n"), "{request}");
+}
+
+#[test]
+fn a_proxy_named_by_http_proxy_carries_plain_http_requests() {
+    // The proxy is the stand-in; the server's host does not resolve, so only
+    // a request through the proxy can reach anything.
+    let (proxy, server) = record_one_request();
+    golem_mcp()
+        .env("HTTP_PROXY", format!("http://{proxy}"))
+        .env_remove("http_proxy")
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        // A fixed token: the 401 is then final (no OAuth discovery).
+        .args(["info", "--url", "http://mcp.example.invalid/mcp"])
+        .args(["-H", "Authorization: Bearer t0ken"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("server/discover: HTTP 401 from "));
+    let request = server.join().expect("the stand-in proxy ran");
+    assert!(
+        request.starts_with("post http://mcp.example.invalid/mcp http/1.1\r\n"),
+        "{request}"
+    );
+}
+
+#[test]
+fn no_proxy_sends_plain_http_requests_straight_to_the_server() {
+    let (address, server) = record_one_request();
+    // A proxy that is not there: a request sent to it would fail to connect.
+    let proxy = format!("http://127.0.0.1:{}", free_port());
+    golem_mcp()
+        .env("HTTP_PROXY", proxy)
+        .env("NO_PROXY", "127.0.0.1")
+        .env_remove("http_proxy")
+        .env_remove("no_proxy")
+        .args(["info", "--url", &format!("http://{address}/mcp")])
+        .args(["-H", "Authorization: Bearer t0ken"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("server/discover: HTTP 401 from "));
+    let request = server.join().expect("the stand-in server ran");
+    assert!(request.starts_with("post /mcp http/1.1\r\n"), "{request}");
 }
 
 #[test]

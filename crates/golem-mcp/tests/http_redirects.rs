@@ -170,3 +170,69 @@ async fn a_redirect_within_the_origin_is_followed_with_the_servers_headers() {
         assert_eq!(headers["authorization"], "Bearer token-secret");
     }
 }
+
+#[tokio::test]
+async fn redirects_within_the_origin_stop_after_ten() {
+    let seen = Seen::default();
+    // Every path sends the client one step further: /hop/0, /hop/1, ...
+    let base = serve(
+        |base| {
+            let base = base.to_owned();
+            Router::new().route(
+                "/hop/{step}",
+                axum::routing::any(move |axum::extract::Path(step): axum::extract::Path<u32>| {
+                    let base = base.clone();
+                    async move { redirect_to(format!("{base}/hop/{}", step + 1)) }
+                }),
+            )
+        },
+        &seen,
+    )
+    .await;
+
+    let client = Client::new(HttpTransport::new(config(format!("{base}/hop/0"))).expect("valid"));
+    let error = bounded(client.initialize())
+        .await
+        .expect_err("the redirects never end");
+    let text = error.to_string();
+    assert!(text.contains("more than 10 redirects"), "{text}");
+    // The first request and ten redirects followed; the eleventh is not.
+    assert_eq!(seen.lock().expect("not poisoned").len(), 11);
+}
+
+#[tokio::test]
+async fn a_see_other_turns_the_post_into_a_get_without_its_body() {
+    let seen = Seen::default();
+    let base = serve(
+        |base| {
+            let elsewhere = format!("{base}/answer");
+            Router::new()
+                .route(
+                    "/mcp",
+                    axum::routing::any(move || {
+                        let elsewhere = elsewhere.clone();
+                        async move {
+                            (StatusCode::SEE_OTHER, [(header::LOCATION, elsewhere)]).into_response()
+                        }
+                    }),
+                )
+                .route(
+                    "/answer",
+                    axum::routing::any(|| async { StatusCode::IM_A_TEAPOT }),
+                )
+        },
+        &seen,
+    )
+    .await;
+
+    let client = Client::new(HttpTransport::new(config(format!("{base}/mcp"))).expect("valid"));
+    let error = bounded(client.initialize())
+        .await
+        .expect_err("the teapot refuses");
+    assert_eq!(error.http_status().expect("a status error").status, 418);
+    let seen = seen.lock().expect("not poisoned");
+    let (method, path, headers) = seen.get(1).expect("the redirect was followed");
+    assert_eq!((method, path.as_str()), (&Method::GET, "/answer"));
+    assert!(headers.get(header::CONTENT_TYPE).is_none(), "{headers:?}");
+    assert_eq!(headers["x-api-key"], "header-secret");
+}

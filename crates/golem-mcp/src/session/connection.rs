@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
@@ -24,7 +23,7 @@ use crate::session::era::ModernMeta;
 use crate::session::progress::Progress;
 use crate::session::protocol::CancelledParams;
 use crate::wire::jsonrpc::{self, Extras, Incoming, Outcome};
-use crate::wire::transport::{DynTransport, Outgoing, RequestId};
+use crate::wire::transport::{DynTransport, IdMap, Outgoing, RequestId};
 use crate::wire::transport_error::TransportError;
 
 /// How many progress reports may wait for a slow observer; beyond that,
@@ -71,32 +70,8 @@ struct Waiter {
 }
 
 struct Waiters {
-    by_id: HashMap<RequestId, Waiter, BuildHasherDefault<IdHasher>>,
+    by_id: IdMap<Waiter>,
     ended: Option<Ended>,
-}
-
-/// Hashes request ids, which this client hands out itself (consecutive
-/// integers, never chosen by the server), with one multiplication instead of
-/// SipHash: the table is on every call's path.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn write_u64(&mut self, id: u64) {
-        // Fibonacci hashing spreads consecutive ids over the high bits the
-        // table uses.
-        self.0 = id.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
 }
 
 /// The shared half of a client's connection: the transport's sending side

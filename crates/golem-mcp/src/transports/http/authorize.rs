@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use reqwest::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
-use reqwest::{RequestBuilder, Response, StatusCode, Url};
+use reqwest::{StatusCode, Url};
+
+use super::client::{Request, Response};
 
 use golem_mcp_auth::{AuthProvider, Challenge, Refusal, Secret};
 
@@ -40,12 +42,12 @@ pub(in crate::transports) fn refusal(
 }
 
 /// `request` with `authorization` as its `Authorization` header, marked
-/// sensitive (kept out of reqwest's `Debug`); a value that cannot be a
+/// sensitive (kept out of `Debug`); a value that cannot be a
 /// header is left out (the server's refusal then says so).
 pub(in crate::transports) fn with_authorization(
-    request: RequestBuilder,
+    request: Request,
     authorization: Option<&Secret>,
-) -> RequestBuilder {
+) -> Request {
     match authorization.and_then(|secret| HeaderValue::from_str(secret.expose()).ok()) {
         Some(mut value) => {
             value.set_sensitive(true);

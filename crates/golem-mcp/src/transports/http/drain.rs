@@ -28,7 +28,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use reqwest::Response;
+use super::client::Response;
 use tokio::time::{Duration, Instant};
 
 /// How long an answer waits for the end of its response before it is

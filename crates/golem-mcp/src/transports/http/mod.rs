@@ -18,6 +18,7 @@
 //! anything (its `Link`).
 
 pub(in crate::transports) mod authorize;
+pub(in crate::transports) mod client;
 pub(in crate::transports) mod config;
 mod drain;
 pub(in crate::transports) mod headers;
@@ -26,7 +27,6 @@ mod shared;
 pub(in crate::transports) mod status;
 mod stream;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock};
@@ -37,8 +37,9 @@ use tokio::sync::{Mutex, Notify, mpsc};
 
 use crate::error::Error;
 use crate::transports::sse::{Link, OpenError, Settings};
-use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, Transport};
+use crate::wire::transport::{IdMap, Inbound, Outgoing, OutgoingKind, Transport};
 use crate::wire::transport_error::{HttpStatusError, TransportError};
+use client::HttpClient;
 pub use config::{HttpConfig, ResumePolicy};
 pub(crate) use config::{check_header, check_url};
 use drain::Drains;
@@ -95,6 +96,14 @@ impl fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpTransport")
             .field("url", &redact(&self.shared.url))
+            .field(
+                "http_client",
+                &match self.shared.client().as_ref().map(HttpClient::is_direct) {
+                    Some(true) => "direct",
+                    Some(false) => "reqwest",
+                    None => "closed",
+                },
+            )
             .field("has_session", &self.shared.session().id.is_some())
             .field("protocol_version", &self.shared.protocol_version.get())
             .field("closed", &self.shared.closed.load(Ordering::Relaxed))
@@ -128,7 +137,7 @@ impl HttpTransport {
                 renewal: Mutex::new(()),
                 protocol_version: OnceLock::new(),
                 inbound: sender,
-                streams: StdMutex::new(HashMap::new()),
+                streams: StdMutex::new(IdMap::default()),
                 drains: Drains::default(),
                 standalone: StdMutex::new(Standalone::default()),
                 closed: AtomicBool::new(false),

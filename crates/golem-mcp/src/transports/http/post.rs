@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use reqwest::{Method, Response, StatusCode};
+use reqwest::{Method, StatusCode};
 
 use super::authorize::{MAX_AUTHORIZATIONS, refusal};
+use super::client::{Request, Response};
 use super::headers::{MCP_METHOD, MCP_NAME, SESSION, redact};
 use super::shared::{Shared, addressed_to};
 use super::status::{http_error, status_error, status_error_with};
@@ -116,10 +117,7 @@ async fn post(
 /// `Mcp-Name` (encoded when it is not header-safe) and the tool's
 /// `Mcp-Param-*` headers, which the session encoded already. (A value the
 /// HTTP library still refuses fails the send, as any bad header does.)
-fn with_mirrored_headers(
-    mut request: reqwest::RequestBuilder,
-    message: &Outgoing,
-) -> reqwest::RequestBuilder {
+fn with_mirrored_headers(mut request: Request, message: &Outgoing) -> Request {
     if let Some(method) = message.method() {
         request = request.header(MCP_METHOD, header_value(method).as_ref());
     }

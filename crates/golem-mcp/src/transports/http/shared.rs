@@ -2,7 +2,6 @@
 //! client, the session, the streams being read, the standalone stream's
 //! state), and the small helpers every request uses.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
@@ -14,10 +13,11 @@ use tokio::sync::{Mutex, Notify, mpsc};
 use tokio::task::AbortHandle;
 
 use super::authorize;
+use super::client::{HttpClient, Request};
 use super::config::ResumePolicy;
 use super::drain::Drains;
 use super::headers::{PROTOCOL_VERSION, SESSION, is_header_value};
-use crate::wire::transport::{Inbound, Outgoing, RequestId};
+use crate::wire::transport::{IdMap, Inbound, Outgoing, RequestId};
 use crate::wire::transport_error::TransportError;
 use golem_mcp_auth::{AuthProvider, Secret};
 
@@ -26,7 +26,7 @@ pub(super) struct Shared {
     pub(super) url: Url,
     /// Taken by `close`, once the `DELETE` is under way: the pool's idle
     /// connections (and their tasks) go with the last handle on it.
-    pub(super) client: StdMutex<Option<reqwest::Client>>,
+    pub(super) client: StdMutex<Option<HttpClient>>,
     pub(super) headers: HeaderMap,
     pub(super) max_message_bytes: usize,
     pub(super) resume: ResumePolicy,
@@ -50,7 +50,7 @@ pub(super) struct Shared {
     pub(super) inbound: mpsc::Sender<Result<Inbound, TransportError>>,
     /// The event streams being read, by the request they answer (also
     /// while the rest of an answered one is read: `drain.rs`).
-    pub(super) streams: StdMutex<HashMap<RequestId, AbortHandle>>,
+    pub(super) streams: StdMutex<IdMap<AbortHandle>>,
     /// How answered streams are read to their ends.
     pub(super) drains: Drains,
     /// The standalone `GET` stream: its task, once opened.
@@ -72,7 +72,7 @@ impl Shared {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(super) fn streams(&self) -> MutexGuard<'_, HashMap<RequestId, AbortHandle>> {
+    pub(super) fn streams(&self) -> MutexGuard<'_, IdMap<AbortHandle>> {
         self.streams.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -99,7 +99,7 @@ impl Shared {
         }
     }
 
-    pub(super) fn client(&self) -> MutexGuard<'_, Option<reqwest::Client>> {
+    pub(super) fn client(&self) -> MutexGuard<'_, Option<HttpClient>> {
         self.client.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -112,7 +112,7 @@ impl Shared {
         method: Method,
         session: Option<HeaderValue>,
         protocol_version: Option<&'static str>,
-    ) -> Result<reqwest::RequestBuilder, TransportError> {
+    ) -> Result<Request, TransportError> {
         self.request_with(
             method,
             session,
@@ -129,11 +129,9 @@ impl Shared {
         session: Option<HeaderValue>,
         protocol_version: Option<&'static str>,
         authorization: Option<&Secret>,
-    ) -> Result<reqwest::RequestBuilder, TransportError> {
+    ) -> Result<Request, TransportError> {
         let client = self.client().clone().ok_or(TransportError::Closed)?;
-        let mut request = client
-            .request(method, self.url.clone())
-            .headers(self.headers.clone());
+        let mut request = client.request(method, &self.url, self.headers.clone());
         if let Some(session_id) = session {
             request = request.header(SESSION, session_id);
         }
@@ -165,10 +163,7 @@ impl Shared {
 
     /// A request the transport makes on its own (resumption, `DELETE`): in
     /// the current session, with the negotiated revision.
-    pub(super) fn session_request(
-        &self,
-        method: Method,
-    ) -> Result<reqwest::RequestBuilder, TransportError> {
+    pub(super) fn session_request(&self, method: Method) -> Result<Request, TransportError> {
         let session = self.session().id.clone();
         self.request(method, session, self.protocol_version.get().copied())
     }

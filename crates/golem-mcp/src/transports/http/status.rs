@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderValue, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
-use reqwest::{Response, StatusCode, Url};
+use reqwest::{StatusCode, Url};
+
+use super::client::{HttpError, Response};
 
 use super::headers::redact;
 use crate::wire::transport_error::{HttpStatusError, TransportError};
@@ -79,14 +81,11 @@ async fn read_excerpt(mut response: Response) -> String {
     String::from_utf8_lossy(&body).trim().to_owned()
 }
 
-/// An HTTP client error, without the URL (which may carry credentials in
-/// its query; the error's operation already says what failed).
-pub(in crate::transports) fn http_error(
-    context: &'static str,
-    error: reqwest::Error,
-) -> TransportError {
+/// An HTTP client error (never with the URL, which may carry credentials
+/// in its query; the error's operation already says what failed).
+pub(in crate::transports) fn http_error(context: &'static str, error: HttpError) -> TransportError {
     TransportError::Http {
         context,
-        source: Box::new(error.without_url()),
+        source: Box::new(error),
     }
 }

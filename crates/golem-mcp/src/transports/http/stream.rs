@@ -9,10 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use golem_sse::{SseError, SseParser};
+use reqwest::Method;
 use reqwest::header::{ACCEPT, HeaderValue};
-use reqwest::{Method, Response};
 use tokio::sync::oneshot;
 
+use super::client::{HttpError, Response};
 use super::drain::Rest;
 use super::headers::LAST_EVENT_ID;
 use super::shared::{GaveUp, Shared, Standalone, addressed_to};
@@ -190,7 +191,7 @@ async fn listen(shared: Arc<Shared>, answered: oneshot::Sender<()>, resume_from:
             }
             Err(error) => {
                 stream.attempts += 1;
-                tracing::debug!(error = %error.without_url(), "mcp: could not open the standalone event stream");
+                tracing::debug!(error = %error, "mcp: could not open the standalone event stream");
             }
         }
         if stream.attempts > policy.max_attempts || restarts > policy.max_attempts {
@@ -243,7 +244,7 @@ struct Stream<'s> {
 /// How reading one response ended.
 enum Read {
     /// It ended (cleanly, or broken with this error) without the answer.
-    Ended(Option<reqwest::Error>),
+    Ended(Option<HttpError>),
     /// It carried the answer.
     Answered,
     /// The client is gone.
@@ -282,7 +283,9 @@ impl<'s> Stream<'s> {
             {
                 self.attempts = 0;
             }
-            response = self.resume(broken).await?;
+            // Boxed: the rare path would otherwise make every stream task's
+            // future (moved into the task at each answer) a kilobyte larger.
+            response = Box::pin(self.resume(broken)).await?;
         }
     }
 
@@ -339,7 +342,9 @@ impl<'s> Stream<'s> {
             return Read::NobodyReceives;
         }
         if ended.is_none() {
-            drains.finish(rest).await;
+            // Boxed, as `resume` is: a server that keeps its streams open
+            // is the exception.
+            Box::pin(drains.finish(rest)).await;
         }
         Read::Answered
     }
@@ -399,14 +404,14 @@ impl<'s> Stream<'s> {
 
     /// Reconnects with `Last-Event-ID` after the server's `retry` delay, or
     /// explains why the answer is lost.
-    async fn resume(&mut self, broken: Option<reqwest::Error>) -> Result<Response, TransportError> {
+    async fn resume(&mut self, broken: Option<HttpError>) -> Result<Response, TransportError> {
         // A refusal's `Retry-After`, for the next attempt.
         let mut retry_after = None;
         if !self.resumable {
             return Err(TransportError::StreamEnded {
                 detail: match broken {
                     None => "the server's event stream ended before the response (protocol 2026-07-28 has no resumption: the request is lost; send it again)".to_owned(),
-                    Some(error) => format!("the server's event stream broke before the response ({}; protocol 2026-07-28 has no resumption: the request is lost; send it again)", error.without_url()),
+                    Some(error) => format!("the server's event stream broke before the response ({}; protocol 2026-07-28 has no resumption: the request is lost; send it again)", error),
                 },
             });
         }
@@ -415,7 +420,7 @@ impl<'s> Stream<'s> {
                 return Err(TransportError::StreamEnded {
                     detail: match broken {
                         None => "the server's event stream ended before the response, and gave no event id to resume from".to_owned(),
-                        Some(error) => format!("the server's event stream broke before the response ({}), and gave no event id to resume from", error.without_url()),
+                        Some(error) => format!("the server's event stream broke before the response ({}), and gave no event id to resume from", error),
                     },
                 });
             };
@@ -469,7 +474,7 @@ impl<'s> Stream<'s> {
                     return Err(status_error(response, expired).await);
                 }
                 Err(error) if self.attempts < policy.max_attempts => {
-                    tracing::debug!(error = %error.without_url(), "mcp: resuming the event stream failed; retrying");
+                    tracing::debug!(error = %error, "mcp: resuming the event stream failed; retrying");
                 }
                 Err(error) => return Err(http_error("GET (resume the event stream)", error)),
             }

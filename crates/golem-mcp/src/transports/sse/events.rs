@@ -6,9 +6,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use crate::transports::http::client::Response;
 use bytes::Bytes;
 use golem_sse::SseParser;
-use reqwest::Response;
 use tokio::task::AbortHandle;
 
 use super::open::{Opened, stream_error};

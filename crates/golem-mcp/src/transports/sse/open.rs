@@ -5,10 +5,11 @@
 
 use golem_sse::{SseError, SseParser};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use reqwest::{Method, Response, Url};
+use reqwest::{Method, Url};
 
 use super::shared::Shared;
 use crate::transports::http::authorize::{MAX_AUTHORIZATIONS, refusal};
+use crate::transports::http::client::{Request, Response};
 use crate::transports::http::headers::redact;
 use crate::transports::http::status::{http_error, status_error};
 use crate::wire::transport_error::TransportError;
@@ -123,7 +124,7 @@ pub(super) async fn open(shared: &Shared) -> Result<Opened, OpenError> {
 /// answer says it is one.
 async fn attempt(
     shared: &Shared,
-    request: reqwest::RequestBuilder,
+    request: Request,
     event_stream: &mut bool,
 ) -> Result<Attempt, TransportError> {
     let response = request

@@ -4,10 +4,11 @@
 //! of scope) has the auth provider authorize, and the message goes again.
 
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
-use reqwest::{Method, Response, StatusCode, Url};
+use reqwest::{Method, StatusCode, Url};
 
 use super::shared::Shared;
 use crate::transports::http::authorize::{MAX_AUTHORIZATIONS, refusal};
+use crate::transports::http::client::Response;
 use crate::transports::http::status::{http_error, status_error};
 use crate::wire::transport::Outgoing;
 use crate::wire::transport_error::TransportError;
@@ -57,11 +58,11 @@ pub(super) async fn post(
 
 /// Reads a short acknowledgement (`Accepted`) to its end, so that the
 /// connection goes back to the pool; anything longer is not waited for.
-async fn acknowledged(response: Response) {
+async fn acknowledged(mut response: Response) {
     if response
         .content_length()
         .is_some_and(|length| length <= ACKNOWLEDGEMENT_BYTES)
     {
-        let _ = response.bytes().await;
+        while let Ok(Some(_)) = response.chunk().await {}
     }
 }

@@ -13,6 +13,7 @@ use tokio::sync::{Mutex, Notify, mpsc};
 use tokio::task::AbortHandle;
 
 use crate::transports::http::authorize;
+use crate::transports::http::client::{HttpClient, Request};
 use crate::wire::transport::Inbound;
 use crate::wire::transport_error::TransportError;
 use golem_mcp_auth::{AuthProvider, Secret};
@@ -24,7 +25,7 @@ pub(crate) type InboundSender = mpsc::Sender<Result<Inbound, TransportError>>;
 pub(crate) struct Settings {
     /// The event stream's URL: the server as the configuration names it.
     pub(crate) url: Url,
-    pub(crate) client: reqwest::Client,
+    pub(in crate::transports) client: HttpClient,
     /// The extra headers, sent on the `GET` and every `POST`.
     pub(crate) headers: HeaderMap,
     pub(crate) auth: Option<Arc<dyn AuthProvider>>,
@@ -37,7 +38,7 @@ pub(crate) struct Settings {
 pub(super) struct Shared {
     pub(super) url: Url,
     /// Taken by `close`: the pool's connections go with the last handle.
-    pub(super) client: StdMutex<Option<reqwest::Client>>,
+    pub(super) client: StdMutex<Option<HttpClient>>,
     pub(super) headers: HeaderMap,
     pub(super) auth: Option<Arc<dyn AuthProvider>>,
     pub(super) max_message_bytes: usize,
@@ -103,11 +104,9 @@ impl Shared {
         method: Method,
         url: &Url,
         authorization: Option<&Secret>,
-    ) -> Result<reqwest::RequestBuilder, TransportError> {
+    ) -> Result<Request, TransportError> {
         let client = lock(&self.client).clone().ok_or(TransportError::Closed)?;
-        let request = client
-            .request(method, url.clone())
-            .headers(self.headers.clone());
+        let request = client.request(method, url, self.headers.clone());
         Ok(authorize::with_authorization(request, authorization))
     }
 

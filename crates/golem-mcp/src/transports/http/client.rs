@@ -1,0 +1,386 @@
+//! The HTTP client both HTTP transports send with (ADR 0027): hyper's own
+//! pooled HTTP/1.1 client for a plain `http://` endpoint reached directly,
+//! which is what local servers are and where a call's CPU is mostly the
+//! client's; reqwest for everything else (TLS, a proxy named by the
+//! environment, a client given in [`HttpConfig::client`](super::HttpConfig::client)).
+//!
+//! Both sides look the same to the transports: [`HttpClient::request`]
+//! builds a [`Request`], whose [`send`](Request::send) yields a
+//! [`Response`] read chunk by chunk. The direct side follows redirects
+//! within the endpoint's origin as the default reqwest client did (ADR
+//! 0017); reqwest's own policy does that on the other side.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Uri;
+use hyper::body::{Body as _, Incoming};
+use hyper_util::client::legacy::Client as Pool;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use reqwest::header::{
+    CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, TRANSFER_ENCODING,
+};
+use reqwest::{Method, StatusCode, Url};
+
+/// How many redirects within the endpoint's origin are followed (reqwest's
+/// own default).
+pub(super) const MAX_REDIRECTS: usize = 10;
+/// How long an idle pooled connection is kept (reqwest's default).
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// TCP keep-alive probes, as reqwest's default client sends them.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(15);
+const TCP_KEEPALIVE_RETRIES: u32 = 3;
+
+/// The client the transports send with; a clone shares its pool.
+#[derive(Clone)]
+pub(in crate::transports) enum HttpClient {
+    /// hyper's pooled client, for the endpoint's plain-HTTP origin.
+    Direct(Arc<Direct>),
+    /// reqwest: TLS, a proxy, or the user's own client.
+    Reqwest(reqwest::Client),
+}
+
+/// The direct client and the endpoint it was made for.
+pub(in crate::transports) struct Direct {
+    pool: Pool<HttpConnector, Full<Bytes>>,
+    /// The endpoint, parsed for hyper once: nearly every request goes there.
+    endpoint: Url,
+    endpoint_uri: Uri,
+}
+
+impl HttpClient {
+    /// The default client for `endpoint`: direct when it is plain HTTP and
+    /// no proxy variable (`HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`)
+    /// applies to it, otherwise reqwest built by `reqwest_client`.
+    pub(in crate::transports) fn for_endpoint(
+        endpoint: &Url,
+        connect_timeout: Duration,
+        reqwest_client: impl FnOnce() -> Result<reqwest::Client, reqwest::Error>,
+    ) -> Result<HttpClient, reqwest::Error> {
+        let direct = Uri::try_from(endpoint.as_str())
+            .ok()
+            .filter(|_| endpoint.scheme() == "http")
+            .filter(|uri| Matcher::from_system().intercept(uri).is_none());
+        match direct {
+            Some(endpoint_uri) => Ok(HttpClient::Direct(Arc::new(Direct::new(
+                endpoint.clone(),
+                endpoint_uri,
+                connect_timeout,
+            )))),
+            None => reqwest_client().map(HttpClient::Reqwest),
+        }
+    }
+
+    /// Whether requests go over hyper's own client (for the tests and
+    /// `Debug`).
+    pub(in crate::transports) fn is_direct(&self) -> bool {
+        matches!(self, HttpClient::Direct(_))
+    }
+
+    /// A request to `url` with `headers`; more may be added before it is
+    /// sent.
+    pub(in crate::transports) fn request(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: HeaderMap,
+    ) -> Request {
+        let target = match self {
+            HttpClient::Direct(direct) if *url == direct.endpoint => Target::Endpoint,
+            _ => Target::Other(Box::new(url.clone())),
+        };
+        Request {
+            client: self.clone(),
+            method,
+            target,
+            headers,
+            body: Bytes::new(),
+            invalid: None,
+        }
+    }
+}
+
+impl Direct {
+    fn new(endpoint: Url, endpoint_uri: Uri, connect_timeout: Duration) -> Direct {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(connect_timeout));
+        connector.set_keepalive(Some(TCP_KEEPALIVE));
+        connector.set_keepalive_interval(Some(TCP_KEEPALIVE));
+        connector.set_keepalive_retries(Some(TCP_KEEPALIVE_RETRIES));
+        let pool = Pool::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .build(connector);
+        Direct {
+            pool,
+            endpoint,
+            endpoint_uri,
+        }
+    }
+}
+
+/// Where a request goes.
+#[derive(Clone)]
+enum Target {
+    /// The direct client's endpoint (no URL copied, none parsed).
+    Endpoint,
+    /// Boxed: a URL is large, and responses carry their target.
+    Other(Box<Url>),
+}
+
+/// A request being built: what [`HttpClient::request`] returns.
+pub(in crate::transports) struct Request {
+    client: HttpClient,
+    method: Method,
+    target: Target,
+    headers: HeaderMap,
+    body: Bytes,
+    /// A header that could not be made, reported by `send` (as reqwest
+    /// does).
+    invalid: Option<HttpError>,
+}
+
+impl Request {
+    /// Adds a header; one that is not valid fails the send.
+    pub(in crate::transports) fn header<K, V>(mut self, name: K, value: V) -> Request
+    where
+        K: TryInto<HeaderName>,
+        V: TryInto<HeaderValue>,
+    {
+        match (name.try_into(), value.try_into()) {
+            (Ok(name), Ok(value)) => {
+                self.headers.append(name, value);
+            }
+            _ => self.invalid = Some(HttpError::InvalidHeader),
+        }
+        self
+    }
+
+    /// Sets the body.
+    pub(in crate::transports) fn body(mut self, body: Bytes) -> Request {
+        self.body = body;
+        self
+    }
+
+    /// Sends the request and waits for the answer's head.
+    pub(in crate::transports) async fn send(self) -> Result<Response, HttpError> {
+        if let Some(invalid) = self.invalid {
+            return Err(invalid);
+        }
+        match &self.client {
+            HttpClient::Direct(direct) => send_direct(direct.clone(), self).await,
+            HttpClient::Reqwest(client) => {
+                // Only the direct client has an endpoint target.
+                let Target::Other(url) = self.target else {
+                    return Err(HttpError::InvalidUrl);
+                };
+                let mut request = client.request(self.method, *url).headers(self.headers);
+                if !self.body.is_empty() {
+                    request = request.body(self.body);
+                }
+                request
+                    .send()
+                    .await
+                    .map(|response| Response {
+                        inner: Inner::Reqwest(Box::new(response)),
+                    })
+                    .map_err(|error| HttpError::Reqwest(error.without_url()))
+            }
+        }
+    }
+}
+
+/// Sends `request` on the direct client, following redirects within the
+/// endpoint's origin (ADR 0017): `307` and `308` with the same method and
+/// body, `301`, `302` and `303` as a `GET` without one. A redirect to
+/// another origin is the answer.
+async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Response, HttpError> {
+    let origin = url_of(&direct, &request.target).origin();
+    let mut redirects = 0;
+    loop {
+        let uri = match &request.target {
+            Target::Endpoint => direct.endpoint_uri.clone(),
+            Target::Other(url) => Uri::try_from(url.as_str()).map_err(|_| HttpError::InvalidUrl)?,
+        };
+        let mut sent = hyper::Request::new(Full::new(request.body.clone()));
+        *sent.method_mut() = request.method.clone();
+        *sent.uri_mut() = uri;
+        *sent.headers_mut() = request.headers.clone();
+        let response = direct.pool.request(sent).await.map_err(HttpError::Send)?;
+        let next = redirect(&response, url_of(&direct, &request.target))
+            .filter(|next| next.origin() == origin);
+        let Some(next) = next else {
+            return Ok(Response {
+                inner: Inner::Direct {
+                    response,
+                    direct,
+                    target: request.target,
+                },
+            });
+        };
+        if redirects == MAX_REDIRECTS {
+            return Err(HttpError::TooManyRedirects);
+        }
+        redirects += 1;
+        let status = response.status();
+        let to_get = status == StatusCode::SEE_OTHER
+            || (matches!(status, StatusCode::MOVED_PERMANENTLY | StatusCode::FOUND)
+                && request.method == Method::POST);
+        if to_get && request.method != Method::HEAD {
+            request.method = Method::GET;
+            request.body = Bytes::new();
+            for name in [CONTENT_TYPE, CONTENT_LENGTH, TRANSFER_ENCODING] {
+                request.headers.remove(name);
+            }
+        }
+        request.target = match next == direct.endpoint {
+            true => Target::Endpoint,
+            false => Target::Other(Box::new(next)),
+        };
+    }
+}
+
+fn url_of<'a>(direct: &'a Direct, target: &'a Target) -> &'a Url {
+    match target {
+        Target::Endpoint => &direct.endpoint,
+        Target::Other(url) => url,
+    }
+}
+
+/// Where a redirect points, if `response` is one that can be followed.
+fn redirect(response: &hyper::Response<Incoming>, from: &Url) -> Option<Url> {
+    let followed = [
+        StatusCode::MOVED_PERMANENTLY,
+        StatusCode::FOUND,
+        StatusCode::SEE_OTHER,
+        StatusCode::TEMPORARY_REDIRECT,
+        StatusCode::PERMANENT_REDIRECT,
+    ];
+    if !followed.contains(&response.status()) {
+        return None;
+    }
+    let location = response.headers().get(LOCATION)?.to_str().ok()?;
+    from.join(location).ok()
+}
+
+/// An answer whose head has arrived; its body is read with
+/// [`chunk`](Response::chunk).
+pub(in crate::transports) struct Response {
+    inner: Inner,
+}
+
+enum Inner {
+    Direct {
+        response: hyper::Response<Incoming>,
+        /// For the endpoint's URL.
+        direct: Arc<Direct>,
+        target: Target,
+    },
+    /// Boxed: it is large, and the direct side is the common one.
+    Reqwest(Box<reqwest::Response>),
+}
+
+impl Response {
+    /// The answer's status.
+    pub(in crate::transports) fn status(&self) -> StatusCode {
+        match &self.inner {
+            Inner::Direct { response, .. } => response.status(),
+            Inner::Reqwest(response) => response.status(),
+        }
+    }
+
+    /// The answer's headers.
+    pub(in crate::transports) fn headers(&self) -> &HeaderMap {
+        match &self.inner {
+            Inner::Direct { response, .. } => response.headers(),
+            Inner::Reqwest(response) => response.headers(),
+        }
+    }
+
+    /// The URL that answered (after the redirects followed).
+    pub(in crate::transports) fn url(&self) -> &Url {
+        match &self.inner {
+            Inner::Direct { direct, target, .. } => url_of(direct, target),
+            Inner::Reqwest(response) => response.url(),
+        }
+    }
+
+    /// The body's length, when the answer says it (`Content-Length`).
+    pub(in crate::transports) fn content_length(&self) -> Option<u64> {
+        match &self.inner {
+            Inner::Direct { response, .. } => response.body().size_hint().exact(),
+            Inner::Reqwest(response) => response.content_length(),
+        }
+    }
+
+    /// The next piece of the body; `None` at its end. Cancel safe: a piece
+    /// is taken whole or not at all.
+    pub(in crate::transports) async fn chunk(&mut self) -> Result<Option<Bytes>, HttpError> {
+        match &mut self.inner {
+            Inner::Direct { response, .. } => loop {
+                match response.body_mut().frame().await {
+                    None => return Ok(None),
+                    Some(Err(error)) => return Err(HttpError::Body(error)),
+                    // Trailers carry nothing of MCP's.
+                    Some(Ok(frame)) => match frame.into_data() {
+                        Ok(data) if !data.is_empty() => return Ok(Some(data)),
+                        _ => {}
+                    },
+                }
+            },
+            Inner::Reqwest(response) => response
+                .chunk()
+                .await
+                .map_err(|error| HttpError::Reqwest(error.without_url())),
+        }
+    }
+}
+
+/// Why a request got no answer, or its body broke. Never names the URL
+/// (its query may hold a credential).
+#[derive(Debug)]
+pub(in crate::transports) enum HttpError {
+    /// hyper could not send it or read the answer's head (refused, reset,
+    /// timed out connecting).
+    Send(hyper_util::client::legacy::Error),
+    /// The answer's body broke.
+    Body(hyper::Error),
+    /// A header the request was given cannot be sent.
+    InvalidHeader,
+    /// A redirect's URL cannot be sent.
+    InvalidUrl,
+    /// More than [`MAX_REDIRECTS`] redirects.
+    TooManyRedirects,
+    /// reqwest's error, without its URL.
+    Reqwest(reqwest::Error),
+}
+
+impl fmt::Display for HttpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HttpError::Send(_) => f.write_str("error sending request"),
+            HttpError::Body(_) => f.write_str("error reading the answer's body"),
+            HttpError::InvalidHeader => f.write_str("a header value cannot be sent"),
+            HttpError::InvalidUrl => f.write_str("a redirect's URL cannot be sent"),
+            HttpError::TooManyRedirects => write!(f, "more than {MAX_REDIRECTS} redirects"),
+            HttpError::Reqwest(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for HttpError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HttpError::Send(error) => Some(error),
+            HttpError::Body(error) => Some(error),
+            HttpError::Reqwest(error) => error.source(),
+            HttpError::InvalidHeader | HttpError::InvalidUrl | HttpError::TooManyRedirects => None,
+        }
+    }
+}
