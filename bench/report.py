@@ -110,22 +110,19 @@ def verdicts(summary, runs):
     def check(ok, text):
         lines.append(("PASS" if ok else "MISS") + " " + text)
 
+    # Issue 26's wall-clock targets. Sequential stdio 64 B unpinned has none:
+    # its ratio follows where the kernel puts the server (see the notes); its
+    # target is pinned, in bench/cpu.py's section.
     for case, label, target in (
-        ("stdio-64B", "stdio 64 B", 1.5),
         ("stdio-1MiB", "stdio 1 MiB", 1.5),
-        ("http-64B", "http 64 B", 2.0),
-        ("stdio-64B-c8", "stdio 64 B, 8 concurrent", 1.5),
-        ("http-64B-c8", "http 64 B, 8 concurrent", 1.5),
+        ("http-64B", "http 64 B", 2.5),
+        ("stdio-64B-c8", "stdio 64 B, 8 concurrent", 2.0),
+        ("http-64B-c8", "http 64 B, 8 concurrent", 3.0),
     ):
         golem, rmcp = get(case, "golem", "calls_per_s"), get(case, "rmcp", "calls_per_s")
         r = ratio(golem, rmcp)
         check(r is not None and r >= target,
               f"{label}: golem {fmt(golem)} calls/s vs rmcp {fmt(rmcp)} = {fmt_ratio(r)} (target ≥ {target:.2f}×)")
-        if case == "stdio-64B":
-            floor = get(case, "floor", "calls_per_s")
-            r = ratio(golem, floor)
-            check(r is not None and r >= 0.8,
-                  f"{label}: golem {fmt(golem)} calls/s vs floor {fmt(floor)} = {fmt_ratio(r)} (target ≥ 0.80×)")
         if case == "stdio-1MiB":
             rss = get(case, "golem", "peak_rss_kib")
             rmcp_rss = get(case, "rmcp", "peak_rss_kib")
@@ -181,7 +178,7 @@ def generated_block(args, runs, summary, verdict_lines):
                 f"{fmt(figures['p50_us'], 1)} | {fmt(figures['p99_us'], 1)} | {fmt(figures['total_ms'], 1)} | "
                 f"{fmt(figures['connect_ms'], 2)} | {fmt(rss and rss / 1024, 1)} |")
     out.append("")
-    out.append("Targets (ratios of the medians above):")
+    out.append("Targets (issue 26's wall-clock targets; ratios of the medians above):")
     out.append("")
     out.append("```")
     out.extend(verdict_lines)

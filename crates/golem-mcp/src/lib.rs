@@ -5,8 +5,9 @@
 //!
 //! - [`StdioTransport`] runs a server as a child process and owns it.
 //! - `HttpTransport` reaches a streamable-HTTP endpoint (feature `http`, on
-//!   by default; hyper's own client for plain `http://`, reqwest with rustls
-//!   for `https://`, no OpenSSL), and falls back by itself
+//!   by default; hyper's own client for plain `http://` reached directly,
+//!   reqwest with rustls for `https://`, proxies and a client you give; no
+//!   OpenSSL), and falls back by itself
 //!   to the deprecated HTTP+SSE transport of 2024-11-05 where a server
 //!   speaks only that; `SseTransport` speaks it from the start.
 //! - [`auth`] authorizes with OAuth 2.1 servers that require it (feature

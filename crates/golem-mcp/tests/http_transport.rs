@@ -391,6 +391,21 @@ async fn the_delete_that_ends_the_session_carries_a_renewed_credential() {
     assert_eq!(delete.header("authorization"), Some(renewed.as_str()));
 }
 
+#[tokio::test]
+async fn a_request_that_names_no_media_type_accepts_any() {
+    let (fake, client) = setup().await;
+    bounded(client.close()).await.expect("closes");
+    // The DELETE says nothing of what it wants back: `*/*`, as reqwest's
+    // default client sent.
+    let delete = fake.deletes().pop().expect("a DELETE");
+    assert_eq!(delete.header("accept"), Some("*/*"));
+    let post = fake.seen().into_iter().find(|seen| seen.method == "POST");
+    assert_eq!(
+        post.expect("a POST").header("accept"),
+        Some("application/json, text/event-stream")
+    );
+}
+
 // ---- resumption ----------------------------------------------------------------------
 
 #[tokio::test]
@@ -558,6 +573,22 @@ async fn a_caller_supplied_client_is_used() {
         fake.seen()
             .iter()
             .all(|seen| seen.header("user-agent") == Some("golem-test-agent"))
+    );
+}
+
+#[tokio::test]
+async fn a_user_and_password_in_the_url_are_sent_as_basic_authorization() {
+    let fake = FakeHttp::start().await;
+    let url = fake.url().replacen("http://", "http://user:pa%20ss@", 1);
+    let client = connect_with(HttpConfig::new(url)).await;
+    bounded(client.list_tools()).await.expect("lists");
+    let seen = fake.seen();
+    assert!(!seen.is_empty());
+    // base64("user:pa ss"): percent-decoded, as reqwest sends it.
+    assert!(
+        seen.iter()
+            .all(|seen| seen.header("authorization") == Some("Basic dXNlcjpwYSBzcw==")),
+        "every request carries the URL's credentials"
     );
 }
 

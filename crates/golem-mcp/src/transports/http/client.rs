@@ -11,7 +11,10 @@
 //! 0017); reqwest's own policy does that on the other side.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -23,7 +26,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use reqwest::header::{
-    CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION, TRANSFER_ENCODING,
+    ACCEPT, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue,
+    LOCATION, TRANSFER_ENCODING,
 };
 use reqwest::{Method, StatusCode, Url};
 
@@ -47,16 +51,20 @@ pub(in crate::transports) enum HttpClient {
 
 /// The direct client and the endpoint it was made for.
 pub(in crate::transports) struct Direct {
-    pool: Pool<HttpConnector, Full<Bytes>>,
+    pool: Pool<BoundedConnect, Full<Bytes>>,
     /// The endpoint, parsed for hyper once: nearly every request goes there.
-    endpoint: Url,
+    /// Shared with the responses that came from it, which outlive neither
+    /// the pool nor need it.
+    endpoint: Arc<Url>,
     endpoint_uri: Uri,
 }
 
 impl HttpClient {
-    /// The default client for `endpoint`: direct when it is plain HTTP and
-    /// no proxy variable (`HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`)
-    /// applies to it, otherwise reqwest built by `reqwest_client`.
+    /// The default client for `endpoint`: direct when it is plain HTTP, names
+    /// no user or password (reqwest sends those as `Authorization: Basic`),
+    /// and no proxy variable applies to it (`HTTP_PROXY`, `ALL_PROXY`,
+    /// minus `NO_PROXY`, in either case, as reqwest reads them); otherwise
+    /// reqwest built by `reqwest_client`.
     pub(in crate::transports) fn for_endpoint(
         endpoint: &Url,
         connect_timeout: Duration,
@@ -65,6 +73,7 @@ impl HttpClient {
         let direct = Uri::try_from(endpoint.as_str())
             .ok()
             .filter(|_| endpoint.scheme() == "http")
+            .filter(|_| endpoint.username().is_empty() && endpoint.password().is_none())
             .filter(|uri| Matcher::from_system().intercept(uri).is_none());
         match direct {
             Some(endpoint_uri) => Ok(HttpClient::Direct(Arc::new(Direct::new(
@@ -91,7 +100,7 @@ impl HttpClient {
         headers: HeaderMap,
     ) -> Request {
         let target = match self {
-            HttpClient::Direct(direct) if *url == direct.endpoint => Target::Endpoint,
+            HttpClient::Direct(direct) if *url == *direct.endpoint => Target::Endpoint,
             _ => Target::Other(Box::new(url.clone())),
         };
         Request {
@@ -113,13 +122,17 @@ impl Direct {
         connector.set_keepalive(Some(TCP_KEEPALIVE));
         connector.set_keepalive_interval(Some(TCP_KEEPALIVE));
         connector.set_keepalive_retries(Some(TCP_KEEPALIVE_RETRIES));
+        let connector = BoundedConnect {
+            inner: connector,
+            timeout: connect_timeout,
+        };
         let pool = Pool::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(connector);
         Direct {
             pool,
-            endpoint,
+            endpoint: Arc::new(endpoint),
             endpoint_uri,
         }
     }
@@ -184,8 +197,9 @@ impl Request {
                 if !self.body.is_empty() {
                     request = request.body(self.body);
                 }
-                request
-                    .send()
+                // Boxed: reqwest's future is large, and the direct side is
+                // the common one.
+                Box::pin(request.send())
                     .await
                     .map(|response| Response {
                         inner: Inner::Reqwest(Box::new(response)),
@@ -201,8 +215,15 @@ impl Request {
 /// body, `301`, `302` and `303` as a `GET` without one. A redirect to
 /// another origin is the answer.
 async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Response, HttpError> {
-    let origin = url_of(&direct, &request.target).origin();
+    // The origin redirects must stay in, once one comes.
+    let mut origin = None;
     let mut redirects = 0;
+    if !request.headers.contains_key(ACCEPT) {
+        // What reqwest sends when nothing else is asked for.
+        request
+            .headers
+            .insert(ACCEPT, HeaderValue::from_static("*/*"));
+    }
     loop {
         let uri = match &request.target {
             Target::Endpoint => direct.endpoint_uri.clone(),
@@ -213,15 +234,16 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
         *sent.uri_mut() = uri;
         *sent.headers_mut() = request.headers.clone();
         let response = direct.pool.request(sent).await.map_err(HttpError::Send)?;
-        let next = redirect(&response, url_of(&direct, &request.target))
-            .filter(|next| next.origin() == origin);
+        let from = url_of(&direct, &request.target);
+        let next = redirect(&response, from)
+            .filter(|next| next.origin() == *origin.get_or_insert_with(|| from.origin()));
         let Some(next) = next else {
+            let url = match request.target {
+                Target::Endpoint => direct.endpoint.clone(),
+                Target::Other(url) => Arc::from(url),
+            };
             return Ok(Response {
-                inner: Inner::Direct {
-                    response,
-                    direct,
-                    target: request.target,
-                },
+                inner: Inner::Direct { response, url },
             });
         };
         if redirects == MAX_REDIRECTS {
@@ -235,11 +257,16 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
         if to_get && request.method != Method::HEAD {
             request.method = Method::GET;
             request.body = Bytes::new();
-            for name in [CONTENT_TYPE, CONTENT_LENGTH, TRANSFER_ENCODING] {
+            for name in [
+                CONTENT_TYPE,
+                CONTENT_LENGTH,
+                CONTENT_ENCODING,
+                TRANSFER_ENCODING,
+            ] {
                 request.headers.remove(name);
             }
         }
-        request.target = match next == direct.endpoint {
+        request.target = match next == *direct.endpoint {
             true => Target::Endpoint,
             false => Target::Other(Box::new(next)),
         };
@@ -248,7 +275,7 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
 
 fn url_of<'a>(direct: &'a Direct, target: &'a Target) -> &'a Url {
     match target {
-        Target::Endpoint => &direct.endpoint,
+        Target::Endpoint => direct.endpoint.as_ref(),
         Target::Other(url) => url,
     }
 }
@@ -265,7 +292,8 @@ fn redirect(response: &hyper::Response<Incoming>, from: &Url) -> Option<Url> {
     if !followed.contains(&response.status()) {
         return None;
     }
-    let location = response.headers().get(LOCATION)?.to_str().ok()?;
+    // As reqwest reads it: UTF-8, not only ASCII.
+    let location = std::str::from_utf8(response.headers().get(LOCATION)?.as_bytes()).ok()?;
     from.join(location).ok()
 }
 
@@ -278,9 +306,8 @@ pub(in crate::transports) struct Response {
 enum Inner {
     Direct {
         response: hyper::Response<Incoming>,
-        /// For the endpoint's URL.
-        direct: Arc<Direct>,
-        target: Target,
+        /// The URL that answered.
+        url: Arc<Url>,
     },
     /// Boxed: it is large, and the direct side is the common one.
     Reqwest(Box<reqwest::Response>),
@@ -306,7 +333,7 @@ impl Response {
     /// The URL that answered (after the redirects followed).
     pub(in crate::transports) fn url(&self) -> &Url {
         match &self.inner {
-            Inner::Direct { direct, target, .. } => url_of(direct, target),
+            Inner::Direct { url, .. } => url,
             Inner::Reqwest(response) => response.url(),
         }
     }
@@ -353,7 +380,7 @@ pub(in crate::transports) enum HttpError {
     Body(hyper::Error),
     /// A header the request was given cannot be sent.
     InvalidHeader,
-    /// A redirect's URL cannot be sent.
+    /// A URL that `http::Uri` refuses (a redirect's, an HTTP+SSE endpoint's).
     InvalidUrl,
     /// More than [`MAX_REDIRECTS`] redirects.
     TooManyRedirects,
@@ -367,7 +394,9 @@ impl fmt::Display for HttpError {
             HttpError::Send(_) => f.write_str("error sending request"),
             HttpError::Body(_) => f.write_str("error reading the answer's body"),
             HttpError::InvalidHeader => f.write_str("a header value cannot be sent"),
-            HttpError::InvalidUrl => f.write_str("a redirect's URL cannot be sent"),
+            HttpError::InvalidUrl => {
+                f.write_str("the URL cannot be sent as an HTTP request's target")
+            }
             HttpError::TooManyRedirects => write!(f, "more than {MAX_REDIRECTS} redirects"),
             HttpError::Reqwest(error) => error.fmt(f),
         }
@@ -382,5 +411,88 @@ impl std::error::Error for HttpError {
             HttpError::Reqwest(error) => error.source(),
             HttpError::InvalidHeader | HttpError::InvalidUrl | HttpError::TooManyRedirects => None,
         }
+    }
+}
+
+/// hyper-util's connector with a bound on the whole connect, name lookup
+/// included, as reqwest's has: its own timeout bounds only each address's
+/// TCP connect.
+#[derive(Clone)]
+struct BoundedConnect<C = HttpConnector> {
+    inner: C,
+    timeout: Duration,
+}
+
+type ConnectError = Box<dyn std::error::Error + Send + Sync>;
+
+impl<C> tower_service::Service<Uri> for BoundedConnect<C>
+where
+    C: tower_service::Service<Uri>,
+    C::Error: Into<ConnectError>,
+    C::Future: Send + 'static,
+{
+    type Response = C::Response;
+    type Error = ConnectError;
+    // Boxed: made once per connection, not per request.
+    type Future = Pin<Box<dyn Future<Output = Result<C::Response, ConnectError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), ConnectError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let connecting = self.inner.call(uri);
+        let timeout = self.timeout;
+        Box::pin(async move {
+            match tokio::time::timeout(timeout, connecting).await {
+                Ok(connected) => connected.map_err(Into::into),
+                Err(_) => Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no connection within {timeout:?}"),
+                )
+                .into()),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tower_service::Service;
+
+    use super::*;
+
+    /// A connector whose name lookup never ends.
+    #[derive(Clone)]
+    struct NeverResolves;
+
+    impl Service<Uri> for NeverResolves {
+        type Response = ();
+        type Error = std::io::Error;
+        type Future = std::future::Pending<Result<(), std::io::Error>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), std::io::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: Uri) -> Self::Future {
+            std::future::pending()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_connect_timeout_bounds_the_name_lookup_too() {
+        let mut connector = BoundedConnect {
+            inner: NeverResolves,
+            timeout: Duration::from_secs(10),
+        };
+        let started = tokio::time::Instant::now();
+        let error = connector
+            .call(Uri::from_static("http://mcp.example:80/"))
+            .await
+            .expect_err("times out");
+        assert_eq!(started.elapsed(), Duration::from_secs(10));
+        let io = error.downcast::<std::io::Error>().expect("an I/O error");
+        assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
     }
 }

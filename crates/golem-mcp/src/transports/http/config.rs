@@ -83,11 +83,13 @@ pub struct HttpConfig {
     /// Extra headers sent on every request.
     pub headers: Vec<(String, String)>,
     /// The reqwest client to use. By default the transport makes its own:
-    /// hyper's pooled HTTP/1.1 client for a plain `http://` endpoint that no
-    /// proxy variable (`HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`) applies
-    /// to, which spends less CPU per request (ADR 0027), and reqwest with
-    /// rustls for `https://` and proxied endpoints. Either has a 10 s
-    /// connect timeout, `TCP_NODELAY`, and **no** overall timeout: event
+    /// hyper's pooled HTTP/1.1 client for a plain `http://` endpoint that
+    /// names no user or password and that no proxy variable applies to
+    /// (`HTTP_PROXY`, `ALL_PROXY`, minus `NO_PROXY`, upper or lower case),
+    /// which spends less CPU per request (ADR 0027); reqwest with rustls
+    /// otherwise (`https://`, a proxy, credentials in the URL, which it
+    /// sends as `Authorization: Basic`). Either has a 10 s connect timeout
+    /// (name lookup included), `TCP_NODELAY`, and **no** overall timeout: event
     /// streams last as long as the caller waits (bound calls with a timeout
     /// on the future, or supply a client with one). Either follows
     /// redirects within the endpoint's origin only (ADR 0017); a client

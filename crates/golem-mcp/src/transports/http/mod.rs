@@ -175,7 +175,9 @@ impl Transport for HttpTransport {
     /// renewal starts over at the next request.
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         if let Some(legacy) = self.legacy.get() {
-            return legacy.send(message).await;
+            // Boxed, as every rare path here: this future is moved a few
+            // times per call.
+            return Box::pin(legacy.send(message)).await;
         }
         // The revision of the session, for the requests the transport makes
         // on its own (a stream's GET, the DELETE): a legacy one only. The
@@ -204,12 +206,16 @@ impl Transport for HttpTransport {
         // Kept for the fallback: a clone shares the encoded bytes.
         let initialize = (message.method() == Some("initialize")).then(|| message.clone());
         let shared = &self.shared;
-        let sent = shared.unless_closed(post::send(shared, message)).await?;
+        // Pinned here and lent: passed by value, the send would be stored
+        // twice in `unless_closed`'s future (its argument, then its pinned
+        // copy), and this future is moved a few times per call.
+        let send = std::pin::pin!(post::send(shared, message));
+        let sent = shared.unless_closed(send).await?;
         match (sent, initialize) {
             (Err(TransportError::HttpStatus(refused)), Some(initialize))
                 if refuses_streamable(&refused) =>
             {
-                return self.fall_back(initialize, refused).await;
+                return Box::pin(self.fall_back(initialize, refused)).await;
             }
             (sent, _) => sent?,
         }
@@ -220,7 +226,7 @@ impl Transport for HttpTransport {
             // server may drop what it sends while no stream is open, such
             // as a request made from inside a tool call that follows at
             // once.
-            let _ = tokio::time::timeout(STANDALONE_OPEN_WAIT, first_answer).await;
+            let _ = Box::pin(tokio::time::timeout(STANDALONE_OPEN_WAIT, first_answer)).await;
         }
         Ok(())
     }

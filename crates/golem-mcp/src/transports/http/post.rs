@@ -44,7 +44,13 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
             renew: !renewed,
             authorize: authorizations < MAX_AUTHORIZATIONS,
         };
-        match check_status(shared, &message, response, sent, may).await? {
+        // The refusals' handling is boxed: inlined, it would make every
+        // send's future (moved a few times per call) kilobytes larger.
+        let checked = match response.status().is_success() {
+            true => Checked::Answer(response),
+            false => Box::pin(check_status(shared, &message, response, sent, may)).await?,
+        };
+        match checked {
             Checked::Answer(response) => break response,
             Checked::Renewed => {
                 tracing::info!(url = %redact(&shared.url), "mcp: session expired; started a new one, sending the request again");
@@ -157,9 +163,6 @@ async fn check_status(
     may: May,
 ) -> Result<Checked, TransportError> {
     let status = response.status();
-    if status.is_success() {
-        return Ok(Checked::Answer(response));
-    }
     if let Some(auth) = &shared.auth
         && may.authorize
         && let Some(refusal) = refusal(&shared.url, &response, sent.authorization)

@@ -171,7 +171,15 @@ impl Shared {
     /// Hands a received item to the client, waiting for room (backpressure
     /// on the stream or answer it came from). `false` once nobody receives.
     pub(super) async fn deliver(&self, item: Inbound) -> bool {
-        self.inbound.send(Ok(item)).await.is_ok()
+        // Room at once is the usual case: no wait, and the waiting future
+        // (a few hundred bytes at every place a stream delivers) is boxed.
+        match self.inbound.try_send(Ok(item)) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(item)) => {
+                Box::pin(self.inbound.send(item)).await.is_ok()
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
     }
 
     /// Runs `future` unless the transport closes first.
