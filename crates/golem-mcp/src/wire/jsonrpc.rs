@@ -76,9 +76,37 @@ pub(crate) fn encode_request(
     out.extend_from_slice(br#","method":"#);
     serde_json::to_writer(&mut *out, method)?;
     out.extend_from_slice(br#","params":"#);
-    serde_json::to_writer(&mut *out, params)?;
+    serde_json::to_writer(WithSlack(&mut *out), params)?;
     out.push(b'}');
     Ok(())
+}
+
+/// Appends to a message being encoded, leaving room for a few bytes more
+/// whenever the buffer grows: the braces that close the message then never
+/// make it grow again. (A buffer grown to fit a large argument exactly was
+/// grown, and so copied whole, once more by its last `}`: a mebibyte per
+/// call when the allocator could not grow it in place.)
+struct WithSlack<'a>(&'a mut Vec<u8>);
+
+/// Room enough for every closing brace and bracket after the parameters.
+const CLOSING_SLACK: usize = 64;
+
+impl std::io::Write for WithSlack<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.capacity() - self.0.len() < buf.len() {
+            self.0.reserve(buf.len() + CLOSING_SLACK);
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.write(buf).map(drop)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// What a request carries besides its own parameters, joined into its
@@ -161,7 +189,7 @@ pub(crate) fn encode_request_with(
     // them: their opening brace becomes a comma (or goes, when they are
     // empty), and their closing brace closes `params`.
     let start = out.len();
-    serde_json::to_writer(&mut *out, params)?;
+    serde_json::to_writer(WithSlack(&mut *out), params)?;
     if out.get(start) != Some(&b'{') {
         out.truncate(start);
         return Err(serde::ser::Error::custom(
@@ -191,7 +219,7 @@ pub(crate) fn encode_notification(
     serde_json::to_writer(&mut *out, method)?;
     if let Some(params) = params {
         out.extend_from_slice(br#","params":"#);
-        serde_json::to_writer(&mut *out, params)?;
+        serde_json::to_writer(WithSlack(&mut *out), params)?;
     }
     out.push(b'}');
     Ok(())
