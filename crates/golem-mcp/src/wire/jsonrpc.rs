@@ -612,6 +612,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_large_argument_leaves_room_for_the_closing_braces() {
+        let text = "x".repeat(1 << 20);
+        let params = serde_json::json!({"name": "echo", "arguments": {"text": text}});
+        let mut out = Vec::with_capacity(256);
+        let extras = Extras {
+            meta: Some(r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#),
+            ..Extras::default()
+        };
+        encode_request_with(&mut out, 1, "tools/call", &params, extras).expect("encodes");
+        // The buffer grew to fit the text and some room more, so the braces
+        // after it did not grow it (and copy the mebibyte) once more: it
+        // is at most the text plus the envelope plus the slack, not double.
+        assert!(
+            out.capacity() < out.len() + 4096,
+            "{} for {}",
+            out.capacity(),
+            out.len()
+        );
+        let decoded: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
+        assert_eq!(
+            decoded["params"]["arguments"]["text"]
+                .as_str()
+                .map(str::len),
+            Some(1 << 20)
+        );
+    }
+
+    #[test]
     fn ids_match_by_json_value_and_type() {
         assert!(id_matches("1", 1));
         assert!(id_matches("1.0", 1));
