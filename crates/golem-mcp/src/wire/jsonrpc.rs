@@ -91,7 +91,10 @@ struct WithSlack<'a>(&'a mut Vec<u8>);
 /// Room enough for every closing brace and bracket after the parameters.
 const CLOSING_SLACK: usize = 64;
 
+// Inlined, as `Vec`'s own `Write` is: serde writes a message in many
+// small pieces.
 impl std::io::Write for WithSlack<'_> {
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if self.0.capacity() - self.0.len() < buf.len() {
             self.0.reserve(buf.len() + CLOSING_SLACK);
@@ -100,10 +103,12 @@ impl std::io::Write for WithSlack<'_> {
         Ok(buf.len())
     }
 
+    #[inline]
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
         self.write(buf).map(drop)
     }
 
+    #[inline]
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
