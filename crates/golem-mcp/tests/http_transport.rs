@@ -592,6 +592,40 @@ async fn a_user_and_password_in_the_url_are_sent_as_basic_authorization() {
     );
 }
 
+#[tokio::test]
+async fn requests_name_the_endpoints_host_unless_the_configuration_names_another() {
+    let fake = FakeHttp::start().await;
+    let url = fake.url();
+    let address = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host and port")
+        .to_owned();
+    let client = connect_with(HttpConfig::new(url.clone())).await;
+    bounded(client.list_tools()).await.expect("lists");
+    bounded(client.close()).await.expect("closes");
+    assert!(
+        fake.seen()
+            .iter()
+            .all(|seen| seen.header("host") == Some(address.as_str()))
+    );
+
+    let fake = FakeHttp::start().await;
+    let client = connect_with(HttpConfig {
+        headers: vec![("Host".into(), "mcp.internal".into())],
+        ..HttpConfig::new(fake.url())
+    })
+    .await;
+    bounded(client.list_tools()).await.expect("lists");
+    assert!(
+        fake.seen()
+            .iter()
+            .all(|seen| seen.header("host") == Some("mcp.internal")),
+        "a virtual host the configuration names is kept"
+    );
+}
+
 fn reqwest_client_with_agent(agent: &str) -> reqwest::Client {
     reqwest::Client::builder()
         .user_agent(agent)

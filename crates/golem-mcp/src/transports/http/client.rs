@@ -26,8 +26,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use reqwest::header::{
-    ACCEPT, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue,
-    LOCATION, TRANSFER_ENCODING,
+    ACCEPT, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName,
+    HeaderValue, LOCATION, TRANSFER_ENCODING,
 };
 use reqwest::{Method, StatusCode, Url};
 
@@ -57,6 +57,9 @@ pub(in crate::transports) struct Direct {
     /// the pool nor need it.
     endpoint: Arc<Url>,
     endpoint_uri: Uri,
+    /// The endpoint's `Host` header, made once (hyper-util would format it
+    /// for every request).
+    endpoint_host: Option<HeaderValue>,
 }
 
 impl HttpClient {
@@ -130,10 +133,14 @@ impl Direct {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .build(connector);
+        let endpoint_host = endpoint_uri
+            .authority()
+            .and_then(|authority| HeaderValue::from_str(&host_of(authority)).ok());
         Direct {
             pool,
             endpoint: Arc::new(endpoint),
             endpoint_uri,
+            endpoint_host,
         }
     }
 }
@@ -226,7 +233,14 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
     }
     loop {
         let uri = match &request.target {
-            Target::Endpoint => direct.endpoint_uri.clone(),
+            Target::Endpoint => {
+                if let Some(host) = &direct.endpoint_host {
+                    // What hyper-util would set; a `Host` the configuration
+                    // gives stays, as there.
+                    request.headers.entry(HOST).or_insert_with(|| host.clone());
+                }
+                direct.endpoint_uri.clone()
+            }
             Target::Other(url) => Uri::try_from(url.as_str()).map_err(|_| HttpError::InvalidUrl)?,
         };
         let mut sent = hyper::Request::new(Full::new(request.body.clone()));
@@ -277,6 +291,15 @@ fn url_of<'a>(direct: &'a Direct, target: &'a Target) -> &'a Url {
     match target {
         Target::Endpoint => direct.endpoint.as_ref(),
         Target::Other(url) => url,
+    }
+}
+
+/// The `Host` header for `authority`, as hyper-util makes it: the host,
+/// and the port unless it is HTTP's default.
+fn host_of(authority: &hyper::http::uri::Authority) -> String {
+    match authority.port_u16() {
+        Some(port) if port != 80 => format!("{}:{port}", authority.host()),
+        _ => authority.host().to_owned(),
     }
 }
 
@@ -477,6 +500,23 @@ mod tests {
 
         fn call(&mut self, _: Uri) -> Self::Future {
             std::future::pending()
+        }
+    }
+
+    #[test]
+    fn the_host_header_leaves_out_the_default_port() {
+        for (uri, host) in [
+            ("http://127.0.0.1:8080/mcp", "127.0.0.1:8080"),
+            ("http://example.com/mcp", "example.com"),
+            ("http://example.com:80/mcp", "example.com"),
+            ("http://[::1]:3000/mcp", "[::1]:3000"),
+        ] {
+            let uri = Uri::from_static(uri);
+            assert_eq!(
+                host_of(uri.authority().expect("an authority")),
+                host,
+                "{uri}"
+            );
         }
     }
 
