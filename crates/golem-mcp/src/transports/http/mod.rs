@@ -3,7 +3,9 @@
 //! and, when a server refuses it as the specification describes, the
 //! fallback to the HTTP+SSE transport of 2024-11-05 (`transports/sse/`).
 //!
-//! `config.rs` checks the configuration; `headers.rs` names the headers the
+//! `config.rs` checks the configuration; `client.rs` is the HTTP client the
+//! requests go through (hyper's own for plain `http://`, reqwest for the
+//! rest: ADR 0027); `headers.rs` names the headers the
 //! transport sets; `shared.rs` is the state every part shares; `post.rs` is
 //! the outbound side (one POST per message, the session, its renewal);
 //! `stream.rs` reads each event stream and resumes it when it breaks
@@ -12,10 +14,10 @@
 //! error of a refused answer; `authorize.rs` says which refusals the auth
 //! provider answers. This module ties them together behind [`Transport`];
 //! the parts below it never import each other in a circle (`post.rs`
-//! starts streams, `stream.rs` knows nothing of posting). `config.rs`,
-//! `headers.rs`, `status.rs` and `authorize.rs` are the HTTP+SSE
-//! transport's plumbing too; of that transport, only this file uses
-//! anything (its `Link`).
+//! starts streams, `stream.rs` knows nothing of posting). `client.rs`,
+//! `config.rs`, `headers.rs`, `status.rs` and `authorize.rs` are the
+//! HTTP+SSE transport's plumbing too; of that transport, only this file
+//! uses anything (its `Link`).
 
 pub(in crate::transports) mod authorize;
 pub(in crate::transports) mod client;
