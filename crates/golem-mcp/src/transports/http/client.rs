@@ -53,8 +53,8 @@ pub(in crate::transports) enum HttpClient {
 pub(in crate::transports) struct Direct {
     pool: Pool<BoundedConnect, Full<Bytes>>,
     /// The endpoint, parsed for hyper once: nearly every request goes there.
-    /// Shared with the responses that came from it, which outlive neither
-    /// the pool nor need it.
+    /// Shared with the responses that came from it, which need the URL but
+    /// not the pool (closing the transport drops the pool).
     endpoint: Arc<Url>,
     endpoint_uri: Uri,
     /// The endpoint's `Host` header, made once (hyper-util would format it
@@ -88,8 +88,8 @@ impl HttpClient {
         }
     }
 
-    /// Whether requests go over hyper's own client (for the tests and
-    /// `Debug`).
+    /// Whether requests go over hyper's own client (`HttpTransport`'s
+    /// `Debug` says).
     pub(in crate::transports) fn is_direct(&self) -> bool {
         matches!(self, HttpClient::Direct(_))
     }
@@ -112,7 +112,7 @@ impl HttpClient {
             target,
             headers,
             body: Bytes::new(),
-            invalid: None,
+            invalid_header: false,
         }
     }
 }
@@ -161,9 +161,9 @@ pub(in crate::transports) struct Request {
     target: Target,
     headers: HeaderMap,
     body: Bytes,
-    /// A header that could not be made, reported by `send` (as reqwest
+    /// Whether a header could not be made: `send` fails (as reqwest's
     /// does).
-    invalid: Option<HttpError>,
+    invalid_header: bool,
 }
 
 impl Request {
@@ -177,7 +177,7 @@ impl Request {
             (Ok(name), Ok(value)) => {
                 self.headers.append(name, value);
             }
-            _ => self.invalid = Some(HttpError::InvalidHeader),
+            _ => self.invalid_header = true,
         }
         self
     }
@@ -190,8 +190,8 @@ impl Request {
 
     /// Sends the request and waits for the answer's head.
     pub(in crate::transports) async fn send(self) -> Result<Response, HttpError> {
-        if let Some(invalid) = self.invalid {
-            return Err(invalid);
+        if self.invalid_header {
+            return Err(HttpError::InvalidHeader);
         }
         match &self.client {
             HttpClient::Direct(direct) => send_direct(direct.clone(), self).await,
