@@ -82,6 +82,15 @@ fn redirect_to(location: String) -> Response {
         .into_response()
 }
 
+/// A route that answers every request with `status` pointing at
+/// `location`.
+fn redirecting(status: StatusCode, location: String) -> axum::routing::MethodRouter<Seen> {
+    axum::routing::any(move || {
+        let location = location.clone();
+        async move { (status, [(header::LOCATION, location)]).into_response() }
+    })
+}
+
 fn config(url: String) -> HttpConfig {
     HttpConfig {
         headers: vec![("X-Api-Key".into(), "header-secret".into())],
@@ -131,14 +140,10 @@ async fn a_redirect_within_the_origin_is_followed_with_the_servers_headers() {
     let seen = Seen::default();
     let base = serve(
         |base| {
-            let moved = format!("{base}/mcp");
             Router::new()
                 .route(
                     "/old",
-                    axum::routing::any(move || {
-                        let moved = moved.clone();
-                        async move { redirect_to(moved) }
-                    }),
+                    redirecting(StatusCode::TEMPORARY_REDIRECT, format!("{base}/mcp")),
                 )
                 .route("/mcp", axum::routing::any(mcp))
         },
@@ -205,16 +210,10 @@ async fn a_see_other_turns_the_post_into_a_get_without_its_body() {
     let seen = Seen::default();
     let base = serve(
         |base| {
-            let elsewhere = format!("{base}/answer");
             Router::new()
                 .route(
                     "/mcp",
-                    axum::routing::any(move || {
-                        let elsewhere = elsewhere.clone();
-                        async move {
-                            (StatusCode::SEE_OTHER, [(header::LOCATION, elsewhere)]).into_response()
-                        }
-                    }),
+                    redirecting(StatusCode::SEE_OTHER, format!("{base}/answer")),
                 )
                 .route(
                     "/answer",

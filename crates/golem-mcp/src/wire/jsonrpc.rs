@@ -233,6 +233,11 @@ pub(crate) fn encode_notification(
 /// Appends a reply to a server-initiated request. `raw_id` is the request's
 /// id exactly as the server wrote it, so the server sees its own id back.
 pub(crate) fn encode_reply(out: &mut Vec<u8>, raw_id: &str, outcome: Result<&str, &ProtocolError>) {
+    // The result's size is known: room for all of it at once, so that a
+    // large one (a sampled completion) is not copied again by the closing
+    // brace (see `WithSlack`).
+    let result_len = outcome.map_or(0, str::len);
+    out.reserve(raw_id.len() + result_len + CLOSING_SLACK);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(raw_id.as_bytes());
     match outcome {
@@ -642,6 +647,22 @@ mod tests {
                 .map(str::len),
             Some(1 << 20)
         );
+    }
+
+    #[test]
+    fn a_large_reply_is_written_into_one_allocation() {
+        let result = format!(r#"{{"text":"{}"}}"#, "x".repeat(1 << 20));
+        let mut out = Vec::with_capacity(128);
+        encode_reply(&mut out, "7", Ok(&result));
+        // Reserved once for all of it: not doubled by the closing brace.
+        assert!(
+            out.capacity() < out.len() + 4096,
+            "{} for {}",
+            out.capacity(),
+            out.len()
+        );
+        let decoded: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
+        assert_eq!(decoded["id"], 7);
     }
 
     #[test]

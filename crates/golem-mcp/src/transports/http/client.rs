@@ -189,6 +189,10 @@ impl Request {
     }
 
     /// Sends the request and waits for the answer's head.
+    ///
+    /// Cancel safe: dropped, the request is abandoned; a connection it had
+    /// half written is closed, not reused (hyper's and reqwest's rule), so
+    /// the server sees the whole request or none.
     pub(in crate::transports) async fn send(self) -> Result<Response, HttpError> {
         if self.invalid_header {
             return Err(HttpError::InvalidHeader);
@@ -243,6 +247,8 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
             }
             Target::Other(url) => Uri::try_from(url.as_str()).map_err(|_| HttpError::InvalidUrl)?,
         };
+        // Copies (the body's shares its bytes): hyper takes the request, and
+        // a redirect sends it again.
         let mut sent = hyper::Request::new(Full::new(request.body.clone()));
         *sent.method_mut() = request.method.clone();
         *sent.uri_mut() = uri;
