@@ -27,7 +27,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 # Layered crates: their top-level modules, one per layer, bottom first.
 LAYERED = {
     "golem-mcp": [
-        "wire", "error", "transports", "session", "features", "server_requests", "bridge", "config",
+        "wire", "error", "transports", "session", "features", "server_requests", "client_config",
+        "bridge", "config",
     ],
 }
 

@@ -70,10 +70,11 @@
 pub use golem_mcp_auth as auth;
 
 // The layers, from the bottom up: wire, error, transports, session,
-// features, server_requests, bridge, config. Each imports only those below
+// features, server_requests, client_config, bridge, config. Each imports only those below
 // it (ARCHITECTURE.md, "Code map of golem-mcp"; scripts/module-graph.py
 // checks it).
 mod bridge;
+mod client_config;
 pub mod config;
 mod error;
 mod features;
@@ -86,29 +87,27 @@ pub use transports::memory;
 
 pub use bridge::as_tools::{BridgeConfig, as_tools, as_tools_with};
 pub use bridge::toolset::{McpToolset, ToolsetConfig};
+pub use client_config::ClientConfig;
 pub use error::{Error, Mismatch, OutputError};
 pub use features::completion::{Completion, CompletionRef};
-pub use features::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+pub use features::prompts::{GetPromptResult, PromptMessage};
 pub use features::resources::{
     ReadResourceResult, Resource, ResourceContents, ResourceSubscription, ResourceTemplate,
 };
-pub use features::task_options::TaskOptions;
 pub use features::tasks::TaskPage;
-pub use features::tool_details::{Icon, TaskSupport, ToolAnnotations};
 pub use features::tools::ToolInfo;
+pub use features::tools::details::{Icon, TaskSupport, ToolAnnotations};
 pub use server_requests::elicitation::{
     Choice, ElicitationRequest, ElicitationResponse, Field, FieldKind, Form,
 };
 pub use server_requests::handlers::{ElicitationHandler, SamplingHandler};
 pub use server_requests::model_sampling::{ModelSampling, sampling_with_model};
-pub use server_requests::offered::ClientConfig;
-pub use server_requests::roots::Root;
 pub use server_requests::sampling::{
     CreateMessageRequest, CreateMessageResult, ModelHint, ModelPreferences, SamplingContent,
     SamplingMessage, StopReason, ToolChoice,
 };
-pub use session::client::Client;
 pub use session::context::RequestContext;
+pub use session::handle::Client;
 pub use session::notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
 pub use session::progress::Progress;
 pub use session::protocol::{
@@ -129,7 +128,9 @@ pub use transports::stdio::{
 pub use wire::call_result::CallResult;
 pub use wire::content::{Content, Role};
 pub use wire::jsonrpc::ProtocolError;
-pub use wire::task::{Task, TaskStatus};
+pub use wire::prompt::{Prompt, PromptArgument};
+pub use wire::root::Root;
+pub use wire::task::{Task, TaskOptions, TaskStatus};
 pub use wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
 pub use wire::transport_error::{HttpStatusError, ProcessExit, TransportError};
 pub use wire::uri_template::{UriTemplate, UriTemplateError};

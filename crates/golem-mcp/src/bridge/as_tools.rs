@@ -9,11 +9,8 @@ use serde_json::value::RawValue;
 use crate::bridge::links;
 use crate::error::Error;
 use crate::error::OutputError;
-use crate::features::task_options::TaskOptions;
-use crate::features::tool_details::TaskSupport;
 use crate::features::tools::ToolInfo;
-use crate::features::tools::checked;
-use crate::session::client::Client;
+use crate::session::handle::Client;
 use crate::wire::call_result::CallResult;
 use crate::wire::content::Content;
 
@@ -261,15 +258,7 @@ async fn call(
     }
     // A tool that must run as a task is called as one; every other tool
     // with a plain call, whatever the server offers.
-    let result = if tool.task_support() == TaskSupport::Required && client.offers_tool_tasks() {
-        client
-            .task_call(tool, arguments, &TaskOptions::default(), &mut |_| {})
-            .await
-    } else {
-        client.call_tool(name, arguments).await
-    }
-    .map_err(ToolError::fatal)?;
-    let result = match checked(tool, result) {
+    let result = match client.call_listed_tool(tool, arguments).await {
         Ok(result) => result,
         Err(Error::Output {
             source: source @ (OutputError::Missing | OutputError::Mismatch { .. }),

@@ -4,7 +4,7 @@
 //! text contents inline, binary ones as placeholders.
 
 use crate::features::resources::ResourceContents;
-use crate::session::client::Client;
+use crate::session::handle::Client;
 
 /// How many links of one result are read; the rest show as placeholders,
 /// so that a result cannot make the bridge read without end.

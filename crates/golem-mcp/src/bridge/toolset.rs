@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 
 use crate::bridge::as_tools::{BridgeConfig, as_tools_prefixed};
 use crate::error::Error;
-use crate::session::client::Client;
+use crate::session::handle::Client;
 use crate::session::notifications::{Notifications, ServerNotification};
 
 /// How an [`McpToolset`] presents its server's tools.

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::client_config::ClientConfig;
 use crate::config::{ServerConfig, Servers};
 use crate::error::Error;
-use crate::server_requests::offered::ClientConfig;
-use crate::session::client::Client;
+use crate::session::handle::Client;
 #[cfg(feature = "http")]
 use crate::transports::http::HttpTransport;
 #[cfg(feature = "http")]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::error::Error;
 use crate::features::prompts::string_arguments;
-use crate::session::client::Client;
+use crate::session::handle::Client;
 
 /// What is being completed: an argument of a prompt, or a variable of a
 /// resource template.

@@ -4,8 +4,9 @@
 //! ([`ServerNotification::Log`](crate::ServerNotification::Log)).
 
 use crate::error::Error;
-use crate::session::client::Client;
+use crate::session::handle::Client;
 use crate::session::notifications::LogLevel;
+use crate::session::protocol::Era;
 
 impl Client {
     /// Asks the server to send log messages of `level` and above: with
@@ -16,8 +17,8 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
-        if self.set_modern_log_level(&level.to_string())? {
-            return Ok(());
+        if self.era("logging/setLevel")? == Era::Modern {
+            return self.set_modern_log_level(&level.to_string());
         }
         let _: serde::de::IgnoredAny = self
             .request(

@@ -1,23 +1,22 @@
-//! What a server offers, as `Client` methods and their types: tools (with
-//! their details and output-schema checks), resources, prompts, argument
-//! completion, tools run as tasks (`tasks.rs`, with the 2026-07-28 tasks
-//! extension in `modern_tasks.rs` and what both share in `task_options.rs`),
-//! and the level of its log messages.
+//! What a server offers, as `Client` methods and their types: tools
+//! (`tools/`: listing, the plain call, their details, the headers a modern
+//! HTTP call mirrors, output-schema checks), tools run as tasks (`tasks/`:
+//! 2025-11-25's tasks in `mod.rs`, the 2026-07-28 tasks extension in
+//! `modern.rs`, what both share in `options.rs`), resources, prompts,
+//! argument completion, and the level of its log messages.
 //!
-//! Each feature is one file that adds an `impl Client` block on the
-//! session's `request` and `list_all` (`output.rs` and `tool_details.rs`
-//! are the tools feature's types). Features never touch the transport
-//! or the request table directly, and know nothing of the agent bridge or
-//! of configuration files.
+//! Each feature adds an `impl Client` block on the session's request path
+//! (`request`, `send_request`, `list_all`) and keeps its per-client state
+//! in the session's `FeatureState`. A feature that differs per era matches
+//! on the era at the call site.
+//!
+//! Architecture invariant: features never touch the transport or the
+//! request table directly, and know nothing of the agent bridge or of
+//! configuration files.
 
 pub(crate) mod completion;
 pub(crate) mod logging;
-pub(crate) mod modern_tasks;
-pub(crate) mod output;
 pub(crate) mod prompts;
 pub(crate) mod resources;
-pub(crate) mod task_options;
 pub(crate) mod tasks;
-pub(crate) mod tool_details;
-pub(crate) mod tool_headers;
 pub(crate) mod tools;

@@ -14,64 +14,16 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::session::client::Client;
+use crate::session::feature_state::KeptPrompts;
+use crate::session::handle::Client;
 use crate::session::paging::Page;
 use crate::wire::content::Content;
 use crate::wire::content::Role;
-
-/// One prompt a server offers, from `prompts/list`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Prompt {
-    /// Its name, unique on this server: what [`Client::get_prompt`] takes.
-    pub name: String,
-    /// Its human-friendly title, when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What it is for, when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// The arguments it takes, in the server's order.
-    #[serde(default, deserialize_with = "null_as_empty")]
-    pub arguments: Vec<PromptArgument>,
-    /// Icons to show for it, verbatim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Box<RawValue>>,
-    /// Its `_meta`, verbatim.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Box<RawValue>>,
-}
-
-/// One argument a prompt takes. Argument values are strings.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct PromptArgument {
-    /// Its name.
-    pub name: String,
-    /// Its human-friendly title, when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What it means, when given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Whether the prompt cannot be got without it.
-    #[serde(default, deserialize_with = "null_as_false")]
-    pub required: bool,
-}
-
-fn null_as_false<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
-    Ok(Option::<bool>::deserialize(deserializer)?.unwrap_or(false))
-}
-
-fn null_as_empty<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Vec<PromptArgument>, D::Error> {
-    Ok(Option::<Vec<PromptArgument>>::deserialize(deserializer)?.unwrap_or_default())
-}
+use crate::wire::prompt::Prompt;
 
 /// What `prompts/get` answered: the prompt's messages, ready for a model.
 #[derive(Debug, Clone, Deserialize)]
@@ -122,43 +74,29 @@ struct GetPromptParams<'a> {
     arguments: &'a BTreeMap<String, String>,
 }
 
-/// The prompt list a client last fetched, and what tells it the list went
-/// stale: the count of prompt list changes the server had announced when
-/// the fetch began (a counter, not a subscription: it keeps no
-/// notifications).
-#[derive(Debug, Default)]
-pub(crate) struct PromptCache {
-    kept: Mutex<Option<Kept>>,
+/// Keeps `prompts`, fetched when the server had announced `changes` prompt
+/// list changes.
+fn keep(client: &Client, prompts: &[Prompt], changes: u64) {
+    *lock(&client.features().prompts) = Some(KeptPrompts {
+        prompts: prompts.into(),
+        changes,
+    });
 }
 
-#[derive(Debug)]
-struct Kept {
-    prompts: Arc<[Prompt]>,
-    changes: u64,
+/// The kept list, unless the server changed its prompts since (its count
+/// of changes is now `changes`): a counter, not a subscription, so nothing
+/// is kept of the notifications themselves.
+fn kept(client: &Client, changes: u64) -> Option<Arc<[Prompt]>> {
+    let mut kept = lock(&client.features().prompts);
+    if kept.as_ref()?.changes != changes {
+        *kept = None;
+        return None;
+    }
+    kept.as_ref().map(|current| current.prompts.clone())
 }
 
-impl PromptCache {
-    fn store(&self, prompts: &[Prompt], changes: u64) {
-        *self.lock() = Some(Kept {
-            prompts: prompts.into(),
-            changes,
-        });
-    }
-
-    /// The kept list, unless the server changed its prompts since (its
-    /// count of changes is now `changes`).
-    fn fresh(&self, changes: u64) -> Option<Arc<[Prompt]>> {
-        let mut kept = self.lock();
-        if kept.as_ref()?.changes != changes {
-            *kept = None;
-            return None;
-        }
-        kept.as_ref().map(|current| current.prompts.clone())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Kept>> {
-        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Why `arguments` cannot be sent for prompt `name`, per the list.
@@ -261,7 +199,7 @@ impl Client {
         // fetched marks it stale.
         let changes = self.prompt_changes();
         let prompts = self.list_all::<PromptsPage>("prompts/list").await?;
-        self.extension::<PromptCache>().store(&prompts, changes);
+        keep(self, &prompts, changes);
         Ok(prompts)
     }
 
@@ -302,9 +240,7 @@ impl Client {
             operation: format!("prompts/get {name}"),
             problem,
         })?;
-        let fits_kept = self
-            .extension::<PromptCache>()
-            .fresh(self.prompt_changes())
+        let fits_kept = kept(self, self.prompt_changes())
             .is_some_and(|prompts| check(&prompts, name, arguments).is_none());
         if !fits_kept {
             let prompts = self.list_prompts().await?;

@@ -6,9 +6,10 @@ use serde_json::value::RawValue;
 use tokio::sync::broadcast;
 
 use crate::error::Error;
-use crate::session::client::{Client, WeakClient};
+use crate::session::handle::{Client, WeakClient};
 use crate::session::notifications::ServerNotification;
 use crate::session::paging::Page;
+use crate::session::protocol::Era;
 use crate::wire::uri_template::{UriTemplate, UriTemplateError};
 
 /// One resource a server offers, from `resources/list`.
@@ -432,12 +433,15 @@ impl Client {
         // Not `notifications()`: a resource subscription asks for its URI,
         // not for the list changes.
         let receiver = self.passive_notifications().into_receiver();
-        if !self.listen_to_uri(uri, LISTEN_ACKNOWLEDGMENT_TIME).await? {
-            let _: serde::de::IgnoredAny = self
-                .request("resources/subscribe", Some(uri), UriParams { uri })
-                .await?;
-            // A restarted server is subscribed again (ADR 0026).
-            self.remember_subscription(uri, true);
+        match self.era("resources/subscribe")? {
+            Era::Modern => self.listen_to_uri(uri, LISTEN_ACKNOWLEDGMENT_TIME).await?,
+            Era::Legacy => {
+                let _: serde::de::IgnoredAny = self
+                    .request("resources/subscribe", Some(uri), UriParams { uri })
+                    .await?;
+                // A new generation is subscribed again (ADR 0026).
+                self.remember_subscription(uri, true);
+            }
         }
         Ok(ResourceSubscription {
             client: self.downgrade(),
@@ -453,8 +457,8 @@ impl Client {
     ///
     /// Cancel safe (see [`Client`]).
     pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), Error> {
-        if self.stop_listening_to_uri(uri)? {
-            return Ok(());
+        if self.era("resources/unsubscribe")? == Era::Modern {
+            return self.stop_listening_to_uri(uri);
         }
         self.remember_subscription(uri, false);
         let _: serde::de::IgnoredAny = self

@@ -1,6 +1,6 @@
 //! What the client offers the server (ADR 0007): the handlers an
-//! application registers for sampling and elicitation, the roots, the
-//! protocol shapes of those requests, and any `golem_model::Model` as a
+//! application registers for sampling and elicitation, the roots offered
+//! (`offered.rs`), the protocol shapes of those requests, and any `golem_model::Model` as a
 //! sampling handler.
 //!
 //! This layer decides what a server request means and who answers it; the
@@ -11,5 +11,4 @@ pub(crate) mod elicitation;
 pub(crate) mod handlers;
 pub(crate) mod model_sampling;
 pub(crate) mod offered;
-pub(crate) mod roots;
 pub(crate) mod sampling;

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::Error;
-use crate::session::era::ModernMeta;
+use crate::session::modern::era::ModernMeta;
 use crate::session::progress::Progress;
 use crate::session::protocol::CancelledParams;
 use crate::wire::jsonrpc::{self, Extras, Incoming, Outcome};

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::session::client::{Client, WeakClient};
+use crate::session::handle::{Client, WeakClient};
 
 /// What a handler knows about the request it answers.
 #[derive(Clone)]

@@ -33,9 +33,9 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::session::cache::ResultCache;
 use crate::session::connection::{Command, Connection, TransportTraits, encode_cancellation};
-use crate::session::listen::Listening;
+use crate::session::modern::cache::ResultCache;
+use crate::session::modern::listen::Listening;
 use crate::session::notifications::{Hub, ServerNotification};
 use crate::session::progress::ProgressParams;
 use crate::session::serving::{Offer, Running, reply};

@@ -1,28 +1,36 @@
-//! The session: one client's connection to one server. The request table
-//! (ids, waiters, cancellation), the inbound driver that reads the server
-//! all the time, the handshake, paging through lists, progress and the
-//! notification stream, and `Client`, the handle applications hold.
+//! The session: one client's connection to one server, whatever the era.
 //!
-//! The session knows the protocol's framing and lifecycle, not its
-//! features: it has no tools, resources or prompts of its own (the
-//! `features/` layer adds those as `impl Client` blocks), and it runs the
-//! server's requests through a contract the `server_requests/` layer
-//! fulfils, without knowing sampling or elicitation.
+//! The era-neutral core: [`Client`](handle::Client), the handle applications
+//! hold (`handle.rs`), and its request path (`requests.rs`); the handshake
+//! that decides the era once per connection (`handshake.rs`); the
+//! generation of a connection (`generation.rs`: one connection, its inbound
+//! task and its handshake's state); the request table (`connection.rs`);
+//! the inbound driver that reads the server all the time (`inbound.rs`);
+//! serving the server's requests (`serving.rs`); paging, progress and the
+//! notification stream. What only the modern era (2026-07-28) has lives in
+//! `modern/`; starting over with a lost server in `restart/`.
+//!
+//! Architecture invariant: the session knows the protocol's framing and
+//! lifecycle, not its features: it has no tools, resources or prompts of
+//! its own (the `features/` layer adds those as `impl Client` blocks, and
+//! keeps its per-client state in [`FeatureState`](feature_state::FeatureState),
+//! which the session holds but never reads), and it runs the server's
+//! requests through a contract the `server_requests/` layer fulfils, without
+//! knowing sampling or elicitation.
 
-pub(crate) mod cache;
-pub(crate) mod client;
 pub(crate) mod connection;
 pub(crate) mod context;
-pub(crate) mod era;
-pub(crate) mod extensions;
+pub(crate) mod feature_state;
+pub(crate) mod generation;
+pub(crate) mod handle;
+pub(crate) mod handshake;
 pub(crate) mod inbound;
-pub(crate) mod listen;
-pub(crate) mod mrtr;
+pub(crate) mod modern;
 pub(crate) mod notifications;
+pub(crate) mod operation;
 pub(crate) mod paging;
-pub(crate) mod probe;
 pub(crate) mod progress;
 pub(crate) mod protocol;
+pub(crate) mod requests;
 pub(crate) mod restart;
-pub(crate) mod revive;
 pub(crate) mod serving;

@@ -1,8 +1,6 @@
-//! The handshake and the protocol-era decisions, in one place.
-//!
-//! Everything that depends on *which revision* of MCP is spoken lives here:
-//! the versions offered and accepted, what `initialize` announces, and what
-//! its answer means. The negotiated revision reaches the transports as data
+//! The protocol revisions as data: the versions offered and accepted, the
+//! eras they belong to ([`Era`]), what `initialize` announces and what its
+//! answer means, and what is known of each side. The negotiated revision reaches the transports as data
 //! on every message ([`Outgoing::protocol_version`](crate::wire::transport::Outgoing::protocol_version)),
 //! not through a method they must remember to forward.
 //!
@@ -11,8 +9,9 @@
 //! *modern* ones (2026-07-28 and later) are stateless: the server describes
 //! itself through `server/discover`, and every request carries the revision
 //! and the client's identity and capabilities in its `_meta`. Which era a
-//! connection speaks is decided once, before its first request (`era.rs`),
-//! and never mixed.
+//! connection speaks is decided once, before its first request, by the
+//! handshake (`handshake/mod.rs`), and never mixed; the modern era's own
+//! data is in `modern/era.rs`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

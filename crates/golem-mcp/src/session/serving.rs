@@ -7,7 +7,6 @@
 //! It knows JSON-RPC and the request table, not what sampling, elicitation
 //! or roots are: `server_requests/` decides that.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -23,6 +22,7 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use crate::session::connection::Connection;
 use crate::wire::jsonrpc::{self, ProtocolError};
+use crate::wire::root::Root;
 use crate::wire::transport::Outgoing;
 
 /// How long sending a handler's answer may take.
@@ -120,8 +120,10 @@ pub(crate) trait Offer: Send + Sync + 'static {
     /// why its `params` are refused.
     fn work(&self, method: &str, params: &str) -> Result<HandlerFuture<String>, HandlerError>;
 
-    /// The implementation itself, for the layer that made it.
-    fn as_any(&self) -> &dyn Any;
+    /// Replaces the roots answered to `roots/list`; `false` when no roots
+    /// are offered (the capability was not announced, so they cannot
+    /// change).
+    fn set_roots(&self, roots: Vec<Root>) -> bool;
 }
 
 /// The server requests being handled, by the inbound task.

@@ -1,6 +1,7 @@
 //! A task's state as the server reports it ([`Task`], [`TaskStatus`]): what
 //! `tasks/get` answers and `notifications/tasks/status` carries, shared by
-//! the notification stream and the tasks feature. One shape for both eras:
+//! the notification stream and the tasks feature; and [`TaskOptions`], how
+//! a client polls a task. One shape for both eras:
 //! the 2025-11-25 names (`ttl`, `pollInterval`) and the tasks extension's
 //! (`ttlMs`, `pollIntervalMs`, ADR 0025) are read alike.
 
@@ -99,4 +100,85 @@ fn millis<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Duration>
     Ok(value
         .filter(|ms| ms.is_finite() && *ms >= 0.0)
         .map(|ms| Duration::from_secs_f64(ms.min(1e15) / 1000.0)))
+}
+
+/// How a tool is run as a task: the lifetime asked for and the bounds on
+/// polling.
+///
+/// ```
+/// use std::time::Duration;
+/// let options = golem_mcp::TaskOptions::default()
+///     .with_ttl(Duration::from_secs(600))
+///     .with_poll_bounds(Duration::from_millis(250), Duration::from_secs(2));
+/// assert_eq!(options.max_poll_interval, Duration::from_secs(2));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskOptions {
+    /// How long the server should keep the task after creating it
+    /// (`task.ttl`, 2025-11-25); `None` (the default) leaves it to the
+    /// server. The tasks extension has no way to ask: its server decides.
+    pub ttl: Option<Duration>,
+    /// The least time between two polls, whatever the server suggests
+    /// (100 ms).
+    pub min_poll_interval: Duration,
+    /// The most time between two polls, whatever the server suggests (5 s).
+    pub max_poll_interval: Duration,
+    /// The interval when the server suggests none (1 s).
+    pub default_poll_interval: Duration,
+    /// Whether dropping the call's future before the task is over sends
+    /// `tasks/cancel` for it (on a task of its own): `true` by default.
+    /// A program that cancels the task itself, awaiting the answer (a
+    /// command about to exit), turns it off.
+    pub cancel_on_drop: bool,
+    /// How long the `tasks/cancel` sent for an abandoned task may take
+    /// (10 s); it runs on a task of its own, after the caller has gone.
+    pub cancel_timeout: Duration,
+}
+
+impl Default for TaskOptions {
+    fn default() -> Self {
+        TaskOptions {
+            ttl: None,
+            min_poll_interval: Duration::from_millis(100),
+            max_poll_interval: Duration::from_secs(5),
+            default_poll_interval: Duration::from_secs(1),
+            cancel_on_drop: true,
+            cancel_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl TaskOptions {
+    /// The same options, asking the server to keep the task for `ttl`.
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// The same options, with `tasks/cancel` sent or not when the call's
+    /// future is dropped before the task is over.
+    pub fn with_cancel_on_drop(mut self, cancel: bool) -> Self {
+        self.cancel_on_drop = cancel;
+        self
+    }
+
+    /// The same options, polling no more often than every `min` and no less
+    /// often than every `max` (`max` is raised to `min` if below it).
+    pub fn with_poll_bounds(mut self, min: Duration, max: Duration) -> Self {
+        self.min_poll_interval = min;
+        self.max_poll_interval = max.max(min);
+        self
+    }
+
+    /// The time until the next poll of `task`: the server's suggestion,
+    /// within the bounds.
+    pub(crate) fn interval(&self, task: &Task) -> Duration {
+        task.poll_interval
+            .unwrap_or(self.default_poll_interval)
+            .clamp(
+                self.min_poll_interval,
+                self.max_poll_interval.max(self.min_poll_interval),
+            )
+    }
 }

@@ -2,9 +2,9 @@
 //! a modern server gives, how a revision is chosen from a server's list,
 //! and the `_meta` every modern request carries (ADR 0018).
 //!
-//! The era decision itself (probe, fallback, pinning) is the client's
-//! handshake (`client.rs`); this module holds the pure parts it decides
-//! with, so that they can be tested on their own.
+//! The era decision itself (probe, fallback, pinning) is the handshake's
+//! (`handshake/mod.rs`); this module holds the pure parts it decides with,
+//! so that they can be tested on their own.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -1,142 +1,24 @@
-//! Tools: their descriptions as the server sends them (`ToolInfo`), and the
-//! `Client` methods that list and call them.
+//! Calling a tool: `call_tool` and its kin, one path for every plain call
+//! (the headers a modern HTTP call mirrors, a progress observer, one more
+//! try after the server found the headers stale), into the tasks feature
+//! only when the server may answer with a task (the tasks extension
+//! declared on a modern connection); `call_listed_tool`, what the agent
+//! bridge calls; and the output-schema check of a listed tool's result.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::features::tool_headers;
-use crate::session::client::Client;
+use crate::features::tools::ToolInfo;
+use crate::features::tools::details::TaskSupport;
+use crate::features::tools::headers;
 use crate::session::connection::Request;
-use crate::session::era::HEADER_MISMATCH;
-use crate::session::paging::Page;
+use crate::session::handle::Client;
+use crate::session::modern::era::HEADER_MISMATCH;
 use crate::session::progress::Progress;
-
-use crate::error::OutputError;
-use crate::features::output::OutputCheck;
-use crate::features::tool_details::{Execution, Icon, TaskSupport, ToolAnnotations};
 use crate::wire::call_result::CallResult;
-
-/// One tool a server offers, from `tools/list`.
-///
-/// The schemas are the server's bytes, untouched: they are the model-facing
-/// contract, so they are never re-serialised or reordered. The output
-/// schema is compiled the first time a result is checked against it
-/// ([`check_output`](ToolInfo::check_output)), once for this listed tool and
-/// all its clones.
-///
-/// ```
-/// # use golem_mcp::{CallResult, OutputError, TaskSupport, ToolInfo};
-/// let tool: ToolInfo = serde_json::from_str(r#"{
-///     "name": "weather", "title": "Weather",
-///     "inputSchema": {"type": "object"},
-///     "outputSchema": {"type": "object", "required": ["celsius"]},
-///     "annotations": {"readOnlyHint": true},
-///     "execution": {"taskSupport": "optional"}
-/// }"#)?;
-/// assert!(tool.annotations.as_ref().is_some_and(|hints| hints.read_only()));
-/// assert_eq!(tool.task_support(), TaskSupport::Optional);
-///
-/// let mut result = CallResult::new(vec![]);
-/// result.structured_content = Some(serde_json::value::RawValue::from_string(r#"{"kelvin":300}"#.into())?);
-/// let Err(OutputError::Mismatch { mismatches, .. }) = tool.check_output(&result) else { panic!() };
-/// assert!(mismatches[0].message.contains("celsius"));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Debug, Clone, Deserialize)]
-#[non_exhaustive]
-pub struct ToolInfo {
-    /// The tool's name, unique on this server.
-    pub name: String,
-    /// Its human-friendly title, when given.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// What the tool does, written for a model.
-    #[serde(default)]
-    pub description: Option<String>,
-    /// The JSON Schema of its arguments, verbatim. The protocol requires
-    /// it; `None` when a server left it out anyway.
-    #[serde(rename = "inputSchema", default)]
-    pub input_schema: Option<Box<RawValue>>,
-    /// The JSON Schema of its `structuredContent`, verbatim, when declared.
-    #[serde(rename = "outputSchema", default)]
-    pub output_schema: Option<Box<RawValue>>,
-    /// Hints about the tool's behaviour (`readOnlyHint`, ...), when given;
-    /// a malformed hint reads as absent.
-    #[serde(default, deserialize_with = "crate::features::tool_details::lenient")]
-    pub annotations: Option<ToolAnnotations>,
-    /// Icons for the tool (2025-11-25); malformed entries are dropped.
-    #[serde(
-        default,
-        deserialize_with = "crate::features::tool_details::lenient_vec"
-    )]
-    pub icons: Vec<Icon>,
-    /// The tool's `_meta`, verbatim, when present.
-    #[serde(rename = "_meta", default)]
-    pub meta: Option<Box<RawValue>>,
-    #[serde(default, deserialize_with = "crate::features::tool_details::lenient")]
-    execution: Option<Execution>,
-    #[serde(skip)]
-    output_check: OutputCheck,
-}
-
-impl ToolInfo {
-    /// Whether the tool may be called as a task (`execution.taskSupport`;
-    /// [`TaskSupport::Forbidden`] when absent or unknown). It matters only
-    /// when the server's `tasks` capability covers `tools/call`.
-    pub fn task_support(&self) -> TaskSupport {
-        self.execution
-            .as_ref()
-            .map(Execution::task_support)
-            .unwrap_or_default()
-    }
-
-    /// Checks a result of this tool against its `outputSchema`: `Ok` when
-    /// the tool declares none, when the result is an `isError` one, or when
-    /// its `structuredContent` matches (JSON Schema 2020-12 unless the
-    /// schema's `$schema` names another draft, such as draft-07).
-    ///
-    /// The schema is compiled on the first check and kept for this tool
-    /// and its clones; an `outputSchema` that does not compile makes every
-    /// check fail with [`OutputError::InvalidSchema`].
-    pub fn check_output(&self, result: &CallResult) -> Result<(), OutputError> {
-        match &self.output_schema {
-            // `isError` results explain a failure: they need not match.
-            Some(_) if result.is_error => Ok(()),
-            Some(schema) => self
-                .output_check
-                .check(schema, result.structured_content.as_deref()),
-            None => Ok(()),
-        }
-    }
-}
-
-/// One page of `tools/list`.
-#[derive(Deserialize)]
-pub(crate) struct ToolsPage {
-    #[serde(default)]
-    pub(crate) tools: Vec<ToolInfo>,
-    #[serde(rename = "nextCursor", default)]
-    pub(crate) next_cursor: Option<String>,
-}
-
-impl Page for ToolsPage {
-    type Item = ToolInfo;
-
-    fn into_parts(self) -> (Vec<Self::Item>, Option<String>) {
-        (self.tools, self.next_cursor)
-    }
-
-    fn params(cursor: Option<&str>) -> impl Serialize + '_ {
-        ListToolsParams { cursor }
-    }
-}
-
-#[derive(Serialize)]
-pub(crate) struct ListToolsParams<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) cursor: Option<&'a str>,
-}
+use crate::wire::task::TaskOptions;
 
 #[derive(Serialize)]
 pub(crate) struct CallToolParams<'a, A: ?Sized> {
@@ -144,29 +26,7 @@ pub(crate) struct CallToolParams<'a, A: ?Sized> {
     pub(crate) arguments: &'a A,
 }
 
-/// `arguments` as raw JSON, for the calls that keep them beyond the
-/// caller's borrow (a task's call runs on a task of its own).
-pub(crate) fn raw_arguments(
-    name: &str,
-    arguments: &(impl Serialize + ?Sized),
-) -> Result<Box<RawValue>, Error> {
-    serde_json::value::to_raw_value(arguments)
-        .map_err(|error| Error::encode(&format!("tools/call {name}"), error))
-}
-
 impl Client {
-    /// Lists every tool the server offers, following `nextCursor` to the
-    /// last page. Stops with [`Error::CursorLoop`] if the server repeats a
-    /// cursor, and after 10,000 pages. An empty cursor counts as the end.
-    ///
-    /// Cancel safe (see [`Client`]).
-    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
-        let tools = self.list_all::<ToolsPage>("tools/list").await?;
-        Ok(tool_headers::screen(self, tools, |tool| {
-            (&tool.name, tool.input_schema.as_deref())
-        }))
-    }
-
     /// Calls tool `name` with `arguments`: anything serializable as a JSON
     /// object (a `serde_json::json!` value, a struct of yours) is written
     /// straight into the request, and a [`RawValue`] (a model's tool call,
@@ -315,7 +175,7 @@ impl Client {
         // The progress token (the request's id) joins `_meta` as the
         // request is encoded.
         let params = CallToolParams { name, arguments };
-        let headers = tool_headers::headers_for(self, name, arguments)?;
+        let headers = headers::headers_for(self, name, arguments)?;
         let mut request = Request::new("tools/call", &params);
         request.name = Some(name);
         request.param_headers = &headers;
@@ -342,7 +202,7 @@ impl Client {
             {
                 tracing::debug!(tool = %name, "mcp: the server found the call's headers wrong; listing the tools again");
                 self.list_tools().await?;
-                let headers = tool_headers::headers_for(self, name, arguments)?;
+                let headers = headers::headers_for(self, name, arguments)?;
                 request.param_headers = &headers;
                 let observer = match wants_progress {
                     true => Some(&mut forward as &mut (dyn FnMut(Progress) + Send)),
@@ -352,6 +212,51 @@ impl Client {
             }
             other => other,
         }
+    }
+
+    /// Sends a `tools/call` (`request`) and reads its result as `R`: a
+    /// plain request, unless the connection declares the tasks extension,
+    /// where the server may answer with a task, which the tasks feature
+    /// then drives to its result (`tasks/modern.rs`).
+    ///
+    /// Cancel safe: dropped before the answer, the request is cancelled as
+    /// any; dropped while a task runs, it is cancelled as
+    /// [`TaskOptions::cancel_on_drop`] says.
+    async fn send_call<R, P>(
+        &self,
+        request: Request<'_, P>,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+    ) -> Result<R, Error>
+    where
+        R: DeserializeOwned,
+        P: Serialize,
+    {
+        match self.modern_task_options() {
+            None => self.send_request(request, on_progress).await,
+            Some(options) => {
+                // Boxed: the rare path, which would otherwise make every
+                // call's future larger.
+                Box::pin(self.send_call_as_task(request, on_progress, options)).await
+            }
+        }
+    }
+
+    /// Calls a listed tool as it must be called (as a task when it requires
+    /// one and the server offers tool tasks, with the default
+    /// [`TaskOptions`]; plainly otherwise) and checks the result against
+    /// its output schema: what the agent bridge runs for each tool call.
+    pub(crate) async fn call_listed_tool(
+        &self,
+        tool: &ToolInfo,
+        arguments: &RawValue,
+    ) -> Result<CallResult, Error> {
+        let result = if tool.task_support() == TaskSupport::Required && self.offers_tool_tasks() {
+            self.task_call(tool, arguments, &TaskOptions::default(), &mut |_| {})
+                .await?
+        } else {
+            self.call_tool(&tool.name, arguments).await?
+        };
+        checked(tool, result)
     }
 }
 
@@ -364,37 +269,5 @@ pub(crate) fn checked(tool: &ToolInfo, result: CallResult) -> Result<CallResult,
             result: Box::new(result),
             source,
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::value::RawValue;
-
-    use super::*;
-
-    #[test]
-    fn an_is_error_result_is_not_checked_against_the_output_schema() {
-        let tool: ToolInfo = serde_json::from_str(
-            r#"{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object"}}"#,
-        )
-        .expect("valid tool");
-        let mut result = CallResult::new(Vec::new());
-        assert_eq!(tool.check_output(&result), Err(OutputError::Missing));
-        result.is_error = true;
-        assert_eq!(tool.check_output(&result), Ok(()));
-    }
-
-    #[test]
-    fn tool_schemas_stay_verbatim() {
-        let page: ToolsPage = serde_json::from_str(
-            r#"{"tools":[{"name":"t","inputSchema":{ "type" : "object","properties":{"b":{},"a":{}} }}],"nextCursor":"c2"}"#,
-        )
-        .expect("valid page");
-        assert_eq!(
-            page.tools[0].input_schema.as_deref().map(RawValue::get),
-            Some(r#"{ "type" : "object","properties":{"b":{},"a":{}} }"#)
-        );
-        assert_eq!(page.next_cursor.as_deref(), Some("c2"));
     }
 }

@@ -9,45 +9,30 @@
 //! application registered answer each key once, sent with `tasks/update`.
 //! `tasks/cancel` (an acknowledgement only) ends an abandoned task.
 //!
-//! It knows nothing of the 2025-11-25 shape (`tasks.rs`), which calls into
+//! It knows nothing of the 2025-11-25 shape (`tasks/mod.rs`), which calls into
 //! it on modern connections.
 
 use std::collections::BTreeMap;
 use std::collections::HashSet;
-use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::features::task_options::{
-    CancelOnDrop, TaskIdParams, TaskOptions, Watch, detached_create,
-};
-use crate::features::tool_headers;
-use crate::session::client::Client;
+use crate::features::tasks::options::{CancelOnDrop, TaskIdParams, Watch, detached_create};
+use crate::features::tools::headers;
 use crate::session::connection::Request;
-use crate::session::mrtr::{InputRequest, answer_one};
+use crate::session::handle::Client;
+use crate::session::modern::mrtr::{InputRequest, answer_one};
 use crate::session::progress::Progress;
 use crate::session::protocol::Era;
 use crate::wire::jsonrpc::ProtocolError;
-use crate::wire::task::{Task, TaskStatus};
+use crate::wire::task::{Task, TaskOptions, TaskStatus};
 
 /// The most input requests one task may have answered: a server that keeps
 /// asking is given up on, like a multi-round-trip request that does.
 pub(crate) const MAX_TASK_INPUTS: usize = 256;
-
-/// The options [`ClientConfig::with_tasks`](crate::ClientConfig::with_tasks)
-/// gave, kept per client: set once, when the client is made.
-#[derive(Default)]
-pub(crate) struct TaskDefaults(OnceLock<TaskOptions>);
-
-impl TaskDefaults {
-    /// Records the options (the first time only).
-    pub(crate) fn set(&self, options: TaskOptions) {
-        let _ = self.0.set(options);
-    }
-}
 
 /// What the parts of a `tasks/get` answer beyond the [`Task`] are (read on
 /// their own: a raw value cannot be read through a flattened struct).
@@ -93,38 +78,35 @@ impl Client {
         if !modern {
             return None;
         }
-        self.extension::<TaskDefaults>().0.get().cloned()
+        self.features().task_defaults.clone()
     }
 
-    /// Sends a `tools/call` (`request`) and reads its result as `R`: on a
-    /// connection that declares the tasks extension, a task answer is
-    /// driven to its result first, with the options the application gave.
-    /// How the plain calls (`call_tool` and its kin, the bridge) meet a
-    /// server that runs them as tasks.
+    /// Sends a plain `tools/call` (`request`) on a connection that
+    /// declares the tasks extension, and reads its result as `R`: a task
+    /// the server answers with is driven to its result first, with the
+    /// options the application gave (`options`). How the plain calls
+    /// (`call_tool` and its kin, the bridge) meet a server that runs them
+    /// as tasks.
     ///
     /// Cancel safe: dropped before the answer, the request is cancelled as
     /// any; dropped while the task runs, it is cancelled as
     /// [`TaskOptions::cancel_on_drop`] says.
-    pub(crate) async fn send_call<R, P>(
+    pub(crate) async fn send_call_as_task<R, P>(
         &self,
         request: Request<'_, P>,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+        options: TaskOptions,
     ) -> Result<R, Error>
     where
         R: DeserializeOwned,
         P: Serialize,
     {
-        let Some(options) = self.modern_task_options() else {
-            return self.send_request(request, on_progress).await;
-        };
         // A task's polls go to the server that created it.
         let client = self.pinned("tools/call").await?;
         let name = request.name.unwrap_or_default();
         let answer: Box<RawValue> = client.send_request(request, on_progress).await?;
         let result = match created(name, &answer)? {
-            // Boxed: driving a task is the rare path, and its future would
-            // otherwise make every call's future larger.
-            Some(task) => Box::pin(client.drive(name, task, &options, &mut |_| {})).await?,
+            Some(task) => client.drive(name, task, &options, &mut |_| {}).await?,
             None => answer,
         };
         serde_json::from_str(result.get())
@@ -145,7 +127,7 @@ impl Client {
         options: &TaskOptions,
         on_status: &mut (dyn FnMut(&Task) + Send),
     ) -> Result<Box<RawValue>, Error> {
-        let headers = tool_headers::headers_for(self, name, arguments)?;
+        let headers = headers::headers_for(self, name, arguments)?;
         let answer = match options.cancel_on_drop {
             true => {
                 self.create_detached(name, arguments, headers, options)

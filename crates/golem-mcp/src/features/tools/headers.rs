@@ -7,27 +7,26 @@
 //! The annotations of the latest listing are kept per client. A tool
 //! called without having been listed is sent without them; a server that
 //! then answers `HeaderMismatch` has the tools listed again and the call
-//! sent once more (`tools.rs`).
+//! sent once more (`call.rs`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 
 use serde::Serialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::error::Error;
-use crate::session::client::Client;
+use crate::session::handle::Client;
 use crate::wire::mcp_headers::HeaderParams;
 
-/// The annotations of the listed tools that have any, by tool name.
-#[derive(Default)]
-pub(crate) struct ToolHeaders(Mutex<HashMap<String, Arc<HeaderParams>>>);
-
-impl ToolHeaders {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HeaderParams>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+/// The kept header parameters of the listed tools, by tool name.
+fn lock(client: &Client) -> std::sync::MutexGuard<'_, HashMap<String, Arc<HeaderParams>>> {
+    client
+        .features()
+        .tool_headers
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `tools` without the ones whose annotations are invalid, recording the
@@ -74,7 +73,7 @@ pub(crate) fn screen<T>(
             }
         }
     });
-    *client.extension::<ToolHeaders>().lock() = annotated;
+    *lock(client) = annotated;
     tools
 }
 
@@ -91,7 +90,7 @@ pub(crate) fn headers_for(
     if !client.mirrors_headers() {
         return Ok(Vec::new());
     }
-    let params = client.extension::<ToolHeaders>().lock().get(name).cloned();
+    let params = lock(client).get(name).cloned();
     let Some(params) = params else {
         return Ok(Vec::new());
     };

@@ -21,7 +21,7 @@ use serde_json::value::RawValue;
 
 use crate::error::Error;
 use crate::session::connection::{Connection, Request, decode};
-use crate::session::era::{ModernError, ModernMeta, newest_mutual, no_mutual_version};
+use crate::session::modern::era::{ModernError, ModernMeta, newest_mutual, no_mutual_version};
 use crate::session::progress::Progress;
 use crate::session::serving::Offer;
 use crate::wire::result_type::{InputRequired, ResultKind, result_kind};
@@ -101,7 +101,7 @@ where
                 }
                 decoded => return decoded,
             },
-            // The tasks extension: the caller (`features/modern_tasks.rs`)
+            // The tasks extension: the caller (`features/tasks/modern.rs`)
             // reads the task from the result and drives it.
             ResultKind::Task => {
                 let declared = attempt

@@ -1,5 +1,5 @@
 //! Roots: the directories (or other URIs) the application lets servers work
-//! in, answered to `roots/list`.
+//! in, answered to `roots/list` (the `server_requests/` layer offers them).
 
 use std::path::Path;
 

@@ -20,6 +20,9 @@
 //!
 //! [`Transport::reopen`]: crate::Transport::reopen
 
+pub(crate) mod live;
+pub(crate) mod revive;
+
 use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,8 +135,9 @@ enum Standing {
     Over,
 }
 
-/// What a restarted server must be told again: the session state a legacy
-/// server keeps.
+/// What a new generation must be told again, after a restart or an HTTP
+/// session renewed: the session state a legacy server keeps, and the log
+/// level a modern one is told in every request.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Resume {
     /// The log level last asked for.
@@ -159,8 +163,7 @@ pub(crate) trait Revive: Send + Sync + 'static {
     fn publish(&self, notification: ServerNotification, last: bool);
 }
 
-/// A client's restarts: the policy, where they stand, what to tell a
-/// restarted server, and the task that watches the session in use.
+/// A client's restarts: the policy, where they stand, and the task that watches the session in use.
 pub(crate) struct Restarts {
     policy: RestartPolicy,
     standing: Arc<watch::Sender<Standing>>,
@@ -169,7 +172,6 @@ pub(crate) struct Restarts {
     supervised: Arc<AtomicBool>,
     /// The watching task, until `stop` takes it.
     task: Mutex<Option<JoinHandle<()>>>,
-    resume: Mutex<Resume>,
 }
 
 impl Drop for Restarts {
@@ -194,7 +196,6 @@ impl Restarts {
             standing: Arc::new(watch::Sender::new(Standing::Up(0))),
             supervised,
             task: Mutex::new(None),
-            resume: Mutex::new(Resume::default()),
         }
     }
 
@@ -241,11 +242,6 @@ impl Restarts {
             .await
             .map(|standing| matches!(*standing, Standing::Up(_)));
         outcome.unwrap_or(false)
-    }
-
-    /// What a restarted server is told again.
-    pub(crate) fn resume(&self) -> MutexGuard<'_, Resume> {
-        lock(&self.resume)
     }
 }
 

@@ -4,9 +4,12 @@
 //! once with a task id; the client polls `tasks/get` at the interval the
 //! server suggests (bounded), fetches `tasks/result`, and cancels the task
 //! with `tasks/cancel` when its caller goes away. On a modern connection
-//! the same methods speak the tasks extension (`modern_tasks.rs`), where
+//! the same methods speak the tasks extension (`modern.rs`), where
 //! the server decides which calls become tasks and `tasks/result` and
 //! `tasks/list` are gone.
+
+pub(crate) mod modern;
+pub(crate) mod options;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,18 +20,17 @@ use serde_json::value::RawValue;
 use tokio::time::Instant;
 
 use crate::error::Error;
-use crate::features::task_options::{
-    CancelOnDrop, TaskIdParams, TaskOptions, Watch, detached_create,
-};
-use crate::features::tool_details::TaskSupport;
+use crate::features::tasks::options::{CancelOnDrop, TaskIdParams, Watch, detached_create};
 use crate::features::tools::ToolInfo;
-use crate::features::tools::{checked, raw_arguments};
-use crate::session::client::Client;
-use crate::session::era::{TASKS_EXTENSION, declares_extension};
+use crate::features::tools::call::checked;
+use crate::features::tools::details::TaskSupport;
+use crate::features::tools::raw_arguments;
+use crate::session::handle::Client;
+use crate::session::modern::era::{TASKS_EXTENSION, declares_extension};
 use crate::session::notifications::{Notifications, ServerNotification};
 use crate::session::protocol::Era;
 use crate::wire::call_result::CallResult;
-use crate::wire::task::{Task, TaskStatus};
+use crate::wire::task::{Task, TaskOptions, TaskStatus};
 
 /// One page of `tasks/list` (2025-11-25 only).
 #[derive(Debug, Clone, Deserialize)]

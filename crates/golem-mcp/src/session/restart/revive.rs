@@ -1,4 +1,4 @@
-//! What a restart (`restart.rs`, ADR 0026) does to a client: waits for the
+//! What a restart (`restart/mod.rs`, ADR 0026) does to a client: waits for the
 //! session in use to be lost, starts the next one and its handshake, tells
 //! it the session state the old server kept, and puts it in use.
 
@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde::de::IgnoredAny;
 
 use crate::error::Error;
-use crate::session::client::{Client, Session, WeakClient};
 use crate::session::connection::{Request, decode};
+use crate::session::generation::Generation;
+use crate::session::handle::{Client, WeakClient};
 use crate::session::notifications::ServerNotification;
 use crate::session::restart::Revive;
 
@@ -20,7 +21,7 @@ impl Revive for WeakClient {
     async fn lost(&self) -> Option<String> {
         // Only the connection is held while waiting: dropping the client
         // ends the wait (the task is aborted with it).
-        let connection = self.upgrade()?.session().connection().clone();
+        let connection = self.upgrade()?.generation().connection().clone();
         let lost = connection.ended().await?;
         Some(lost.to_string())
     }
@@ -45,23 +46,19 @@ impl Revive for WeakClient {
 }
 
 impl Client {
-    /// Remembers the log level asked for, for a restarted server.
+    /// Remembers the log level asked for, for a new generation.
     pub(crate) fn remember_log_level(&self, level: &str) {
-        if let Some(restarts) = self.restarts() {
-            restarts.resume().log_level = Some(level.to_owned());
-        }
+        self.resume().log_level = Some(level.to_owned());
     }
 
-    /// Remembers (or forgets) a legacy resource subscription, for a
-    /// restarted server.
+    /// Remembers (or forgets) a legacy resource subscription, for a new
+    /// generation.
     pub(crate) fn remember_subscription(&self, uri: &str, subscribed: bool) {
-        if let Some(restarts) = self.restarts() {
-            let mut resume = restarts.resume();
-            if subscribed {
-                resume.subscriptions.insert(uri.to_owned());
-            } else {
-                resume.subscriptions.remove(uri);
-            }
+        let mut resume = self.resume();
+        if subscribed {
+            resume.subscriptions.insert(uri.to_owned());
+        } else {
+            resume.subscriptions.remove(uri);
         }
     }
 
@@ -73,7 +70,7 @@ impl Client {
         // The lost server is ended first, with its whole process group (a
         // child that still holds a port or a lock must not meet the new
         // one), and its listen says nothing more.
-        let lost = self.session();
+        let lost = self.generation();
         lost.stop_listening();
         let _ = lost.close_transport().await;
         drop(lost);
@@ -119,7 +116,7 @@ impl Client {
 
     /// Fails when the restarted server speaks another revision than the
     /// first: what the client learnt of the server would no longer hold.
-    fn same_revision(&self, session: &Session) -> Result<(), Error> {
+    fn same_revision(&self, session: &Generation) -> Result<(), Error> {
         let (Some(first), Some(now)) = (self.server(), session.server_info()) else {
             return Ok(());
         };
@@ -141,10 +138,8 @@ impl Client {
     /// opened again by the session's own listener, and waited for (within
     /// [`LISTEN_AGAIN_TIME`]), so that what comes after `Restarted` is
     /// heard.
-    async fn tell_again(&self, session: &Session) -> Result<(), Error> {
-        let Some(resume) = self.restarts().map(|restarts| restarts.resume().clone()) else {
-            return Ok(());
-        };
+    pub(in crate::session) async fn tell_again(&self, session: &Generation) -> Result<(), Error> {
+        let resume = self.resume().clone();
         let connection = session.connection();
         if connection.modern().is_some() {
             if let Some(level) = &resume.log_level {
@@ -203,7 +198,7 @@ impl Client {
 }
 
 /// Ends a session that will not be used, and its server.
-async fn discard(session: &Session) {
+async fn discard(session: &Generation) {
     session.end();
     let _ = session.close_transport().await;
 }
