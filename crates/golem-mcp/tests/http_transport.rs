@@ -297,8 +297,17 @@ async fn an_expired_session_can_be_renewed_and_the_request_resent_once() {
     })
     .await;
     let mut notifications = client.passive_notifications();
+    // What the session keeps on the server, told again to a new one.
+    client
+        .set_log_level(golem_mcp::LogLevel::Warning)
+        .await
+        .expect("log level");
+    let _subscription = client
+        .subscribe_resource("file:///watched")
+        .await
+        .expect("subscribed");
     // The first call expires the session; the fake then answers 404 to the
-    // old id. The transport re-initializes and resends: the resent "expire"
+    // old id. The client re-initializes and resends: the resent "expire"
     // expires the new session too, so the error surfaces after one resend.
     let error = call_text(&client, "expire", json!({}))
         .await
@@ -310,6 +319,20 @@ async fn an_expired_session_can_be_renewed_and_the_request_resent_once() {
         "one re-initialization"
     );
     assert_eq!(fake.posts_of("tools/call").len(), 2, "one resend");
+    // The new session was told the log level and the subscription, in it.
+    for method in ["logging/setLevel", "resources/subscribe"] {
+        let told = fake.posts_of(method);
+        assert_eq!(told.len(), 2, "{method} once per session");
+        assert_eq!(
+            told[1].header("mcp-session-id"),
+            Some("session-2"),
+            "{method}"
+        );
+    }
+    assert_eq!(
+        fake.posts_of("logging/setLevel")[1].body["params"]["level"],
+        "warning"
+    );
     // The application hears of the new session.
     assert_eq!(
         bounded(notifications.recv()).await,
@@ -328,6 +351,29 @@ async fn an_expired_session_can_be_renewed_and_the_request_resent_once() {
     let last = fake.posts_of("tools/call").pop().expect("a call");
     assert_eq!(last.header("mcp-session-id"), Some("session-3"));
     assert_eq!(fake.posts_of("notifications/initialized").len(), 3);
+    assert_eq!(fake.posts_of("resources/subscribe").len(), 3);
+}
+
+#[tokio::test]
+async fn requests_that_meet_an_expired_session_together_renew_it_once() {
+    let fake = FakeHttp::start().await;
+    let client = connect_with(HttpConfig {
+        reinitialize_expired_session: true,
+        ..HttpConfig::new(fake.url())
+    })
+    .await;
+    fake.knobs().expired.store(true, Ordering::SeqCst);
+    let calls =
+        (0..4).map(|n| call_text(&client, "json_echo", json!({"text": format!("call {n}")})));
+    for (n, answer) in futures_util::future::join_all(calls)
+        .await
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(answer.expect("renewed"), format!("call {n}"));
+    }
+    assert_eq!(fake.posts_of("initialize").len(), 2, "one renewal for all");
+    assert_eq!(fake.posts_of("notifications/initialized").len(), 2);
 }
 
 #[tokio::test]

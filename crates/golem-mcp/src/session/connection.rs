@@ -109,6 +109,9 @@ pub(crate) struct TransportTraits {
     pub(crate) mirrors_headers: bool,
     /// It carries the initialize era only (HTTP+SSE).
     pub(crate) legacy_only: bool,
+    /// The client starts a new session when the server dropped it (HTTP,
+    /// when configured so).
+    pub(crate) renews_sessions: bool,
 }
 
 /// The log levels a modern request may name, least severe first.
@@ -172,6 +175,11 @@ impl Connection {
         self.negotiated.store(true, Ordering::Release);
     }
 
+    /// The legacy revision negotiated at `initialize`, once it was.
+    pub(crate) fn protocol_version(&self) -> Option<&'static str> {
+        self.protocol_version.get().copied()
+    }
+
     /// Decides the modern era for good: every later request carries
     /// `meta`'s entries and revision.
     pub(crate) fn set_modern(&self, meta: ModernMeta) {
@@ -195,6 +203,12 @@ impl Connection {
     /// handshake then skips the probe.
     pub(crate) fn legacy_only(&self) -> bool {
         self.traits.legacy_only
+    }
+
+    /// Whether a session the server dropped is renewed
+    /// ([`Transport::renews_sessions`](crate::Transport::renews_sessions)).
+    pub(crate) fn renews_sessions(&self) -> bool {
+        self.traits.renews_sessions
     }
 
     /// Names `level` (one of the protocol's eight, e.g. `"debug"`) in every

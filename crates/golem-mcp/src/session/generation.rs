@@ -4,7 +4,7 @@
 //! handshake stands; everything here ends with it.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError};
 
 use tokio::sync::Mutex;
@@ -45,6 +45,12 @@ pub(crate) struct Generation {
     pub(in crate::session) inbound: StdMutex<Option<AbortOnDrop>>,
     /// What this generation's handshake learnt of the server.
     pub(in crate::session) server: OnceLock<ServerInfo>,
+    /// Held while a session the server dropped is renewed on this
+    /// connection, so that the requests that met the expiry together
+    /// renew it once.
+    pub(in crate::session) renewal: Mutex<()>,
+    /// How many times the session was renewed.
+    renewals: AtomicU64,
 }
 
 impl Generation {
@@ -68,6 +74,8 @@ impl Generation {
             driver: StdMutex::new(Some(Box::pin(driver.run()))),
             inbound: StdMutex::new(None),
             server: OnceLock::new(),
+            renewal: Mutex::new(()),
+            renewals: AtomicU64::new(0),
         }
     }
 
@@ -79,6 +87,16 @@ impl Generation {
     /// What the generation's handshake learnt of the server.
     pub(crate) fn server_info(&self) -> Option<&ServerInfo> {
         self.server.get()
+    }
+
+    /// How many times the session was renewed on this connection.
+    pub(in crate::session) fn renewals(&self) -> u64 {
+        self.renewals.load(Ordering::Acquire)
+    }
+
+    /// Counts a renewal done.
+    pub(in crate::session) fn renewed(&self) {
+        self.renewals.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Whether the generation's handshake completed and it was not closed.

@@ -71,10 +71,11 @@ pub enum ServerNotification {
         error: String,
     },
     /// Not from the server: it had dropped the HTTP session (a `404`), and
-    /// the transport started a new one and sent the request again
-    /// (`HttpConfig::reinitialize_expired_session`). What the old session
-    /// held on the server (resource subscriptions, a log level) is gone and
-    /// is not asked for again: subscribe again if you need to.
+    /// the client started a new one on the same connection and sent the
+    /// request again (`HttpConfig::reinitialize_expired_session`). The new
+    /// session was told the log level and the resource subscriptions the
+    /// old one had; anything else the server kept for the old session is
+    /// gone.
     SessionRenewed,
     /// A notification this client does not interpret, as sent.
     Other {

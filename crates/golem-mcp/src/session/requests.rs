@@ -7,7 +7,7 @@
 use bytes::Bytes;
 
 use crate::error::Error;
-use crate::session::connection::{Connection, Request, decode};
+use crate::session::connection::{Request, decode};
 use crate::session::generation::Generation;
 use crate::session::handle::Client;
 use crate::session::modern::cache;
@@ -85,7 +85,7 @@ impl Client {
         if session.connection.modern().is_some() && cache::cacheable(request.method) {
             return self.send_cached(&session, request, on_progress).await;
         }
-        self.run_request(&session.connection, operation, request, on_progress, None)
+        self.run_request(&session, operation, request, on_progress, None)
             .await
     }
 
@@ -119,14 +119,8 @@ impl Client {
                 cache.store(ticket, &key, uri, reply);
             }
         };
-        self.run_request(
-            &session.connection,
-            operation,
-            request,
-            on_progress,
-            Some(&mut keep),
-        )
-        .await
+        self.run_request(session, operation, request, on_progress, Some(&mut keep))
+            .await
     }
 
     /// [`send_request`](Client::send_request), never from the cache.
@@ -141,15 +135,18 @@ impl Client {
     {
         let operation = Operation(request.method, request.name);
         let session = self.live(operation).await?;
-        self.run_request(&session.connection, operation, request, on_progress, None)
+        self.run_request(&session, operation, request, on_progress, None)
             .await
     }
 
-    /// Sends `request` and reads its result; `keep` is shown a modern
-    /// complete reply that needed no multi-round-trip retry.
+    /// Sends `request` on `generation` and reads its result; `keep` is
+    /// shown a modern complete reply that needed no multi-round-trip
+    /// retry. A legacy request that meets a session the server dropped is
+    /// sent again once on a new session, when the transport asks for
+    /// renewals (`restart/renew.rs`).
     async fn run_request<R, P>(
         &self,
-        connection: &Connection,
+        generation: &Generation,
         operation: Operation<'_>,
         request: Request<'_, P>,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
@@ -159,10 +156,29 @@ impl Client {
         R: serde::de::DeserializeOwned,
         P: serde::Serialize,
     {
+        let connection = &generation.connection;
         if connection.modern().is_none() {
-            let reply = connection
-                .exchange(&operation, &request, on_progress)
-                .await?;
+            // Read before sending: a renewal that another request finishes
+            // after this one went out is not run again for it.
+            let renewals = generation.renewals();
+            let mut on_progress = on_progress;
+            let first = connection
+                .exchange(&operation, &request, reborrow(&mut on_progress))
+                .await;
+            let reply = match first {
+                Err(error) if error.is_session_expired() && connection.renews_sessions() => {
+                    // Boxed: the rare path, kept out of every call's future.
+                    Box::pin(self.renew_and_resend(
+                        generation,
+                        renewals,
+                        operation,
+                        &request,
+                        on_progress,
+                    ))
+                    .await?
+                }
+                reply => reply?,
+            };
             return decode(&operation, reply);
         }
         // Made only for a retry in another revision: nothing is cloned on
@@ -208,3 +224,14 @@ impl Client {
 
 #[derive(serde::Serialize)]
 struct EmptyParams {}
+
+/// The progress observer lent for one attempt, so that a second attempt
+/// may use it too.
+fn reborrow<'a>(
+    observer: &'a mut Option<&mut (dyn FnMut(Progress) + Send)>,
+) -> Option<&'a mut (dyn FnMut(Progress) + Send)> {
+    match observer {
+        Some(observer) => Some(&mut **observer),
+        None => None,
+    }
+}

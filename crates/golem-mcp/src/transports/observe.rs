@@ -171,6 +171,10 @@ where
         self.inner.legacy_only()
     }
 
+    fn renews_sessions(&self) -> bool {
+        self.inner.renews_sessions()
+    }
+
     fn reopen(&self) -> Option<Result<Self, TransportError>> {
         let reopened = self.inner.reopen()?;
         Some(reopened.map(|inner| Observed {

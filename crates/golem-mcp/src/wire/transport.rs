@@ -227,11 +227,12 @@ pub enum Inbound {
         error: TransportError,
     },
     /// The server had dropped the session, and the transport started a new
-    /// one on its own (HTTP: a `404` to a request carrying the session id,
-    /// with `HttpConfig::reinitialize_expired_session`); the request that
-    /// met it was sent again. What the old session held on the server is
-    /// gone. The client tells its subscribers
+    /// one on its own; what the old session held on the server is gone. The
+    /// client tells its subscribers
     /// ([`ServerNotification::SessionRenewed`](crate::ServerNotification::SessionRenewed)).
+    /// The transports of this crate never send it: they report the expiry
+    /// instead, and the client renews the session itself
+    /// ([`Transport::renews_sessions`]).
     SessionRenewed,
 }
 
@@ -305,6 +306,18 @@ pub trait Transport: Send + Sync + 'static {
     /// may leave unanswered until the probe's timeout), and refuses a
     /// pinned modern revision (ADR 0018). `false` by default.
     fn legacy_only(&self) -> bool {
+        false
+    }
+
+    /// Whether the client should start a new session when a request fails
+    /// because the server dropped the one it belonged to
+    /// ([`HttpStatusError::is_session_expired`](crate::HttpStatusError::is_session_expired)):
+    /// the client then runs the handshake again on this transport, tells
+    /// the new session what the old one was told (the log level, resource
+    /// subscriptions) and sends the request again, once. Streamable HTTP
+    /// answers as `HttpConfig::reinitialize_expired_session` says. `false`
+    /// by default.
+    fn renews_sessions(&self) -> bool {
         false
     }
 

@@ -178,8 +178,8 @@ impl HttpStatusError {
     /// Whether the server dropped the session (a 404 to a request carrying
     /// its id). The session cannot be continued: close this client and
     /// initialize a fresh one (or set
-    /// `HttpConfig::reinitialize_expired_session` to have the transport do
-    /// it and resend the request once).
+    /// `HttpConfig::reinitialize_expired_session` to have the client start a
+    /// new session and resend the request once).
     pub fn is_session_expired(&self) -> bool {
         self.session_expired
     }

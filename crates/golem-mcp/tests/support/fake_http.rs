@@ -654,7 +654,10 @@ async fn answer_post(state: &Arc<State>, headers: &HeaderMap, message: Value) ->
             json_response(&json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
                 {"name": "echo", "inputSchema": {"type": "object"}}]}}))
         }
-        "ping" => json_response(&json!({"jsonrpc": "2.0", "id": id, "result": {}})),
+        // Session state a legacy server keeps, acknowledged.
+        "ping" | "logging/setLevel" | "resources/subscribe" => {
+            json_response(&json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+        }
         "tools/call" => tools::call(Arc::clone(state), id, &message["params"]).await,
         _ => json_response(&json!({"jsonrpc": "2.0", "id": id,
             "error": {"code": -32601, "message": "not here"}})),

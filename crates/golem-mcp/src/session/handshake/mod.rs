@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crate::error::Error;
-use crate::session::connection::{Connection, Request, encode_notification, settle};
+use crate::session::connection::{Connection, Request, decode, encode_notification, settle};
 use crate::session::generation::{AbortOnDrop, Generation, lock, start_inbound};
 use crate::session::handle::Client;
 use crate::session::handshake::state::{AbortOnDropResult, Lifecycle, ProbeTask};
@@ -239,6 +239,35 @@ impl Client {
             chosen,
             pinned,
         })
+    }
+
+    /// Runs the legacy handshake again on `generation`'s connection, whose
+    /// server dropped the session: `initialize`, offering the revision
+    /// negotiated first and accepting no other, then
+    /// `notifications/initialized`. What the server says of itself now is
+    /// not recorded: the client already knows it.
+    pub(in crate::session) async fn initialize_again(
+        &self,
+        generation: &Generation,
+    ) -> Result<(), Error> {
+        let operation = Operation("initialize", None);
+        let connection = &generation.connection;
+        let version = connection.protocol_version();
+        let params = InitializeParams::new(
+            &self.inner.setup.client_info,
+            self.inner.offer.capabilities(),
+            version,
+        );
+        let reply = connection
+            .exchange(&operation, &Request::new("initialize", &params), None)
+            .await?;
+        decode::<InitializeResult>(&operation, reply)?.accept(version)?;
+        let confirm = encode_notification("notifications/initialized", None::<&()>)
+            .map_err(|error| Error::encode("initialize", error))?;
+        connection
+            .send(confirm)
+            .await
+            .map_err(|source| failure(connection, operation, source))
     }
 
     /// Starts the era probe on a task of its own, asking for the pinned

@@ -21,6 +21,7 @@
 //! [`Transport::reopen`]: crate::Transport::reopen
 
 pub(crate) mod live;
+pub(crate) mod renew;
 pub(crate) mod revive;
 
 use std::collections::BTreeSet;

@@ -102,10 +102,12 @@ pub struct HttpConfig {
     /// How broken event streams are resumed.
     pub resume: ResumePolicy,
     /// When the server answers 404 to a request carrying a session id (it
-    /// dropped the session), start a new session with the `initialize`
-    /// request of the first one and send the request again, once. Off by
-    /// default: whatever state the server kept for the old session is gone,
-    /// and the application may want to know.
+    /// dropped the session), have the client start a new session on this
+    /// transport (the handshake again, in the revision negotiated first,
+    /// then the log level and the resource subscriptions the old session
+    /// was told), tell its subscribers (`SessionRenewed`), and send the
+    /// request again, once. Off by default: whatever else the server kept
+    /// for the old session is gone, and the application may want to know.
     pub reinitialize_expired_session: bool,
     /// How long `close` waits for the server to acknowledge the end of the
     /// session (`DELETE`).

@@ -7,7 +7,7 @@
 //! requests go through (hyper's own for plain `http://`, reqwest for the
 //! rest: ADR 0027); `headers.rs` names the headers the
 //! transport sets; `shared.rs` is the state every part shares; `post.rs` is
-//! the outbound side (one POST per message, the session, its renewal);
+//! the outbound side (one POST per message, the session);
 //! `stream.rs` reads each event stream and resumes it when it breaks
 //! (parsing it with the shared `golem-sse` crate); `drain.rs` reads an
 //! answered stream to its end, so that its connection is reused; `status.rs` builds the
@@ -136,7 +136,6 @@ impl HttpTransport {
                 sse_endpoint_timeout: config.sse_endpoint_timeout,
                 auth: config.auth.clone(),
                 session: StdMutex::new(Session::default()),
-                renewal: Mutex::new(()),
                 protocol_version: OnceLock::new(),
                 inbound: sender,
                 streams: StdMutex::new(IdMap::default()),
@@ -172,9 +171,7 @@ impl Transport for HttpTransport {
     /// and every later message (see [`HttpTransport`]).
     ///
     /// Cancel safe: a dropped send abandons its POST; the server sees the
-    /// whole message or nothing. If the session had expired and
-    /// [`HttpConfig::reinitialize_expired_session`] is on, an interrupted
-    /// renewal starts over at the next request.
+    /// whole message or nothing.
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         if let Some(legacy) = self.legacy.get() {
             // Boxed, as every rare path here: this future is moved a few
@@ -251,6 +248,10 @@ impl Transport for HttpTransport {
     /// tools' `Mcp-Param-*` headers.
     fn mirrors_headers(&self) -> bool {
         true
+    }
+
+    fn renews_sessions(&self) -> bool {
+        self.shared.reinitialize_expired_session
     }
 
     /// Ends the session with `DELETE` (a `405` or `404` answer is fine: the

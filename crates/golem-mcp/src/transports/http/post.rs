@@ -1,5 +1,6 @@
-//! The outbound side: one POST per message, the session it belongs to, the
-//! renewal of an expired session, and what a refused POST says.
+//! The outbound side: one POST per message, the session it belongs to, and
+//! what a refused POST says (an expired session is reported; the session
+//! layer starts a new one, `session/restart/renew.rs`).
 
 use std::sync::Arc;
 
@@ -9,7 +10,7 @@ use reqwest::{Method, StatusCode};
 
 use super::authorize::{MAX_AUTHORIZATIONS, refusal};
 use super::client::{Request, Response};
-use super::headers::{MCP_METHOD, MCP_NAME, SESSION, redact};
+use super::headers::{MCP_METHOD, MCP_NAME, SESSION};
 use super::shared::{Shared, addressed_to};
 use super::status::{http_error, status_error, status_error_with};
 use super::stream;
@@ -31,7 +32,6 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         true => None,
         false => shared.session().id.clone(),
     };
-    let mut renewed = false;
     let mut authorizations = 0;
     let response = loop {
         shared.prepare_authorization().await;
@@ -41,7 +41,6 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         };
         let response = post(shared, &message, &sent).await?;
         let may = May {
-            renew: !renewed,
             authorize: authorizations < MAX_AUTHORIZATIONS,
         };
         // The refusals' handling is boxed: inlined, it would make every
@@ -52,10 +51,6 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         };
         match checked {
             Checked::Answer(response) => break response,
-            Checked::Renewed => {
-                tracing::info!(url = %redact(&shared.url), "mcp: session expired; started a new one, sending the request again");
-                renewed = true;
-            }
             Checked::Authorized => authorizations += 1,
             Checked::Dropped | Checked::Answered => return Ok(()),
         }
@@ -88,7 +83,6 @@ struct Sent {
 
 /// What may still be done about a refusal.
 struct May {
-    renew: bool,
     authorize: bool,
 }
 
@@ -142,19 +136,21 @@ enum Checked {
     /// A modern refusal whose body was the request's JSON-RPC error: it
     /// was delivered as the request's answer.
     Answered,
-    /// The session had expired and a new one was started: send again.
-    Renewed,
     /// The server wanted authorization and the provider obtained it: send
     /// again.
     Authorized,
-    /// The session had expired and the message is not worth resending.
+    /// The session had expired and the message is not worth resending
+    /// (a notification or a reply; the session starts a new one when a
+    /// request meets the expiry).
     Dropped,
 }
 
-/// Turns a non-2xx answer into an error, has the auth provider authorize
-/// after a `401` (or a `403` for want of scope), or renews an expired
-/// session when the configuration allows it; `may` says what is still
-/// allowed for this message.
+/// Turns a non-2xx answer into an error, or has the auth provider
+/// authorize after a `401` (or a `403` for want of scope); `may` says what
+/// is still allowed for this message. With
+/// `HttpConfig::reinitialize_expired_session`, a notification or reply to
+/// an expired session is dropped (a request fails with the expiry, and the
+/// session renews the session).
 async fn check_status(
     shared: &Arc<Shared>,
     message: &Outgoing,
@@ -183,71 +179,16 @@ async fn check_status(
         return modern_refusal(shared, *id, response).await;
     }
     let expired = status == StatusCode::NOT_FOUND && sent.session.is_some();
-    if !expired || !shared.reinitialize_expired_session || !may.renew {
-        return Err(status_error(response, expired).await);
-    }
-    if !matches!(message.kind(), OutgoingKind::Request { .. }) {
+    let renewable = expired && shared.reinitialize_expired_session;
+    if renewable && !matches!(message.kind(), OutgoingKind::Request { .. }) {
         // A notification or reply about the old session has nothing left
         // to say to a new one.
         tracing::debug!("mcp: dropped a notification for an expired session");
         return Ok(Checked::Dropped);
     }
-    renew_session(shared, sent.session).await?;
-    Ok(Checked::Renewed)
-}
-
-/// Replays the first session's `initialize` to start a new session, and
-/// sends `notifications/initialized`, unless a concurrent request already
-/// did. The server's answer is read and dropped: the client already knows
-/// the server.
-async fn renew_session(
-    shared: &Arc<Shared>,
-    expired: Option<HeaderValue>,
-) -> Result<(), TransportError> {
-    let _renewal = shared.renewal.lock().await;
-    if shared.session().id != expired {
-        return Ok(()); // renewed meanwhile by another request
-    }
-    let Some(initialize) = shared.session().initialize.clone() else {
-        return Err(TransportError::Closed);
-    };
-    // The old id stays until the new session is confirmed: if this is
-    // interrupted, the next request meets the 404 again and starts over.
-    let sent = Sent {
-        session: None,
-        authorization: shared.authorization(),
-    };
-    let response = post(shared, &initialize, &sent).await?;
-    if !response.status().is_success() {
-        return Err(status_error(response, false).await);
-    }
-    let new_session = response.headers().get(&SESSION).cloned();
-    // The answer is not needed (the client knows the server); dropping it
-    // unread also ends an event stream the server would keep open.
-    drop(response);
-    let mut initialized = Outgoing::notification(
-        "notifications/initialized",
-        Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-    );
-    if let Some(version) = shared.protocol_version.get() {
-        initialized = initialized.with_protocol_version(version);
-    }
-    let sent = Sent {
-        session: new_session.clone(),
-        authorization: shared.authorization(),
-    };
-    let response = post(shared, &initialized, &sent).await?;
-    if !response.status().is_success() {
-        return Err(status_error(response, false).await);
-    }
-    shared.session().id = new_session;
-    // The client tells the application.
-    shared.deliver(Inbound::SessionRenewed).await;
-    // The new session's own requests and notifications come on a stream of
-    // its own (the old one's task has ended on the 404).
-    // Not waited for: the request being renewed for is on its way.
-    let _ = super::stream::open_standalone(shared);
-    Ok(())
+    // A request that met an expired session fails with it; the session
+    // layer renews the session when the configuration allows it.
+    Err(status_error(response, expired).await)
 }
 
 /// A modern server's 4xx to request `id`: the status says what kind of

@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::{Method, Url};
-use tokio::sync::{Mutex, Notify, mpsc};
+use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
 use super::authorize;
@@ -38,9 +38,6 @@ pub(super) struct Shared {
     /// Supplies `Authorization` and authorizes after a refusal.
     pub(super) auth: Option<Arc<dyn AuthProvider>>,
     pub(super) session: StdMutex<Session>,
-    /// Held while an expired session is renewed, so that concurrent
-    /// requests that meet the 404 renew it once.
-    pub(super) renewal: Mutex<()>,
     /// The revision the client negotiated, for the requests the transport
     /// makes on its own (resumption, `DELETE`).
     pub(super) protocol_version: OnceLock<&'static str>,
