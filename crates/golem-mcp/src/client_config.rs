@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::server_requests::handlers::{ElicitationHandler, SamplingHandler};
-use crate::server_requests::offered::{Offered, Offers};
+use crate::server_requests::offered::{ClientOffer, OfferParts};
 use crate::session::feature_state::FeatureState;
 use crate::session::handle::{Client, SessionSetup};
 use crate::session::protocol::{ClientInfo, ProtocolChoice};
@@ -131,7 +131,7 @@ impl ClientConfig {
         self
     }
 
-    /// Offers these roots.
+    /// OfferParts these roots.
     pub fn with_roots(mut self, roots: Vec<Root>) -> Self {
         self.roots = Some(roots);
         self
@@ -225,7 +225,7 @@ impl Client {
             probe_timeout: config.probe_timeout,
             restart: config.restart,
         };
-        let offers = Offers {
+        let offers = OfferParts {
             sampling: config.sampling,
             elicitation: config.elicitation,
             roots: config.roots,
@@ -239,7 +239,7 @@ impl Client {
         Client::open(
             transport,
             setup,
-            |client| Arc::new(Offered::new(offers, client)),
+            |client| Arc::new(ClientOffer::new(offers, client)),
             features,
         )
     }

@@ -1,4 +1,4 @@
-//! `Offered`, the session's [`Offer`] made of a
+//! `ClientOffer`, the session's [`Offer`] made of a
 //! [`ClientConfig`](crate::ClientConfig): the capabilities announced, and
 //! which handler answers which request (ADR 0007).
 //!
@@ -21,7 +21,7 @@ use crate::session::serving::{HandlerError, HandlerFuture, Offer};
 use crate::wire::root::Root;
 
 /// What the client offers the server, as the session asks it.
-pub(crate) struct Offered {
+pub(crate) struct ClientOffer {
     sampling: Option<Arc<dyn SamplingHandler>>,
     elicitation: Option<Arc<dyn ElicitationHandler>>,
     roots: Mutex<Option<Vec<Root>>>,
@@ -33,7 +33,7 @@ pub(crate) struct Offered {
 }
 
 /// The handlers and roots a client offers, as its configuration gives them.
-pub(crate) struct Offers {
+pub(crate) struct OfferParts {
     /// Answers `sampling/createMessage`.
     pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
     /// Answers `elicitation/create`.
@@ -46,10 +46,10 @@ pub(crate) struct Offers {
     pub(crate) tasks: bool,
 }
 
-impl Offered {
+impl ClientOffer {
     /// What `offers` makes, its handlers given `client` as their context.
-    pub(crate) fn new(offers: Offers, client: WeakClient) -> Self {
-        Offered {
+    pub(crate) fn new(offers: OfferParts, client: WeakClient) -> Self {
+        ClientOffer {
             sampling: offers.sampling,
             elicitation: offers.elicitation,
             roots: Mutex::new(offers.roots),
@@ -67,7 +67,7 @@ impl Offered {
     }
 }
 
-impl Offer for Offered {
+impl Offer for ClientOffer {
     fn capabilities(&self) -> Value {
         let mut capabilities = serde_json::Map::new();
         if self.roots().is_some() {

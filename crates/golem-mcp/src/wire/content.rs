@@ -178,7 +178,7 @@ impl<'de> Visitor<'de> for ContentVisitor {
 /// Every member any content type has, as read from one item.
 #[derive(Default)]
 struct ContentFields {
-    kind: Option<Kind>,
+    kind: Option<ContentType>,
     text: Option<String>,
     data: Option<String>,
     mime_type: Option<String>,
@@ -198,24 +198,24 @@ impl ContentFields {
             ))
         };
         Ok(match kind {
-            Kind::Text => Content::Text {
+            ContentType::Text => Content::Text {
                 text: self.text.ok_or_else(|| missing("text"))?,
             },
-            Kind::Image => Content::Image {
+            ContentType::Image => Content::Image {
                 data: self.data.ok_or_else(|| missing("data"))?,
                 mime_type: self.mime_type.ok_or_else(|| missing("mimeType"))?,
             },
-            Kind::Audio => Content::Audio {
+            ContentType::Audio => Content::Audio {
                 data: self.data.ok_or_else(|| missing("data"))?,
                 mime_type: self.mime_type.ok_or_else(|| missing("mimeType"))?,
             },
-            Kind::ResourceLink => Content::ResourceLink {
+            ContentType::ResourceLink => Content::ResourceLink {
                 uri: self.uri.ok_or_else(|| missing("uri"))?,
                 name: self.name,
                 mime_type: self.mime_type,
                 size: self.size,
             },
-            Kind::Resource => {
+            ContentType::Resource => {
                 let resource = self.resource.ok_or_else(|| missing("resource"))?;
                 Content::Resource {
                     uri: resource.uri,
@@ -224,7 +224,7 @@ impl ContentFields {
                     blob: resource.blob,
                 }
             }
-            Kind::Other(kind) => Content::Other { kind },
+            ContentType::Other(kind) => Content::Other { kind },
         })
     }
 }
@@ -273,7 +273,7 @@ impl Visitor<'_> for MemberVisitor {
 }
 
 /// A content item's `type`: the known ones without an allocation.
-enum Kind {
+enum ContentType {
     Text,
     Image,
     Audio,
@@ -282,20 +282,20 @@ enum Kind {
     Other(String),
 }
 
-impl Kind {
+impl ContentType {
     fn name(&self) -> &str {
         match self {
-            Kind::Text => "text",
-            Kind::Image => "image",
-            Kind::Audio => "audio",
-            Kind::ResourceLink => "resource_link",
-            Kind::Resource => "resource",
-            Kind::Other(kind) => kind,
+            ContentType::Text => "text",
+            ContentType::Image => "image",
+            ContentType::Audio => "audio",
+            ContentType::ResourceLink => "resource_link",
+            ContentType::Resource => "resource",
+            ContentType::Other(kind) => kind,
         }
     }
 }
 
-impl<'de> Deserialize<'de> for Kind {
+impl<'de> Deserialize<'de> for ContentType {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_str(KindVisitor)
     }
@@ -304,20 +304,20 @@ impl<'de> Deserialize<'de> for Kind {
 struct KindVisitor;
 
 impl Visitor<'_> for KindVisitor {
-    type Value = Kind;
+    type Value = ContentType;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a content type name")
     }
 
-    fn visit_str<E: de::Error>(self, kind: &str) -> Result<Kind, E> {
+    fn visit_str<E: de::Error>(self, kind: &str) -> Result<ContentType, E> {
         Ok(match kind {
-            "text" => Kind::Text,
-            "image" => Kind::Image,
-            "audio" => Kind::Audio,
-            "resource_link" => Kind::ResourceLink,
-            "resource" => Kind::Resource,
-            other => Kind::Other(other.to_owned()),
+            "text" => ContentType::Text,
+            "image" => ContentType::Image,
+            "audio" => ContentType::Audio,
+            "resource_link" => ContentType::ResourceLink,
+            "resource" => ContentType::Resource,
+            other => ContentType::Other(other.to_owned()),
         })
     }
 }

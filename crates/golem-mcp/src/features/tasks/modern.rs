@@ -48,7 +48,7 @@ struct Outcome {
 
 /// The top of a `tools/call` answer, as far as it says whether it is a task.
 #[derive(Deserialize)]
-struct Kind<'a> {
+struct ResultTypeOnly<'a> {
     #[serde(rename = "resultType", borrow, default)]
     result_type: Option<&'a str>,
 }
@@ -328,7 +328,7 @@ impl Client {
 fn created(name: &str, answer: &RawValue) -> Result<Option<Task>, Error> {
     let invalid =
         |error: serde_json::Error| Error::invalid_response(&format!("tools/call {name}"), error);
-    let kind: Kind<'_> = serde_json::from_str(answer.get()).map_err(invalid)?;
+    let kind: ResultTypeOnly<'_> = serde_json::from_str(answer.get()).map_err(invalid)?;
     if kind.result_type != Some("task") {
         return Ok(None);
     }

@@ -48,7 +48,7 @@ const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// What invalidates an entry: the notification that says its result
 /// changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum Invalidation {
     /// `server/discover`: its TTL only.
     Discovery,
     Tools,
@@ -59,14 +59,14 @@ enum Kind {
     Reads,
 }
 
-impl Kind {
-    fn of(method: &str) -> Option<Kind> {
+impl Invalidation {
+    fn of(method: &str) -> Option<Invalidation> {
         Some(match method {
-            "server/discover" => Kind::Discovery,
-            "tools/list" => Kind::Tools,
-            "prompts/list" => Kind::Prompts,
-            "resources/list" | "resources/templates/list" => Kind::ResourceLists,
-            "resources/read" => Kind::Reads,
+            "server/discover" => Invalidation::Discovery,
+            "tools/list" => Invalidation::Tools,
+            "prompts/list" => Invalidation::Prompts,
+            "resources/list" | "resources/templates/list" => Invalidation::ResourceLists,
+            "resources/read" => Invalidation::Reads,
             _ => return None,
         })
     }
@@ -78,7 +78,7 @@ impl Kind {
 
 /// Whether results of `method` may be cached at all.
 pub(crate) fn cacheable(method: &str) -> bool {
-    Kind::of(method).is_some()
+    Invalidation::of(method).is_some()
 }
 
 /// One kept reply.
@@ -108,7 +108,7 @@ pub(crate) struct ResultCache {
 /// back with its reply: the invalidations seen so far.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ticket {
-    kind: Kind,
+    kind: Invalidation,
     method: &'static str,
     generation: u64,
 }
@@ -150,7 +150,7 @@ impl ResultCache {
     /// The ticket of a request of `method` about to be sent; `None` when
     /// its results are never cached.
     pub(crate) fn ticket(&self, method: &'static str) -> Option<Ticket> {
-        let kind = Kind::of(method)?;
+        let kind = Invalidation::of(method)?;
         let generation = self.state().generations[kind.index()];
         Some(Ticket {
             kind,
@@ -202,10 +202,12 @@ impl ResultCache {
     /// Drops what `notification` says has changed.
     pub(crate) fn invalidate(&self, notification: &ServerNotification) {
         let (kind, uri) = match notification {
-            ServerNotification::ToolsListChanged => (Kind::Tools, None),
-            ServerNotification::PromptsListChanged => (Kind::Prompts, None),
-            ServerNotification::ResourcesListChanged => (Kind::ResourceLists, None),
-            ServerNotification::ResourceUpdated { uri } => (Kind::Reads, Some(uri.as_str())),
+            ServerNotification::ToolsListChanged => (Invalidation::Tools, None),
+            ServerNotification::PromptsListChanged => (Invalidation::Prompts, None),
+            ServerNotification::ResourcesListChanged => (Invalidation::ResourceLists, None),
+            ServerNotification::ResourceUpdated { uri } => {
+                (Invalidation::Reads, Some(uri.as_str()))
+            }
             _ => return,
         };
         let mut state = self.state();
@@ -213,8 +215,8 @@ impl ResultCache {
         let before = state.entries.len();
         let mut freed = 0;
         state.entries.retain(|(method, _), entry| {
-            let keep =
-                Kind::of(method) != Some(kind) || (uri.is_some() && entry.uri.as_deref() != uri);
+            let keep = Invalidation::of(method) != Some(kind)
+                || (uri.is_some() && entry.uri.as_deref() != uri);
             if !keep {
                 freed += entry.reply.len();
             }

@@ -38,7 +38,7 @@ use reqwest::{Method, StatusCode};
 use tokio::sync::{Mutex, Notify, mpsc};
 
 use crate::error::Error;
-use crate::transports::sse::{Link, OpenError, Settings};
+use crate::transports::sse::{Link, LinkSettings, OpenError};
 use crate::wire::transport::{IdMap, Inbound, Outgoing, OutgoingKind, Transport};
 use crate::wire::transport_error::{HttpStatusError, TransportError};
 use client::HttpClient;
@@ -334,7 +334,7 @@ impl HttpTransport {
     ) -> Result<(), TransportError> {
         let shared = &self.shared;
         let client = shared.client().clone().ok_or(TransportError::Closed)?;
-        let settings = Settings {
+        let settings = LinkSettings {
             url: shared.url.clone(),
             client,
             headers: shared.headers.clone(),

@@ -12,13 +12,13 @@ use golem_sse::SseParser;
 use tokio::task::AbortHandle;
 
 use super::open::{Opened, stream_error};
-use super::shared::{InboundSender, Shared};
+use super::shared::{InboundSender, LinkState};
 use crate::transports::http::status::http_error;
 use crate::wire::transport::Inbound;
 use crate::wire::transport_error::TransportError;
 
 /// Starts reading the stream `opened` carries, delivering to `inbound`.
-pub(super) fn spawn(shared: Arc<Shared>, opened: Opened, inbound: InboundSender) -> AbortHandle {
+pub(super) fn spawn(shared: Arc<LinkState>, opened: Opened, inbound: InboundSender) -> AbortHandle {
     let Opened {
         response, parser, ..
     } = opened;
@@ -26,7 +26,7 @@ pub(super) fn spawn(shared: Arc<Shared>, opened: Opened, inbound: InboundSender)
 }
 
 async fn read(
-    shared: Arc<Shared>,
+    shared: Arc<LinkState>,
     mut response: Response,
     mut parser: SseParser,
     inbound: InboundSender,

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use super::events;
 use super::open::{self, OpenError};
 use super::post;
-use super::shared::{InboundSender, Settings, Shared, lock};
+use super::shared::{InboundSender, LinkSettings, LinkState, lock};
 use crate::wire::transport::Outgoing;
 use crate::wire::transport_error::TransportError;
 
@@ -16,16 +16,16 @@ use crate::wire::transport_error::TransportError;
 /// `endpoint` event), then one `POST` per message while a task reads the
 /// stream. Dropping it stops the reader, which ends the server's session.
 pub(crate) struct Link {
-    shared: Arc<Shared>,
+    shared: Arc<LinkState>,
 }
 
 impl Link {
     /// A link that will deliver what the server sends to `inbound`;
     /// nothing is sent until [`open`](Link::open) or the first
     /// [`send`](Link::send).
-    pub(crate) fn new(settings: Settings, inbound: InboundSender) -> Self {
+    pub(crate) fn new(settings: LinkSettings, inbound: InboundSender) -> Self {
         Link {
-            shared: Arc::new(Shared::new(settings, inbound)),
+            shared: Arc::new(LinkState::new(settings, inbound)),
         }
     }
 

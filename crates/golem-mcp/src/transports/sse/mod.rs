@@ -31,7 +31,7 @@ use crate::wire::transport::{Inbound, Outgoing, Transport};
 use crate::wire::transport_error::TransportError;
 pub(crate) use link::Link;
 pub(crate) use open::OpenError;
-pub(crate) use shared::Settings;
+pub(crate) use shared::LinkSettings;
 
 /// How many received messages may wait for the client before the stream
 /// stops being read.
@@ -102,7 +102,7 @@ impl SseTransport {
         let endpoint = config.endpoint()?;
         let (sender, receiver) = mpsc::channel(INBOUND_QUEUE);
         let url = redact(&endpoint.url);
-        let settings = Settings {
+        let settings = LinkSettings {
             url: endpoint.url,
             client: endpoint.client,
             headers: endpoint.headers,

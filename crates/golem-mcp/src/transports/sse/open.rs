@@ -7,7 +7,7 @@ use golem_sse::{SseError, SseParser};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, Url};
 
-use super::shared::Shared;
+use super::shared::LinkState;
 use crate::transports::http::authorize::{MAX_AUTHORIZATIONS, refusal};
 use crate::transports::http::client::{Request, Response};
 use crate::transports::http::headers::redact;
@@ -56,7 +56,7 @@ enum Attempt {
 /// Sends the `GET` and waits for the `endpoint` event; a `401` (or a
 /// `403` for want of scope) has the auth provider authorize, outside the
 /// bound, and the `GET` goes again.
-pub(super) async fn open(shared: &Shared) -> Result<Opened, OpenError> {
+pub(super) async fn open(shared: &LinkState) -> Result<Opened, OpenError> {
     let mut authorizations = 0;
     loop {
         shared.prepare_authorization().await;
@@ -123,7 +123,7 @@ pub(super) async fn open(shared: &Shared) -> Result<Opened, OpenError> {
 /// One `GET`, to its `endpoint` event; `event_stream` is set once the
 /// answer says it is one.
 async fn attempt(
-    shared: &Shared,
+    shared: &LinkState,
     request: Request,
     event_stream: &mut bool,
 ) -> Result<Attempt, TransportError> {
@@ -156,7 +156,10 @@ async fn attempt(
 /// Reads the stream up to its `endpoint` event. Events before it are
 /// skipped: the server must send it first, and nothing was sent that
 /// another event could answer.
-async fn read_endpoint(shared: &Shared, mut response: Response) -> Result<Opened, TransportError> {
+async fn read_endpoint(
+    shared: &LinkState,
+    mut response: Response,
+) -> Result<Opened, TransportError> {
     let mut parser = SseParser::new(shared.max_message_bytes);
     loop {
         while let Some(event) = parser.next_event() {

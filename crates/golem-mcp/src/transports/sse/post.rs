@@ -6,7 +6,7 @@
 use reqwest::header::{CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 
-use super::shared::Shared;
+use super::shared::LinkState;
 use crate::transports::http::authorize::{MAX_AUTHORIZATIONS, refusal};
 use crate::transports::http::client::Response;
 use crate::transports::http::status::{http_error, status_error};
@@ -19,7 +19,7 @@ const ACKNOWLEDGEMENT_BYTES: u64 = 4096;
 
 /// Posts `message` to `endpoint`.
 pub(super) async fn post(
-    shared: &Shared,
+    shared: &LinkState,
     endpoint: &Url,
     message: &Outgoing,
 ) -> Result<(), TransportError> {

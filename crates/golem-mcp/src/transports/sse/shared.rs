@@ -1,4 +1,4 @@
-//! `Shared`: what an HTTP+SSE connection's sends, reader and close share
+//! `LinkState`: what an HTTP+SSE connection's sends, reader and close share
 //! (the client, the endpoint once named, the reader, whether the stream
 //! ended), and the requests they all make (the configured headers, the
 //! provider's `Authorization`).
@@ -22,7 +22,7 @@ use golem_mcp_auth::{AuthProvider, Secret};
 pub(crate) type InboundSender = mpsc::Sender<Result<Inbound, TransportError>>;
 
 /// What a link needs to know, checked already (`HttpConfig::endpoint`).
-pub(crate) struct Settings {
+pub(crate) struct LinkSettings {
     /// The event stream's URL: the server as the configuration names it.
     pub(crate) url: Url,
     pub(in crate::transports) client: HttpClient,
@@ -35,7 +35,7 @@ pub(crate) struct Settings {
 }
 
 /// What a link's parts share.
-pub(super) struct Shared {
+pub(super) struct LinkState {
     pub(super) url: Url,
     /// Taken by `close`: the pool's connections go with the last handle.
     pub(super) client: StdMutex<Option<HttpClient>>,
@@ -64,10 +64,10 @@ pub(super) fn lock<T>(mutex: &StdMutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Shared {
+impl LinkState {
     /// The state of a link not opened yet.
-    pub(super) fn new(settings: Settings, inbound: InboundSender) -> Self {
-        Shared {
+    pub(super) fn new(settings: LinkSettings, inbound: InboundSender) -> Self {
+        LinkState {
             url: settings.url,
             client: StdMutex::new(Some(settings.client)),
             headers: settings.headers,

@@ -80,7 +80,7 @@ pub struct StdioTransport {
     /// How the server ended, worked out once for both sides.
     exit: OnceCell<ProcessExit>,
     /// Set once the transport can no longer carry messages.
-    ended: StdMutex<Option<Ended>>,
+    ended: StdMutex<Option<ProcessEnd>>,
     /// Notified by `close`, so that a write stuck on a full pipe or a read
     /// waiting for output gives way.
     closing: Notify,
@@ -122,7 +122,7 @@ impl fmt::Debug for ExitSignal {
 }
 
 #[derive(Debug, Clone)]
-enum Ended {
+enum ProcessEnd {
     Exited(ProcessExit),
     TooLarge,
     Closed,
@@ -220,18 +220,18 @@ impl StdioTransport {
         self.process.pid()
     }
 
-    fn ended(&self) -> MutexGuard<'_, Option<Ended>> {
+    fn ended(&self) -> MutexGuard<'_, Option<ProcessEnd>> {
         self.ended.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn check_open(&self) -> Result<(), TransportError> {
         match &*self.ended() {
             None => Ok(()),
-            Some(Ended::Exited(exit)) => Err(TransportError::ProcessExited(exit.clone())),
-            Some(Ended::TooLarge) => Err(TransportError::MessageTooLarge {
+            Some(ProcessEnd::Exited(exit)) => Err(TransportError::ProcessExited(exit.clone())),
+            Some(ProcessEnd::TooLarge) => Err(TransportError::MessageTooLarge {
                 limit: self.config.max_message_bytes,
             }),
-            Some(Ended::Closed) => Err(TransportError::Closed),
+            Some(ProcessEnd::Closed) => Err(TransportError::Closed),
         }
     }
 
@@ -269,7 +269,7 @@ impl StdioTransport {
         tracing::debug!(command = %self.config.command, %exit, "mcp: stdio server gone");
         let mut ended = self.ended();
         if ended.is_none() {
-            *ended = Some(Ended::Exited(exit.clone()));
+            *ended = Some(ProcessEnd::Exited(exit.clone()));
         }
         TransportError::ProcessExited(exit)
     }
@@ -283,7 +283,7 @@ impl StdioTransport {
             limit = self.config.max_message_bytes,
             "mcp: message too large; closing the stdio transport"
         );
-        *self.ended() = Some(Ended::TooLarge);
+        *self.ended() = Some(ProcessEnd::TooLarge);
         self.closing.notify_waiters();
         if let Ok(mut writer) = self.writer.try_lock() {
             writer.close();
@@ -479,7 +479,7 @@ impl Transport for StdioTransport {
         {
             let mut ended = self.ended();
             if ended.is_none() {
-                *ended = Some(Ended::Closed);
+                *ended = Some(ProcessEnd::Closed);
             }
         }
         self.closing.notify_waiters();
