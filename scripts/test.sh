@@ -23,6 +23,9 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 echo "== module graph (no circle in any crate, no upward import between golem-mcp's layers)"
 python3 scripts/module-graph.py
 
+echo "== ARCHITECTURE.md names only paths and Type::methods that exist"
+python3 scripts/architecture-check.py
+
 echo "== stdio-only build (golem with feature mcp alone compiles no HTTP stack)"
 if cargo tree -p golem-agent --no-default-features --features mcp -e normal --locked --prefix none \
   | grep -E '^(reqwest|hyper|rustls|golem-sse) '; then

@@ -264,7 +264,9 @@ impl Connection {
 
     /// Sends `request` and returns its answer's bytes, undecoded (a result
     /// or an error): what the modern era's retries look at first.
-    /// Cancel safe, as [`request`](Connection::request).
+    /// Cancel safe: dropped before the answer, the request is forgotten and
+    /// announced with `notifications/cancelled` (see
+    /// [`Client`](crate::Client)).
     pub(crate) async fn exchange<P: Serialize>(
         &self,
         operation: &(dyn fmt::Display + Sync),
