@@ -7,6 +7,8 @@
 //! serde buffers a tagged enum's fields before choosing the variant, which would lose
 //! the bytes of a tool call's `input` that [`RawValue`] keeps.
 
+use std::borrow::Cow;
+
 use golem_model::{FinishReason, Image, Request, Role, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -88,8 +90,8 @@ pub(crate) fn misplaced_images(request: &Request) -> Option<String> {
 pub(crate) struct WireTool<'a> {
     name: &'a str,
     description: &'a str,
-    /// The schema verbatim.
-    input_schema: &'a RawValue,
+    /// The schema, verbatim when the API takes it ([`ToolSpec::object_schema`]).
+    input_schema: Cow<'a, RawValue>,
 }
 
 /// The `system` parameter: the request's instructions, then the text of any system
@@ -170,7 +172,7 @@ pub(crate) fn tools(specs: &[ToolSpec]) -> Vec<WireTool<'_>> {
         .map(|spec| WireTool {
             name: &spec.name,
             description: &spec.description,
-            input_schema: &spec.input_schema,
+            input_schema: spec.object_schema(),
         })
         .collect()
 }

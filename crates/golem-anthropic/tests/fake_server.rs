@@ -552,3 +552,16 @@ async fn a_redirect_to_another_origin_is_not_followed_with_the_key_and_the_promp
         "another origin got the key and the prompt"
     );
 }
+
+#[tokio::test]
+async fn a_schema_without_type_object_is_normalised_for_the_api() {
+    let (fake, config) = serve(vec![Raw::json(200, MESSAGE)]);
+    let mut request = request();
+    // What an MCP server may list: the API would refuse it as it is.
+    request.tools[0].input_schema = serde_json::from_str("{}").expect("schema");
+    model(config).request(&request).await.expect("accepted");
+    assert_eq!(
+        fake.requests()[0].body["tools"][0]["input_schema"],
+        serde_json::json!({"type": "object"})
+    );
+}

@@ -7,6 +7,11 @@
 //! The one fake of the workspace's provider tests (`golem-openai`,
 //! `golem-anthropic`) and of the `golem` command's (`golem-cli`).
 //!
+//! Like the real APIs, it refuses (400, their messages) a request whose
+//! tools have a name other than letters, digits, `_` and `-` up to 64
+//! characters, or an input schema whose top level is not
+//! `"type": "object"`, before the script is asked.
+//!
 //! Architecture invariant: it knows HTTP and the two wire formats, not how a
 //! provider builds its requests; the only golem crate it uses is
 //! `golem-model`, for the checks of [`provider_error`] and its neighbours.
@@ -44,6 +49,7 @@ mod helpers;
 pub mod openai;
 mod reply;
 mod request;
+mod rules;
 mod server;
 
 pub use helpers::{provider_error, quick_retries, refused_address, streamed_text};

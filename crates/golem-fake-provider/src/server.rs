@@ -19,6 +19,7 @@ use tokio::sync::oneshot;
 
 use crate::reply::{Raw, Reply};
 use crate::request::Recorded;
+use crate::rules;
 use crate::{anthropic, openai};
 
 /// What decides each answer, from the request's body.
@@ -185,6 +186,8 @@ struct Wire {
     text: fn(&str, bool) -> Raw,
     tool_call: fn(&str, &str, bool) -> Raw,
     error: fn(u16, &str, &str) -> Raw,
+    /// Why the real API would refuse the request's tools (`rules.rs`).
+    refuse: fn(&Value) -> Option<String>,
     /// Sent before a reply's own headers, [`Reply::Raw`] ones too.
     headers: &'static [(&'static str, &'static str)],
 }
@@ -194,6 +197,7 @@ const OPENAI: Wire = Wire {
     text: openai::text,
     tool_call: openai::tool_call,
     error: openai::error,
+    refuse: rules::openai,
     headers: &[],
 };
 
@@ -202,6 +206,7 @@ const ANTHROPIC: Wire = Wire {
     text: anthropic::text,
     tool_call: anthropic::tool_call,
     error: anthropic::error,
+    refuse: rules::anthropic,
     headers: &[("request-id", anthropic::REQUEST_ID)],
 };
 
@@ -238,6 +243,12 @@ async fn unknown(
 async fn answer(shared: &Shared, wire: &Wire, headers: &HeaderMap, body: &Bytes) -> Response {
     let body = record(shared, wire.path, headers, body);
     let stream = body["stream"] == true;
+    if let Some(refusal) = (wire.refuse)(&body) {
+        return respond(
+            (wire.error)(400, "invalid_request_error", &refusal),
+            wire.headers,
+        );
+    }
     let raw = match (shared.script)(&body) {
         Reply::Raw(raw) => raw,
         Reply::Hang => std::future::pending().await,

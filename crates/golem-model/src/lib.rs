@@ -276,6 +276,55 @@ pub struct ToolSpec {
     pub input_schema: Box<RawValue>,
 }
 
+impl ToolSpec {
+    /// The input schema as the providers' APIs take it: one whose top
+    /// level says `"type": "object"`, which both OpenAI's and Anthropic's
+    /// refuse a tool without. A schema that says so is the verbatim bytes;
+    /// an object schema without a `type` gets `"type": "object"` added (its
+    /// other keys kept); a `type` other than `"object"` is replaced by it,
+    /// and a schema that is not a JSON object becomes `{"type":"object"}`
+    /// (tool arguments are an object whatever the schema says). The
+    /// arguments a model writes are not affected: they go to the tool as
+    /// written.
+    ///
+    /// ```
+    /// use golem_model::ToolSpec;
+    /// use serde_json::value::RawValue;
+    /// let spec = |schema: &str| ToolSpec {
+    ///     name: "t".into(),
+    ///     description: String::new(),
+    ///     input_schema: RawValue::from_string(schema.into()).unwrap(),
+    /// };
+    /// let kept = spec(r#"{ "type": "object", "properties": {} }"#);
+    /// assert_eq!(kept.object_schema().get(), r#"{ "type": "object", "properties": {} }"#);
+    /// let added = spec(r#"{"properties":{"q":{"type":"string"}}}"#);
+    /// assert_eq!(added.object_schema().get(), r#"{"properties":{"q":{"type":"string"}},"type":"object"}"#);
+    /// assert_eq!(spec("true").object_schema().get(), r#"{"type":"object"}"#);
+    /// ```
+    pub fn object_schema(&self) -> std::borrow::Cow<'_, RawValue> {
+        #[derive(Deserialize)]
+        struct TopLevel<'a> {
+            #[serde(rename = "type", borrow, default)]
+            kind: Option<&'a str>,
+        }
+        let says_object = serde_json::from_str::<TopLevel<'_>>(self.input_schema.get())
+            .is_ok_and(|top| top.kind == Some("object"));
+        if says_object {
+            return std::borrow::Cow::Borrowed(&self.input_schema);
+        }
+        let mut schema = match serde_json::from_str(self.input_schema.get()) {
+            Ok(serde_json::Value::Object(schema)) => schema,
+            _ => serde_json::Map::new(),
+        };
+        schema.insert("type".into(), "object".into());
+        let text = serde_json::Value::Object(schema).to_string();
+        // Serialized JSON is always valid JSON: the fallback is unreachable.
+        std::borrow::Cow::Owned(RawValue::from_string(text).unwrap_or_else(|_| {
+            RawValue::from_string(r#"{"type":"object"}"#.to_owned()).expect("valid JSON")
+        }))
+    }
+}
+
 impl PartialEq for ToolSpec {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name

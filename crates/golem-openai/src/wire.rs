@@ -2,6 +2,8 @@
 //! streamed chunks and the error body, as plain serde structs. Only the fields we use
 //! are declared; unknown fields are ignored, so servers that add their own still parse.
 
+use std::borrow::Cow;
+
 use golem_model::{FinishReason, Image, Message, Request, Role, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -84,8 +86,8 @@ pub(crate) struct WireTool<'a> {
 struct WireToolFunction<'a> {
     name: &'a str,
     description: &'a str,
-    /// The schema verbatim.
-    parameters: &'a RawValue,
+    /// The schema, verbatim when the API takes it ([`ToolSpec::object_schema`]).
+    parameters: Cow<'a, RawValue>,
 }
 
 /// Maps a neutral request onto the wire: instructions first as a system message.
@@ -173,7 +175,7 @@ pub(crate) fn tools(specs: &[ToolSpec]) -> Vec<WireTool<'_>> {
             function: WireToolFunction {
                 name: &spec.name,
                 description: &spec.description,
-                parameters: &spec.input_schema,
+                parameters: spec.object_schema(),
             },
         })
         .collect()

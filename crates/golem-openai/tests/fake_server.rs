@@ -324,3 +324,16 @@ async fn a_redirect_to_another_origin_is_not_followed_with_the_prompt() {
         "another origin got the prompt"
     );
 }
+
+#[tokio::test]
+async fn a_schema_without_type_object_is_normalised_for_the_api() {
+    let (fake, config) = serve(vec![Raw::json(200, COMPLETION)]);
+    let mut request = request();
+    // What an MCP server may list: the API would refuse it as it is.
+    request.tools[0].input_schema =
+        serde_json::from_str(r#"{"properties":{"path":{"type":"string"}}}"#).expect("schema");
+    model(config).request(&request).await.expect("accepted");
+    let parameters = &fake.requests()[0].body["tools"][0]["function"]["parameters"];
+    assert_eq!(parameters["type"], "object");
+    assert_eq!(parameters["properties"]["path"]["type"], "string");
+}

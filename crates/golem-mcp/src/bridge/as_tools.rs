@@ -7,6 +7,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::bridge::links;
+use crate::bridge::names::model_tool_name;
 use crate::error::Error;
 use crate::error::OutputError;
 use crate::features::tools::ToolInfo;
@@ -21,7 +22,9 @@ const ANY_OBJECT_SCHEMA: &str = r#"{"type":"object"}"#;
 /// it through `client`.
 ///
 /// Each tool carries the server's name, description and input schema
-/// **verbatim**: the schema is the exact bytes the server sent (key order and
+/// **verbatim** (a name no model provider accepts, such as `get.weather`
+/// or one longer than 64 characters, is offered as [`model_tool_name`]
+/// makes it, while calls send the server's own): the schema is the exact bytes the server sent (key order and
 /// whitespace included), since it is the contract the model is shown. A tool
 /// the server listed without a schema gets `{"type":"object"}`, one without a
 /// description gets an empty one. The tools use no dependencies (`Deps` is
@@ -187,7 +190,8 @@ pub async fn as_tools_with<Deps: Send + Sync + 'static>(
 }
 
 /// [`as_tools`], with each tool's name prefixed (`prefix_name`) for the
-/// model, while calls still name the server's tool.
+/// model and made one every provider accepts ([`model_tool_name`]), while
+/// calls still name the server's tool.
 pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
     client: &Client,
     prefix: Option<&str>,
@@ -198,9 +202,10 @@ pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
     listed
         .into_iter()
         .map(|info| {
-            let exposed = match prefix {
-                Some(prefix) => format!("{prefix}_{}", info.name),
-                None => info.name.clone(),
+            // A blank name stays blank: no tool can be made of it.
+            let exposed = match info.name.trim().is_empty() {
+                true => info.name.clone(),
+                false => model_tool_name(prefix, &info.name),
             };
             bridge(client, info, &exposed, &config)
         })
