@@ -226,6 +226,61 @@ async fn a_silent_server_is_taken_for_legacy_after_the_bound_and_hears_no_cancel
     assert!(probe.contains("no answer"), "{probe}");
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_modern_server_that_missed_the_probes_bound_is_probed_again_not_lost() {
+    // What the Python SDK 2.x does on two busy CPUs: the probe gets no
+    // answer in time, and the `initialize` of the fallback is refused
+    // because the connection now serves 2026-07-28.
+    let (transport, mut peer) = memory_pair();
+    let mut config = ClientConfig::default();
+    config.probe_timeout = Duration::from_secs(3);
+    let client = Client::with_config(transport, config);
+    let (connected, _) = tokio::join!(client.initialize(), async {
+        let probe = next_message(&mut peer).await;
+        assert_eq!(probe["method"], "server/discover");
+        let initialize = next_message(&mut peer).await;
+        assert_eq!(initialize["method"], "initialize", "{initialize}");
+        peer.send(&error(
+            &initialize["id"],
+            -32022,
+            "Unsupported protocol version: connection is serving the 2026-07-28 protocol",
+            None,
+        ));
+        answer_probe(&mut peer).await
+    });
+    let server = connected.expect("connects as modern");
+    assert_eq!(server.era(), Era::Modern);
+    assert_eq!(server.chosen, HowChosen::Discovered);
+    // Requests go out in the modern shape from then on.
+    let (tools, _) = tokio::join!(client.list_tools(), async {
+        let list = next_message(&mut peer).await;
+        assert_eq!(
+            list["params"]["_meta"][META_VERSION],
+            MODERN_PROTOCOL_VERSION
+        );
+        peer.send(&json!({"jsonrpc": "2.0", "id": list["id"], "result": {
+            "resultType": "complete", "tools": []}}));
+    });
+    assert!(tools.expect("listed").is_empty());
+}
+
+#[tokio::test]
+async fn a_legacy_server_that_refuses_initialize_otherwise_is_still_an_error() {
+    let (transport, mut peer) = memory_pair();
+    let client = Client::new(transport);
+    let (connected, _) = tokio::join!(client.initialize(), async {
+        let probe = next_message(&mut peer).await;
+        peer.send(&error(&probe["id"], -32601, "Method not found", None));
+        let initialize = next_message(&mut peer).await;
+        peer.send(&error(&initialize["id"], -32603, "internal error", None));
+    });
+    let error = connected.expect_err("refused");
+    assert!(
+        matches!(error, golem_mcp::Error::Protocol { .. }),
+        "{error:?}"
+    );
+}
+
 #[tokio::test]
 async fn an_unsupported_version_is_corrected_from_the_servers_list() {
     let (transport, mut peer) = memory_pair();

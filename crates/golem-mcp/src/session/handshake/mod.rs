@@ -16,12 +16,13 @@ use crate::session::connection::{Connection, Request, decode, encode_notificatio
 use crate::session::generation::{AbortOnDrop, Generation, lock, start_inbound};
 use crate::session::handle::Client;
 use crate::session::handshake::state::{AbortOnDropResult, Lifecycle, ProbeTask};
-use crate::session::modern::era::ModernMeta;
+use crate::session::modern::era::{ModernError, ModernMeta, UNSUPPORTED_VERSION, newest_mutual};
 use crate::session::modern::listen;
 use crate::session::modern::probe::{Judge, Probe, Verdict};
 use crate::session::operation::{Operation, failure};
 use crate::session::protocol::{
-    Era, HowChosen, InitializeParams, InitializeResult, MODERN_PROTOCOL_VERSION, ServerInfo,
+    Era, HowChosen, InitializeParams, InitializeResult, MODERN_PROTOCOL_VERSION,
+    MODERN_PROTOCOL_VERSIONS, ServerInfo,
 };
 use crate::wire::transport_error::TransportError;
 
@@ -98,10 +99,14 @@ impl Client {
                         None if legacy_only => {
                             self.start_initialize(connection, HowChosen::LegacyTransport, None)?
                         }
-                        _ => Lifecycle::Probing(self.start_probe(connection, pinned)),
+                        _ => Lifecycle::Probing {
+                            task: self.start_probe(connection, pinned),
+                            late: false,
+                        },
                     };
                 }
-                Lifecycle::Probing(task) => {
+                Lifecycle::Probing { task, late } => {
+                    let late = *late;
                     let verdict = match (&mut task.0).await {
                         Ok(verdict) => verdict,
                         Err(error) => Err(Error::transport(
@@ -110,8 +115,13 @@ impl Client {
                         )),
                     };
                     match verdict {
-                        Ok(Verdict::Modern { info, meta }) => {
+                        Ok(Verdict::Modern { mut info, meta }) => {
                             connection.set_modern(meta);
+                            if late {
+                                // Pinned to the revision the refusal named,
+                                // but discovered, not pinned by the user.
+                                info.chosen = HowChosen::Discovered;
+                            }
                             let _ = session.server.set(*info);
                             // Idle until something is wanted; what an
                             // earlier connection's server acknowledged no
@@ -169,6 +179,19 @@ impl Client {
                     let mut server = match accepted {
                         Ok(server) => server,
                         Err(error) => {
+                            // A server that missed the probe's bound (busy
+                            // CPUs, a slow start) and refuses `initialize`
+                            // as a modern one: asked again, once, in the
+                            // revision it serves.
+                            let fell_back = matches!(chosen, HowChosen::FellBack { .. });
+                            if let Some(version) = modern_refusal(&error).filter(|_| fell_back) {
+                                tracing::debug!(%version, "mcp: the server refused initialize as a modern server does; probing again");
+                                *lifecycle = Lifecycle::Probing {
+                                    task: self.start_probe(connection, Some(version)),
+                                    late: true,
+                                };
+                                continue;
+                            }
                             // After an error a later call starts again from
                             // scratch (a dead transport then fails it at once).
                             *lifecycle = Lifecycle::New;
@@ -305,5 +328,25 @@ fn modern_on_legacy(version: &str) -> Error {
              HTTP+SSE transport of 2024-11-05 speaks the initialize era only); pin a revision \
              of 2025-11-25 or earlier, or leave the choice to the client"
         ),
+    }
+}
+
+/// The modern revision a refusal of `initialize` says the server serves:
+/// an unsupported-version error (the newest mutual revision it lists, or
+/// this client's newest when it lists none), or an answer in a modern
+/// revision. `None` for any other failure.
+fn modern_refusal(error: &Error) -> Option<&'static str> {
+    match error {
+        Error::Protocol { source, .. } if source.code == UNSUPPORTED_VERSION => {
+            match ModernError::recognise(source) {
+                Some(ModernError::UnsupportedVersion { supported }) => newest_mutual(&supported),
+                _ => Some(MODERN_PROTOCOL_VERSION),
+            }
+        }
+        Error::VersionMismatch { received, .. } => MODERN_PROTOCOL_VERSIONS
+            .iter()
+            .copied()
+            .find(|version| version == received),
+        _ => None,
     }
 }

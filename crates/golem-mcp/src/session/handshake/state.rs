@@ -32,7 +32,13 @@ pub(in crate::session) enum Lifecycle {
     New,
     /// `server/discover` is out, on a task of its own: the era is being
     /// decided.
-    Probing(ProbeTask),
+    Probing {
+        task: ProbeTask,
+        /// Whether this is the second probe, sent because the server
+        /// refused `initialize` after the first one's fallback the way a
+        /// modern server does (it answered the first probe too late).
+        late: bool,
+    },
     /// `initialize` (request `id`) is being sent (on a task of its own, so
     /// that dropping the caller cannot interrupt it) and its answer awaited.
     Initializing {
