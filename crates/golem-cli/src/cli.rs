@@ -19,6 +19,8 @@ use crate::requests::Answers;
 
 /// The default of `--tool-timeout`, in seconds.
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
+/// The default of `--tool-max-time`, in seconds.
+pub const DEFAULT_TOOL_MAX_TIME_SECS: u64 = 600;
 /// `--start-timeout` when not given: long enough for an `npx -y` download
 /// on a first run.
 pub const DEFAULT_START_TIMEOUT_SECS: u64 = 60;
@@ -42,7 +44,8 @@ told the tools there are), within --max-turns.
 Server requests: a server that asks for input is answered per --on-elicitation (a
 form on the terminal, as golem-mcp does); --root offers directories; sampling is
 answered by the model only with --allow-sampling, each request and answer on stderr.
-Ctrl-C, SIGTERM, SIGHUP and --tool-timeout cancel the calls in flight and close every
+Ctrl-C, SIGTERM, SIGHUP, --tool-timeout (reset by each progress report of the call)
+and --tool-max-time cancel the calls in flight and close every
 session (an HTTP server's with DELETE) before golem exits.
 
 Output: the answer on stdout as it is written; each tool call on stderr as it runs
@@ -53,7 +56,7 @@ Exit status: 0 success; 1 the run ended without an answer (turn limit, a tool fa
 on its own); 2 usage error (flags, --model, a missing key, the config file); 3 a server
 answered with an error (the provider's HTTP error, an MCP server's JSON-RPC error);
 4 a server could not be reached or talked to; 5 a timeout (--tool-timeout,
---start-timeout, the provider's); 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.";
+--tool-max-time, --start-timeout, the provider's); 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -170,9 +173,15 @@ pub struct Options {
     /// The most model requests for one answer [default: 50].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     pub max_turns: Option<u32>,
-    /// The longest one tool call may take, in seconds [default: 60].
+    /// The longest one tool call may go without a sign of life, in
+    /// seconds: each progress report of its server starts the wait again
+    /// [default: 60].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
     pub tool_timeout: Option<Duration>,
+    /// The longest one tool call may take, progress or not, in seconds
+    /// [default: 600].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
+    pub tool_max_time: Option<Duration>,
     /// The longest each MCP server may take to answer initialize, and then
     /// to list its tools, in seconds [default: 60].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
@@ -219,6 +228,8 @@ pub struct Plan {
     pub max_turns: u32,
     /// `--tool-timeout`.
     pub tool_timeout: Duration,
+    /// `--tool-max-time`.
+    pub tool_max_time: Duration,
     /// `--start-timeout`.
     pub start_timeout: Duration,
     /// `--protocol`: the MCP revision pinned, if any.
@@ -289,6 +300,9 @@ impl Plan {
             tool_timeout: options
                 .tool_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_TOOL_TIMEOUT_SECS)),
+            tool_max_time: options
+                .tool_max_time
+                .unwrap_or(Duration::from_secs(DEFAULT_TOOL_MAX_TIME_SECS)),
             start_timeout: options
                 .start_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
@@ -597,6 +611,7 @@ mod tests {
             allow_sampling: false,
             max_turns: None,
             tool_timeout: None,
+            tool_max_time: None,
             start_timeout: None,
         }
     }

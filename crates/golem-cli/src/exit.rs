@@ -84,7 +84,7 @@ impl Failure {
         let message = match error {
             RunError::ToolTimeout { tool, timeout, .. } => format!(
                 "the tool {tool:?} did not finish within {} s and was cancelled; raise \
-                 --tool-timeout if it needs longer",
+                 --tool-timeout (a wait without progress) or --tool-max-time if it needs longer",
                 timeout.as_secs_f64()
             ),
             RunError::TurnLimit { max_turns } => format!(

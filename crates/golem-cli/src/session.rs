@@ -71,6 +71,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
             // may correct itself; the turn limit bounds the run.
             tool_retries: plan.max_turns,
             tool_timeout: Some(plan.tool_timeout),
+            tool_max_time: Some(plan.tool_max_time),
             max_turns: plan.max_turns,
             ..AgentConfig::default()
         },

@@ -110,7 +110,7 @@ pub fn call_finished(
         ToolOutcome::Rejected(why) => error(why),
         ToolOutcome::Failed(why) => error(why),
         ToolOutcome::TimedOut(limit) => error(&format!(
-            "no answer within {}; raise --tool-timeout if it needs longer",
+            "no answer within {}; raise --tool-timeout or --tool-max-time if it needs longer",
             seconds(*limit)
         )),
         ToolOutcome::Cancelled => format!("[{server}] {tool} cancelled ({took})"),

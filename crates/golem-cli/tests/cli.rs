@@ -1086,3 +1086,38 @@ fn a_type_sse_entry_gives_the_model_the_tools_of_an_http_sse_server() {
     let offered = tool_names(&provider.requests()[0].body);
     assert!(offered.contains(&"ask_name".to_owned()), "{offered:?}");
 }
+
+#[test]
+fn a_call_that_reports_progress_outlives_the_idle_timeout_but_not_the_maximum() {
+    let dir = TempDir::new();
+    let config = python_server_config(&dir);
+    // 8 steps of 0.4 s: 3.2 s in all, a progress report every 0.4 s.
+    let slow = r#"{"steps": 8, "delay": 0.4}"#;
+    let provider = FakeProvider::start_with(caller("slow", slow));
+    let output = run_on(&provider)
+        .args(["--tool-timeout", "1.5", "Take your time", "--config"])
+        .arg(&config)
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(text(&output.stdout).contains("The tool said:"), "{stderr}");
+
+    // The same call past a hard maximum shorter than it.
+    let provider = FakeProvider::start_with(caller("slow", slow));
+    let output = run_on(&provider)
+        .args([
+            "--tool-timeout",
+            "1.5",
+            "--tool-max-time",
+            "2",
+            "Take your time",
+            "--config",
+        ])
+        .arg(&config)
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("did not finish within 2 s"), "{stderr}");
+}

@@ -54,6 +54,7 @@ use std::error::Error;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use golem_model::{BoxFuture, ModelRetry, ToolSpec};
@@ -69,6 +70,9 @@ pub struct ToolContext<Deps> {
     pub tool_call_id: String,
     /// How many times this tool has already been corrected (returned a retry) in this run.
     pub retry: u32,
+    /// Where the call tells the agent it is still working (an MCP server's
+    /// progress, say): each report restarts the call's idle timeout.
+    pub alive: Liveness,
 }
 
 impl<Deps> ToolContext<Deps> {
@@ -78,7 +82,34 @@ impl<Deps> ToolContext<Deps> {
             deps,
             tool_call_id: tool_call_id.into(),
             retry,
+            alive: Liveness::default(),
         }
+    }
+}
+
+/// A running tool call's sign of life, provider-neutral: the tool calls
+/// [`report`](Liveness::report) whenever it makes progress, and whoever
+/// bounds the call (the agent's idle timeout) watches the count of reports
+/// go up. Cheap to clone; clones share the count.
+///
+/// ```
+/// let alive = golem_tool::Liveness::default();
+/// assert_eq!(alive.reports(), 0);
+/// alive.clone().report();
+/// assert_eq!(alive.reports(), 1);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Liveness(Arc<AtomicU64>);
+
+impl Liveness {
+    /// Says the call is still working.
+    pub fn report(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many times the call said so.
+    pub fn reports(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -89,6 +120,7 @@ impl<Deps> Clone for ToolContext<Deps> {
             deps: Arc::clone(&self.deps),
             tool_call_id: self.tool_call_id.clone(),
             retry: self.retry,
+            alive: self.alive.clone(),
         }
     }
 }

@@ -89,10 +89,12 @@ pub enum RunError {
         #[source]
         source: ModelRetry,
     },
-    /// A tool call outlived its timeout; its future was dropped.
+    /// A tool call outlived its timeout (idle: without a sign of life for
+    /// that long; or the hard maximum); its future was dropped.
     #[error(
         "tool {tool:?} (call {call_id:?}) did not finish within {timeout:?} and was cancelled \
-         (raise Tool::with_timeout or AgentConfig::tool_timeout if it needs longer)"
+         (raise Tool::with_timeout, AgentConfig::tool_timeout or AgentConfig::tool_max_time \
+         if it needs longer)"
     )]
     ToolTimeout {
         /// The tool's name.

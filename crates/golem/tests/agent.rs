@@ -568,6 +568,49 @@ async fn a_call_outliving_the_agents_timeout_is_dropped_and_fails_the_run() {
     assert_eq!(dropped.try_recv(), Ok(()), "the call's future was dropped");
 }
 
+/// A tool that works 10 s, saying it is alive every second.
+fn reporting(name: &str) -> Tool<()> {
+    Tool::new(name, "", r#"{"type":"object"}"#, |ctx: ToolContext<()>, _| async move {
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            ctx.alive.report();
+        }
+        Ok("done".to_owned())
+    })
+    .expect("valid tool")
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timeout_is_idle_each_report_restarts_it_under_the_maximum() {
+    let run = |max: Option<Duration>| {
+        let model = ScriptedModel::new([
+            tool_calls_response([call("c1", "work", "{}")]),
+            text_response("finished"),
+        ]);
+        let config = AgentConfig {
+            tools: vec![reporting("work")],
+            tool_timeout: Some(Duration::from_secs(2)),
+            tool_max_time: max,
+            ..AgentConfig::default()
+        };
+        agent(model, golem_agent::decode::text, config)
+    };
+    // 10 s of work, never 2 s without a report: it runs to its end.
+    let started = tokio::time::Instant::now();
+    let finished = run(None).run((), "go").await.expect("finished");
+    assert_eq!(finished.output, "finished");
+    assert!(started.elapsed() >= Duration::from_secs(10));
+    // A hard maximum below the work ends it, progress or not.
+    let error = run(Some(Duration::from_secs(5)))
+        .run((), "go")
+        .await
+        .expect_err("past the maximum");
+    assert!(
+        matches!(&error, RunError::ToolTimeout { timeout, .. } if *timeout == Duration::from_secs(5)),
+        "{error:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_tools_own_timeout_replaces_the_agents() {
     let (tool, mut dropped) = hanging("hang");

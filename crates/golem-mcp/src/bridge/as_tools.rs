@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use golem_tool::{Tool, ToolContext, ToolError};
+use golem_tool::{Liveness, Tool, ToolContext, ToolError};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -230,11 +230,11 @@ fn bridge<Deps: Send + Sync + 'static>(
     let info = Arc::new(info);
     let client = client.clone();
     let config = Arc::clone(config);
-    let exec = move |_ctx: ToolContext<Deps>, arguments: Box<RawValue>| {
+    let exec = move |ctx: ToolContext<Deps>, arguments: Box<RawValue>| {
         let client = client.clone();
         let info = Arc::clone(&info);
         let config = Arc::clone(&config);
-        async move { call(&client, &info, &config, &arguments).await }
+        async move { call(&client, &info, &config, &arguments, &ctx.alive).await }
     };
     Tool::from_raw_schema(exposed, description, schema, exec).map_err(|error| {
         Error::invalid_response(
@@ -244,12 +244,14 @@ fn bridge<Deps: Send + Sync + 'static>(
     })
 }
 
-/// Runs one call of a bridged tool and maps the outcome for the agent.
+/// Runs one call of a bridged tool and maps the outcome for the agent;
+/// each progress report of the server's tells the agent the call is alive.
 async fn call(
     client: &Client,
     tool: &ToolInfo,
     config: &BridgeConfig,
     arguments: &RawValue,
+    alive: &Liveness,
 ) -> Result<String, ToolError> {
     let name = tool.name.as_str();
     // MCP tool arguments are a JSON object. Anything else is the model's
@@ -263,7 +265,10 @@ async fn call(
     }
     // A tool that must run as a task is called as one; every other tool
     // with a plain call, whatever the server offers.
-    let result = match client.call_listed_tool(tool, arguments).await {
+    let result = match client
+        .call_listed_tool(tool, arguments, &|| alive.report())
+        .await
+    {
         Ok(result) => result,
         Err(Error::Output {
             source: source @ (OutputError::Missing | OutputError::Mismatch { .. }),

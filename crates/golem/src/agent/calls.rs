@@ -16,7 +16,7 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use golem_model::{BoxFuture, ModelRetry, ToolCall};
-use golem_tool::{Tool, ToolContext, ToolError};
+use golem_tool::{Liveness, Tool, ToolContext, ToolError};
 use tracing::Instrument;
 
 use super::gather::Offered;
@@ -29,9 +29,12 @@ pub(super) struct CallRules {
     /// How many times each tool may reject its arguments in one run
     /// ([`AgentConfig::tool_retries`](crate::AgentConfig::tool_retries)).
     pub(super) tool_retries: u32,
-    /// How long one call may take
+    /// How long one call may go without a sign of life
     /// ([`AgentConfig::tool_timeout`](crate::AgentConfig::tool_timeout)).
     pub(super) tool_timeout: Option<Duration>,
+    /// The longest one call may take
+    /// ([`AgentConfig::tool_max_time`](crate::AgentConfig::tool_max_time)).
+    pub(super) tool_max_time: Option<Duration>,
 }
 
 /// The calls of one turn, with the tools they resolved to.
@@ -93,12 +96,17 @@ impl CallRules {
                 let call = &calls[index];
                 let rejected = rejections.get(tool.name()).copied().unwrap_or(0);
                 let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejected);
+                let alive = ctx.alive.clone();
                 let watched =
                     observer.started(call, tool.name(), &turn.offered.sources[plan[index]]);
                 let future = tool.call(ctx, call.arguments.clone());
-                let timeout = tool.timeout().or(self.tool_timeout);
-                let future: Pin<Box<CallFuture>> =
-                    Box::pin(with_timeout(future, timeout).instrument(watched.span().clone()));
+                let bounds = Bounds {
+                    idle: tool.timeout().or(self.tool_timeout),
+                    max: self.tool_max_time,
+                };
+                let future: Pin<Box<CallFuture>> = Box::pin(
+                    with_timeout(future, bounds, alive).instrument(watched.span().clone()),
+                );
                 Some((index, Instant::now(), future, watched))
             })
             .collect();
@@ -192,17 +200,55 @@ type CallFuture = dyn Future<Output = CallOutcome> + Send;
 /// what the observer reports its end with (its span among it).
 type Running<'c> = (usize, Instant, Pin<Box<CallFuture>>, Watched<'c>);
 
-/// Runs a call, dropping it if it outlives `timeout`.
+/// How long a call may run: without a sign of life, and at all.
+#[derive(Clone, Copy)]
+struct Bounds {
+    idle: Option<Duration>,
+    max: Option<Duration>,
+}
+
+/// Runs a call, dropping it once it went `bounds.idle` without reporting
+/// on `alive` (each report restarts that wait; reports are looked at four
+/// times per idle period, so a call is dropped at most a quarter of it
+/// late), or ran `bounds.max`.
 async fn with_timeout(
-    call: BoxFuture<'static, Result<String, ToolError>>,
-    timeout: Option<Duration>,
+    mut call: BoxFuture<'static, Result<String, ToolError>>,
+    bounds: Bounds,
+    alive: Liveness,
 ) -> CallOutcome {
-    match timeout {
-        None => CallOutcome::Done(call.await),
-        Some(limit) => match tokio::time::timeout(limit, call).await {
-            Ok(result) => CallOutcome::Done(result),
-            Err(_elapsed) => CallOutcome::TimedOut(limit),
-        },
+    let started = tokio::time::Instant::now();
+    let hard = bounds.max.map(|max| started + max);
+    let Some(idle) = bounds.idle else {
+        return match bounds.max {
+            Some(max) => match tokio::time::timeout(max, call).await {
+                Ok(result) => CallOutcome::Done(result),
+                Err(_) => CallOutcome::TimedOut(max),
+            },
+            None => CallOutcome::Done(call.await),
+        };
+    };
+    let look = (idle / 4).max(Duration::from_millis(1));
+    let (mut seen, mut alive_at) = (alive.reports(), started);
+    loop {
+        let mut next = (started.max(tokio::time::Instant::now()) + look).min(alive_at + idle);
+        if let Some(hard) = hard {
+            next = next.min(hard);
+        }
+        if let Ok(result) = tokio::time::timeout_at(next, &mut call).await {
+            return CallOutcome::Done(result);
+        }
+        let now = tokio::time::Instant::now();
+        if let (Some(hard), Some(max)) = (hard, bounds.max)
+            && now >= hard
+        {
+            return CallOutcome::TimedOut(max);
+        }
+        let reports = alive.reports();
+        if reports != seen {
+            (seen, alive_at) = (reports, now);
+        } else if now >= alive_at + idle {
+            return CallOutcome::TimedOut(idle);
+        }
     }
 }
 

@@ -46,9 +46,18 @@ pub struct AgentConfig<Deps> {
     /// chance to correct them before the run fails; 0 turns correction
     /// off, so the first `ModelRetry` fails the run.
     pub tool_retries: u32,
-    /// How long one tool call may take when the tool sets no
-    /// [`Tool::timeout`] of its own. Default: no limit.
+    /// How long one tool call may go without a sign of life when the tool
+    /// sets no [`Tool::timeout`] of its own: an idle timeout, restarted by
+    /// each report the call makes through its context's
+    /// [`Liveness`](golem_tool::Liveness) (a bridged MCP tool reports each
+    /// progress notification of its server), so a long tool that reports
+    /// progress runs on. A call that reports nothing gets exactly this
+    /// long. Default: no limit.
     pub tool_timeout: Option<Duration>,
+    /// The longest one tool call may take, progress or not: the hard bound
+    /// over [`tool_timeout`](AgentConfig::tool_timeout). Default: no
+    /// limit.
+    pub tool_max_time: Option<Duration>,
     /// The most model requests one run makes. Default
     /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
     pub max_turns: u32,
@@ -66,6 +75,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             instructions: None,
             tool_retries: 1,
             tool_timeout: None,
+            tool_max_time: None,
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,
         }
@@ -81,6 +91,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
             instructions: self.instructions.clone(),
             tool_retries: self.tool_retries,
             tool_timeout: self.tool_timeout,
+            tool_max_time: self.tool_max_time,
             max_turns: self.max_turns,
             output_retries: self.output_retries,
         }
@@ -95,6 +106,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)
+            .field("tool_max_time", &self.tool_max_time)
             .field("max_turns", &self.max_turns)
             .field("output_retries", &self.output_retries)
             .finish()

@@ -137,6 +137,7 @@ impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
             .field("instructions", &run.instructions)
             .field("tool_retries", &run.calls.tool_retries)
             .field("tool_timeout", &run.calls.tool_timeout)
+            .field("tool_max_time", &run.calls.tool_max_time)
             .field("max_turns", &run.max_turns)
             .field("output_retries", &run.output_retries)
             .finish_non_exhaustive()
@@ -171,6 +172,7 @@ impl<Deps, Output> Agent<Deps, Output> {
             calls: CallRules {
                 tool_retries: config.tool_retries,
                 tool_timeout: config.tool_timeout,
+                tool_max_time: config.tool_max_time,
             },
             max_turns: config.max_turns,
             output_retries: config.output_retries,

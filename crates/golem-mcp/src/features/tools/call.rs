@@ -243,18 +243,22 @@ impl Client {
 
     /// Calls a listed tool as it must be called (as a task when it requires
     /// one and the server offers tool tasks, with the default
-    /// [`TaskOptions`]; plainly otherwise) and checks the result against
-    /// its output schema: what the agent bridge runs for each tool call.
+    /// [`TaskOptions`]; plainly otherwise, asking for progress) and checks
+    /// the result against its output schema: what the agent bridge runs for
+    /// each tool call. `alive` hears of each progress report (or task
+    /// status) the server sends for it.
     pub(crate) async fn call_listed_tool(
         &self,
         tool: &ToolInfo,
         arguments: &RawValue,
+        alive: &(dyn Fn() + Send + Sync),
     ) -> Result<CallResult, Error> {
         let result = if tool.task_support() == TaskSupport::Required && self.offers_tool_tasks() {
-            self.task_call(tool, arguments, &TaskOptions::default(), &mut |_| {})
+            self.task_call(tool, arguments, &TaskOptions::default(), &mut |_| alive())
                 .await?
         } else {
-            self.call_tool(&tool.name, arguments).await?
+            self.call_tool_with_progress(&tool.name, arguments, |_| alive())
+                .await?
         };
         checked(tool, result)
     }
