@@ -167,6 +167,10 @@ impl Transport for Deaf {
     async fn close(&self) -> Result<(), TransportError> {
         self.inner.close().await
     }
+
+    fn returns_answers(&self) -> bool {
+        self.inner.returns_answers()
+    }
 }
 
 #[tokio::test]

@@ -80,6 +80,7 @@ pub(crate) fn open<T: Transport>(
     let traits = TransportTraits {
         mirrors_headers: transport.mirrors_headers(),
         legacy_only: transport.legacy_only(),
+        returns_answers: transport.returns_answers(),
     };
     let (connection, commands) = Connection::new(transport.clone(), traits);
     let connection = Arc::new(connection);

@@ -182,6 +182,10 @@ where
         self.inner.mirrors_headers()
     }
 
+    fn returns_answers(&self) -> bool {
+        self.inner.returns_answers()
+    }
+
     fn legacy_only(&self) -> bool {
         self.inner.legacy_only()
     }

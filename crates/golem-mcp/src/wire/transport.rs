@@ -296,10 +296,10 @@ pub trait Transport: Send + Sync + 'static {
     /// (its id, or an error without one, given this request's id): the
     /// client does not route it.
     ///
-    /// The default sends with `send` and returns `None`, which is right
-    /// for any transport: overriding it only saves the answer's trip
-    /// through `recv`. A transport that wraps another forwards this method
-    /// to it, or its inner transport's answers come through `recv` again.
+    /// The client calls it only when [`returns_answers`](Transport::returns_answers)
+    /// says so, and `send` otherwise. The default sends with `send` and
+    /// returns `None`, which is right for any transport: overriding it only
+    /// saves the answer's trip through `recv`.
     fn send_request(
         &self,
         message: Outgoing,
@@ -319,6 +319,17 @@ pub trait Transport: Send + Sync + 'static {
     /// and leaves out the tools whose annotations are invalid, as the
     /// protocol asks of HTTP clients. `false` by default.
     fn mirrors_headers(&self) -> bool {
+        false
+    }
+
+    /// Whether [`send_request`](Transport::send_request) may return a
+    /// request's answer: streamable HTTP's does. The client asks once, when
+    /// it is made; while this is `false` (the default) it sends every
+    /// request with [`send`](Transport::send), so a transport that returns
+    /// nothing pays nothing for it. A transport that wraps another forwards
+    /// this and `send_request` to it, or its inner transport's answers come
+    /// through `recv` again.
+    fn returns_answers(&self) -> bool {
         false
     }
 

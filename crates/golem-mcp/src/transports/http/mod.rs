@@ -212,6 +212,12 @@ impl Transport for HttpTransport {
         }
     }
 
+    /// Yes: a JSON answer is returned by
+    /// [`send_request`](Transport::send_request).
+    fn returns_answers(&self) -> bool {
+        true
+    }
+
     /// Yes: modern requests carry `Mcp-Method`, `Mcp-Name` and the
     /// tools' `Mcp-Param-*` headers.
     fn mirrors_headers(&self) -> bool {
