@@ -2,8 +2,9 @@
 //! against, written with rmcp, the official Rust SDK.
 //!
 //! ```text
-//! rmcp-echo-server              # stdio
-//! rmcp-echo-server --http PORT  # streamable HTTP at http://127.0.0.1:PORT/mcp
+//! rmcp-echo-server                     # stdio
+//! rmcp-echo-server --http PORT         # streamable HTTP at http://127.0.0.1:PORT/mcp
+//! rmcp-echo-server --http PORT --json  # the same, answering with JSON bodies
 //! ```
 //!
 //! It offers two tools: `echo`, which takes `{"text": string}` and returns
@@ -17,7 +18,10 @@
 //! HTTP it listens on 127.0.0.1 only, with `TCP_NODELAY` on every
 //! connection, in rmcp's default mode (sessions, answers as event streams),
 //! and prints `listening on URL` once it accepts connections (`--http 0`
-//! picks a free port).
+//! picks a free port). With `--json` it serves without sessions and answers
+//! each request with an `application/json` body instead (rmcp's
+//! `json_response`, which needs its stateless mode), the other way a
+//! server may answer.
 
 use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
@@ -146,12 +150,24 @@ impl ServerHandler for Echo {
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let port = match (args.next().as_deref(), args.next(), args.next()) {
-        (None, _, _) => None,
-        (Some("--http"), Some(port), None) => match port.parse::<u16>() {
-            Ok(port) => Some(port),
-            Err(_) => return usage(&format!("--http wants a port number, not {port:?}")),
-        },
+    let (port, json) = match (
+        args.next().as_deref(),
+        args.next(),
+        args.next(),
+        args.next(),
+    ) {
+        (None, _, _, _) => (None, false),
+        (Some("--http"), Some(port), json, None) => {
+            let json = match json.as_deref() {
+                None => false,
+                Some("--json") => true,
+                Some(other) => return usage(&format!("unexpected argument {other:?}")),
+            };
+            match port.parse::<u16>() {
+                Ok(port) => (Some(port), json),
+                Err(_) => return usage(&format!("--http wants a port number, not {port:?}")),
+            }
+        }
         _ => return usage("unexpected arguments"),
     };
     // One thread: a second worker only adds cross-thread wake-ups, and the
@@ -171,7 +187,7 @@ fn main() -> ExitCode {
     };
     let result = match port {
         None => runtime.block_on(serve_stdio()),
-        Some(port) => runtime.block_on(serve_http(port)),
+        Some(port) => runtime.block_on(serve_http(port, json)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -183,7 +199,7 @@ fn main() -> ExitCode {
 }
 
 fn usage(problem: &str) -> ExitCode {
-    eprintln!("{PROGRAM}: {problem}\nusage: {PROGRAM} [--http PORT]");
+    eprintln!("{PROGRAM}: {problem}\nusage: {PROGRAM} [--http PORT [--json]]");
     ExitCode::from(2)
 }
 
@@ -224,13 +240,20 @@ fn pipes() -> Option<(pipe::Receiver, pipe::Sender)> {
     ))
 }
 
-/// Serves streamable HTTP on 127.0.0.1 until killed.
-async fn serve_http(port: u16) -> Result<(), String> {
+/// Serves streamable HTTP on 127.0.0.1 until killed; with `json`, without
+/// sessions and answering with JSON bodies.
+async fn serve_http(port: u16, json: bool) -> Result<(), String> {
     let echo = Echo::new();
+    let mut config = StreamableHttpServerConfig::default();
+    if json {
+        config = config
+            .with_legacy_session_mode(false)
+            .with_json_response(true);
+    }
     let service = StreamableHttpService::new(
         move || Ok(echo.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        config,
     );
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))

@@ -8,11 +8,13 @@
 mod support;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use golem_mcp::{
-    Client, Error, HttpConfig, HttpTransport, LATEST_PROTOCOL_VERSION, ResumePolicy, TransportError,
+    Client, Error, HttpConfig, HttpTransport, Inbound, LATEST_PROTOCOL_VERSION, Observed, Outgoing,
+    ResumePolicy, Transport, TransportError, WireEvent,
 };
 use serde_json::{Value, json};
 use support::calls::call_text;
@@ -132,6 +134,101 @@ async fn json_and_event_stream_answers_with_session_and_version_headers() {
         None,
         "no version before it is negotiated"
     );
+}
+
+/// An HTTP transport whose received messages stop reaching the client once
+/// `deaf` is set: what it receives then is counted and dropped, as if the
+/// client's reader had stopped. Requests' sends are forwarded as they are.
+struct Deaf {
+    inner: HttpTransport,
+    deaf: Arc<AtomicBool>,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl Transport for Deaf {
+    async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
+        self.inner.send(message).await
+    }
+
+    async fn send_request(&self, message: Outgoing) -> Result<Option<Bytes>, TransportError> {
+        self.inner.send_request(message).await
+    }
+
+    async fn recv(&self) -> Result<Inbound, TransportError> {
+        loop {
+            let received = self.inner.recv().await?;
+            if !self.deaf.load(Ordering::SeqCst) {
+                return Ok(received);
+            }
+            self.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    async fn close(&self) -> Result<(), TransportError> {
+        self.inner.close().await
+    }
+
+    fn returns_answers(&self) -> bool {
+        self.inner.returns_answers()
+    }
+}
+
+#[tokio::test]
+async fn a_json_answer_goes_to_its_caller_not_through_the_reader() {
+    let fake = FakeHttp::start().await;
+    let deaf = Arc::new(AtomicBool::new(false));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let client = Client::new(Deaf {
+        inner: HttpTransport::new(HttpConfig::new(fake.url())).expect("valid config"),
+        deaf: Arc::clone(&deaf),
+        dropped: Arc::clone(&dropped),
+    });
+    bounded(client.initialize()).await.expect("initializes");
+    deaf.store(true, Ordering::SeqCst);
+    // Through the reader, each answer would be dropped and its call would
+    // wait for ever.
+    let tools = bounded(client.list_tools()).await.expect("lists");
+    assert_eq!(tools.len(), 1);
+    assert_eq!(
+        call_text(&client, "json_echo", json!({"text": "direct"}))
+            .await
+            .expect("JSON"),
+        "direct"
+    );
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        0,
+        "nothing came through the reader"
+    );
+    bounded(client.close()).await.expect("closes");
+}
+
+#[tokio::test]
+async fn an_observer_sees_a_json_answer_once() {
+    let fake = FakeHttp::start().await;
+    let received = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let seen = Arc::clone(&received);
+    let transport = HttpTransport::new(HttpConfig::new(fake.url())).expect("valid config");
+    let client = Client::new(Observed::new(transport, move |event: WireEvent<'_>| {
+        if let WireEvent::Received(message) = event {
+            let message = serde_json::from_slice(message).expect("JSON");
+            seen.lock().expect("lock").push(message);
+        }
+    }));
+    bounded(client.initialize()).await.expect("initializes");
+    assert_eq!(
+        call_text(&client, "json_echo", json!({"text": "seen"}))
+            .await
+            .expect("JSON"),
+        "seen"
+    );
+    bounded(client.close()).await.expect("closes");
+    let received = received.lock().expect("lock");
+    let answers: Vec<_> = received
+        .iter()
+        .filter(|message| message["result"]["content"][0]["text"] == "seen")
+        .collect();
+    assert_eq!(answers.len(), 1, "{received:#?}");
 }
 
 #[tokio::test]

@@ -570,13 +570,18 @@ async fn a_call_outliving_the_agents_timeout_is_dropped_and_fails_the_run() {
 
 /// A tool that works 10 s, saying it is alive every second.
 fn reporting(name: &str) -> Tool<()> {
-    Tool::new(name, "", r#"{"type":"object"}"#, |ctx: ToolContext<()>, _| async move {
-        for _ in 0..10 {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            ctx.alive.report();
-        }
-        Ok("done".to_owned())
-    })
+    Tool::new(
+        name,
+        "",
+        r#"{"type":"object"}"#,
+        |ctx: ToolContext<()>, _| async move {
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                ctx.alive.report();
+            }
+            Ok("done".to_owned())
+        },
+    )
     .expect("valid tool")
 }
 

@@ -81,6 +81,7 @@ pub(crate) fn open<T: Transport>(
         mirrors_headers: transport.mirrors_headers(),
         legacy_only: transport.legacy_only(),
         renews_sessions: transport.renews_sessions(),
+        returns_answers: transport.returns_answers(),
     };
     let (connection, commands) = Connection::new(transport.clone(), traits);
     let connection = Arc::new(connection);

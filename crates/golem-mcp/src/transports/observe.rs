@@ -5,6 +5,8 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use crate::wire::transport::{Inbound, Outgoing, RequestId, Transport};
 use crate::wire::transport_error::TransportError;
 
@@ -30,7 +32,9 @@ pub enum WireEvent<'a> {
 /// it on unchanged: wrap any transport before giving it to the client.
 ///
 /// The observer runs on the sending or receiving task, in the order of the
-/// wire on each direction; keep it quick (format and write a line, count,
+/// wire on each direction (an answer that came with its request's send,
+/// HTTP's JSON answer, is shown by the sending task when the send returns
+/// it); keep it quick (format and write a line, count,
 /// push to a bounded channel). Every message of the session passes through
 /// it, the handshake and the client's own answers to the server included.
 /// [`Observed::tracing`] gives an observer that emits `tracing` events.
@@ -147,6 +151,17 @@ where
         self.inner.send(message)
     }
 
+    /// Forwarded, so that the inner transport's direct answers stay
+    /// direct; such an answer is shown as received when the send returns it.
+    async fn send_request(&self, message: Outgoing) -> Result<Option<Bytes>, TransportError> {
+        (self.observer)(WireEvent::Sent(&message));
+        let answer = self.inner.send_request(message).await?;
+        if let Some(answer) = &answer {
+            (self.observer)(WireEvent::Received(answer));
+        }
+        Ok(answer)
+    }
+
     async fn recv(&self) -> Result<Inbound, TransportError> {
         let received = self.inner.recv().await?;
         match &received {
@@ -165,6 +180,10 @@ where
 
     fn mirrors_headers(&self) -> bool {
         self.inner.mirrors_headers()
+    }
+
+    fn returns_answers(&self) -> bool {
+        self.inner.returns_answers()
     }
 
     fn legacy_only(&self) -> bool {

@@ -260,9 +260,10 @@ pub enum Inbound {
 ///   the other. A send may wait for the server to take the message, and for
 ///   an answer that comes with it (an HTTP POST waits for the answer's
 ///   headers, so that a refused request fails its sender with the status,
-///   and reads a JSON answer's body); answers always reach the client
-///   through `recv`, and a long answer (an event stream) is read beside the
-///   send, not by it.
+///   and reads a JSON answer's body); answers reach the client through
+///   `recv`, except the one a [`send_request`](Transport::send_request)
+///   returns, and a long answer (an event stream) is read beside the send,
+///   not by it.
 /// - **Cancel safety.** Both may be dropped at any await point. A dropped
 ///   `send` has delivered the message whole or not at all, or will deliver
 ///   it whole before the next message; it never leaves half a message on
@@ -284,6 +285,29 @@ pub trait Transport: Send + Sync + 'static {
     /// Sends one message. See the trait's contract.
     fn send(&self, message: Outgoing) -> impl Future<Output = Result<(), TransportError>> + Send;
 
+    /// Sends one request (a `message` whose [`kind`](Outgoing::kind) is
+    /// [`OutgoingKind::Request`]), as [`send`](Transport::send) does, and
+    /// returns its answer when the send itself received it: streamable
+    /// HTTP's JSON answer to its POST. The client then hands it straight to
+    /// the request's caller; that answer never comes through
+    /// [`recv`](Transport::recv). `None` when the answer comes, as every
+    /// other message does, through `recv` (an event stream's, stdio's).
+    ///
+    /// What is returned must be the server's response to this request
+    /// (its id, or an error without one, given this request's id): the
+    /// client does not route it.
+    ///
+    /// The client calls it only when [`returns_answers`](Transport::returns_answers)
+    /// says so, and `send` otherwise. The default sends with `send` and
+    /// returns `None`, which is right for any transport: overriding it only
+    /// saves the answer's trip through `recv`.
+    fn send_request(
+        &self,
+        message: Outgoing,
+    ) -> impl Future<Output = Result<Option<Bytes>, TransportError>> + Send {
+        async move { self.send(message).await.map(|()| None) }
+    }
+
     /// Receives the next message. See the trait's contract.
     fn recv(&self) -> impl Future<Output = Result<Inbound, TransportError>> + Send;
 
@@ -296,6 +320,17 @@ pub trait Transport: Send + Sync + 'static {
     /// and leaves out the tools whose annotations are invalid, as the
     /// protocol asks of HTTP clients. `false` by default.
     fn mirrors_headers(&self) -> bool {
+        false
+    }
+
+    /// Whether [`send_request`](Transport::send_request) may return a
+    /// request's answer: streamable HTTP's does. The client asks once, when
+    /// it is made; while this is `false` (the default) it sends every
+    /// request with [`send`](Transport::send), so a transport that returns
+    /// nothing pays nothing for it. A transport that wraps another forwards
+    /// this and `send_request` to it, or its inner transport's answers come
+    /// through `recv` again.
+    fn returns_answers(&self) -> bool {
         false
     }
 
@@ -345,12 +380,23 @@ pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// message there.)
 pub(crate) trait DynTransport: Send + Sync {
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>>;
+    fn send_request(
+        &self,
+        message: Outgoing,
+    ) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>>;
     fn close(&self) -> BoxFuture<'_, Result<(), TransportError>>;
 }
 
 impl<T: Transport> DynTransport for T {
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(Transport::send(self, message))
+    }
+
+    fn send_request(
+        &self,
+        message: Outgoing,
+    ) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>> {
+        Box::pin(Transport::send_request(self, message))
     }
 
     fn close(&self) -> BoxFuture<'_, Result<(), TransportError>> {

@@ -34,6 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::{Method, StatusCode};
 use tokio::sync::{Mutex, Notify, mpsc};
 
@@ -162,8 +163,9 @@ impl HttpTransport {
 
 impl Transport for HttpTransport {
     /// POSTs the message and waits for the answer's headers (and, for a
-    /// JSON answer, its body); an event-stream answer is read on a task of
-    /// its own. A non-2xx answer fails this message with
+    /// JSON answer, its body, which [`recv`](Transport::recv) then
+    /// returns); an event-stream answer is read on a task of its own. A
+    /// non-2xx answer fails this message with
     /// [`HttpStatusError`](crate::HttpStatusError), which keeps the
     /// `WWW-Authenticate` and `Retry-After` headers. Concurrent sends are
     /// concurrent POSTs. An `initialize` refused the way an HTTP+SSE
@@ -173,61 +175,24 @@ impl Transport for HttpTransport {
     /// Cancel safe: a dropped send abandons its POST; the server sees the
     /// whole message or nothing.
     async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
-        if let Some(legacy) = self.legacy.get() {
-            // Boxed, as every rare path here: this future is moved a few
-            // times per call.
-            return Box::pin(legacy.send(message)).await;
-        }
-        // The revision of the session, for the requests the transport makes
-        // on its own (a stream's GET, the DELETE): a legacy one only. The
-        // probe names the modern revision, and a legacy server that refused
-        // it would refuse those requests too.
-        if let Some(version) = message.protocol_version()
-            && !message.is_modern()
-        {
-            let _ = self.shared.protocol_version.set(version);
-        }
-        if let OutgoingKind::Notification {
-            cancels: Some(id), ..
-        } = message.kind()
-        {
-            if let Some(stream) = self.shared.streams().remove(id) {
-                // The caller gave up: its answer's stream has nothing left
-                // to deliver. In the modern era, closing it is the
-                // cancellation.
-                stream.abort();
-            }
-            if message.is_modern() {
-                return Ok(());
-            }
-        }
-        let opens_session = message.method() == Some("notifications/initialized");
-        // Kept for the fallback: a clone shares the encoded bytes.
-        let initialize = (message.method() == Some("initialize")).then(|| message.clone());
-        let shared = &self.shared;
-        // Pinned here and lent: passed by value, the send would be stored
-        // twice in `unless_closed`'s future (its argument, then its pinned
-        // copy), and this future is moved a few times per call.
-        let send = std::pin::pin!(post::send(shared, message));
-        let sent = shared.unless_closed(send).await?;
-        match (sent, initialize) {
-            (Err(TransportError::HttpStatus(refused)), Some(initialize))
-                if refuses_streamable(&refused) =>
-            {
-                return Box::pin(self.fall_back(initialize, refused)).await;
-            }
-            (sent, _) => sent?,
-        }
-        if opens_session && let Some(first_answer) = stream::open_standalone(shared) {
-            // Server requests and notifications that belong to no request
-            // of ours come on the standalone stream. The session is handed
-            // over once the server has answered its GET (bounded): a
-            // server may drop what it sends while no stream is open, such
-            // as a request made from inside a tool call that follows at
-            // once.
-            let _ = Box::pin(tokio::time::timeout(STANDALONE_OPEN_WAIT, first_answer)).await;
+        if let Some(answer) = self.post_message(message).await? {
+            let shared = &self.shared;
+            shared
+                .unless_closed(shared.deliver(Inbound::Message(answer)))
+                .await?;
         }
         Ok(())
+    }
+
+    /// [`send`](Transport::send), returning a JSON answer instead of
+    /// queueing it for [`recv`](Transport::recv): the request's response,
+    /// checked by its id (an error without an id is given the request's).
+    /// An event stream's answer comes through `recv` (`None`), and so does
+    /// every answer once the transport has fallen back to HTTP+SSE.
+    ///
+    /// Cancel safe, as `send`.
+    async fn send_request(&self, message: Outgoing) -> Result<Option<Bytes>, TransportError> {
+        self.post_message(message).await
     }
 
     /// Returns the next message of any answer or stream, in the order each
@@ -242,6 +207,12 @@ impl Transport for HttpTransport {
             // Unreachable: the transport keeps a sender.
             None => Err(TransportError::Closed),
         }
+    }
+
+    /// Yes: a JSON answer is returned by
+    /// [`send_request`](Transport::send_request).
+    fn returns_answers(&self) -> bool {
+        true
     }
 
     /// Yes: modern requests carry `Mcp-Method`, `Mcp-Name` and the
@@ -319,6 +290,69 @@ impl Transport for HttpTransport {
 }
 
 impl HttpTransport {
+    /// What [`send`](Transport::send) and
+    /// [`send_request`](Transport::send_request) share: sends `message` and
+    /// returns its JSON answer, when it is a request answered so.
+    async fn post_message(&self, message: Outgoing) -> Result<Option<Bytes>, TransportError> {
+        if let Some(legacy) = self.legacy.get() {
+            // Boxed, as every rare path here: this future is moved a few
+            // times per call.
+            return Box::pin(legacy.send(message)).await.map(|()| None);
+        }
+        // The revision of the session, for the requests the transport makes
+        // on its own (a stream's GET, the DELETE): a legacy one only. The
+        // probe names the modern revision, and a legacy server that refused
+        // it would refuse those requests too.
+        if let Some(version) = message.protocol_version()
+            && !message.is_modern()
+        {
+            let _ = self.shared.protocol_version.set(version);
+        }
+        if let OutgoingKind::Notification {
+            cancels: Some(id), ..
+        } = message.kind()
+        {
+            if let Some(stream) = self.shared.streams().remove(id) {
+                // The caller gave up: its answer's stream has nothing left
+                // to deliver. In the modern era, closing it is the
+                // cancellation.
+                stream.abort();
+            }
+            if message.is_modern() {
+                return Ok(None);
+            }
+        }
+        let opens_session = message.method() == Some("notifications/initialized");
+        // Kept for the fallback: a clone shares the encoded bytes.
+        let initialize = (message.method() == Some("initialize")).then(|| message.clone());
+        let shared = &self.shared;
+        // Pinned here and lent: passed by value, the send would be stored
+        // twice in `unless_closed`'s future (its argument, then its pinned
+        // copy), and this future is moved a few times per call.
+        let send = std::pin::pin!(post::send(shared, message));
+        let sent = shared.unless_closed(send).await?;
+        let answer = match (sent, initialize) {
+            (Err(TransportError::HttpStatus(refused)), Some(initialize))
+                if refuses_streamable(&refused) =>
+            {
+                return Box::pin(self.fall_back(initialize, refused))
+                    .await
+                    .map(|()| None);
+            }
+            (sent, _) => sent?,
+        };
+        if opens_session && let Some(first_answer) = stream::open_standalone(shared) {
+            // Server requests and notifications that belong to no request
+            // of ours come on the standalone stream. The session is handed
+            // over once the server has answered its GET (bounded): a
+            // server may drop what it sends while no stream is open, such
+            // as a request made from inside a tool call that follows at
+            // once.
+            let _ = Box::pin(tokio::time::timeout(STANDALONE_OPEN_WAIT, first_answer)).await;
+        }
+        Ok(answer)
+    }
+
     /// The fallback to HTTP+SSE after `initialize` was `refused`: a `GET`
     /// to the same URL, which must answer with an event stream and its
     /// `endpoint` event; then `initialize` goes there, and so does every

@@ -16,13 +16,17 @@ use super::status::{http_error, status_error, status_error_with};
 use super::stream;
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::mcp_headers::header_value;
-use crate::wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId};
+use crate::wire::transport::{Outgoing, OutgoingKind, RequestId};
 use crate::wire::transport_error::TransportError;
 use golem_mcp_auth::Secret;
 
 /// POSTs one message and handles the answer: a request's JSON answer is
-/// read and delivered, its event stream handed to a stream task.
-pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), TransportError> {
+/// read and returned (the caller delivers it), its event stream handed to a
+/// stream task.
+pub(super) async fn send(
+    shared: &Arc<Shared>,
+    message: Outgoing,
+) -> Result<Option<Bytes>, TransportError> {
     let is_initialize = message.method() == Some("initialize");
     if is_initialize {
         shared.session().initialize = Some(message.clone());
@@ -52,7 +56,8 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         match checked {
             Checked::Answer(response) => break response,
             Checked::Authorized => authorizations += 1,
-            Checked::Dropped | Checked::Answered => return Ok(()),
+            Checked::Answered(answer) => return Ok(Some(answer)),
+            Checked::Dropped => return Ok(None),
         }
     };
     // The modern era has no sessions: an id a server sends anyway is not
@@ -71,7 +76,7 @@ pub(super) async fn send(shared: &Arc<Shared>, message: Outgoing) -> Result<(), 
         }
         // The answer to a notification or a response carries nothing (202);
         // a body, if any, is dropped with the response.
-        _ => Ok(()),
+        _ => Ok(None),
     }
 }
 
@@ -133,9 +138,9 @@ fn with_mirrored_headers(mut request: Request, message: &Outgoing) -> Request {
 enum Checked {
     /// A 2xx answer.
     Answer(Response),
-    /// A modern refusal whose body was the request's JSON-RPC error: it
-    /// was delivered as the request's answer.
-    Answered,
+    /// A modern refusal whose body was the request's JSON-RPC error: the
+    /// request's answer.
+    Answered(Bytes),
     /// The server wanted authorization and the provider obtained it: send
     /// again.
     Authorized,
@@ -193,8 +198,8 @@ async fn check_status(
 
 /// A modern server's 4xx to request `id`: the status says what kind of
 /// refusal (an unsupported revision, a header mismatch, an unknown method),
-/// and the body, a JSON-RPC error, says which. That error is delivered as
-/// the request's answer, so that the session can correct the request or
+/// and the body, a JSON-RPC error, says which. That error is the
+/// request's answer, so that the session can correct the request or
 /// report the server's own words; a body that is no JSON-RPC error makes
 /// the status the error.
 async fn modern_refusal(
@@ -216,10 +221,7 @@ async fn modern_refusal(
         _ => None,
     };
     match answer {
-        Some(answer) if is_error_response(&answer) => {
-            shared.deliver(Inbound::Message(answer)).await;
-            Ok(Checked::Answered)
-        }
+        Some(answer) if is_error_response(&answer) => Ok(Checked::Answered(answer)),
         _ => Err(status_error_with(status, &url, &headers, &body, false)),
     }
 }
@@ -244,14 +246,14 @@ pub(super) fn is_error_response(message: &[u8]) -> bool {
         .is_ok_and(|response| response.jsonrpc == "2.0")
 }
 
-/// Reads the answer to request `id`: a JSON body here, an event stream on
-/// a task of its own.
+/// Reads the answer to request `id`: a JSON body here, returned; an event
+/// stream on a task of its own (`None`).
 async fn answer(
     shared: &Arc<Shared>,
     id: RequestId,
     response: Response,
     resumable: bool,
-) -> Result<(), TransportError> {
+) -> Result<Option<Bytes>, TransportError> {
     if response.status() == StatusCode::ACCEPTED || response.content_length() == Some(0) {
         return Err(TransportError::StreamEnded {
             detail: "the server accepted the request without answering it".to_owned(),
@@ -265,7 +267,7 @@ async fn answer(
         .to_ascii_lowercase();
     if content_type.starts_with("text/event-stream") {
         stream::spawn(shared, id, response, resumable);
-        return Ok(());
+        return Ok(None);
     }
     if !content_type.starts_with("application/json") {
         return Err(TransportError::UnexpectedResponse {
@@ -293,8 +295,7 @@ async fn answer(
             });
         }
     };
-    shared.deliver(Inbound::Message(body)).await;
-    Ok(())
+    Ok(Some(body))
 }
 
 /// Reads a JSON body, refusing one over the limit before reading it all.
