@@ -5,29 +5,11 @@
 //! so a run only gets through when every offered name is safe; the call
 //! still reaches the server under the server's own name.
 
-use std::path::PathBuf;
-
 use golem_fake_provider::{FakeProvider, Reply, last_tool_result, tool_names};
 use serde_json::{Value, json};
 
 mod support;
 use support::*;
-
-/// An mcpServers file with the odd-names server as entry `odd`.
-fn odd_names_config(dir: &TempDir) -> PathBuf {
-    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
-    let python = peers.join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        python.display()
-    );
-    let script = peers.join("python/odd_names_server.py");
-    dir.file(
-        "odd.json",
-        &json!({"mcpServers": {"odd": {"command": python, "args": [script]}}}).to_string(),
-    )
-}
 
 /// A model that calls the offered tool whose name starts with `start`,
 /// then answers with its result.
@@ -68,7 +50,7 @@ fn assert_offered_names_are_safe(provider: &FakeProvider) {
 #[test]
 fn names_no_provider_accepts_are_offered_safe_and_call_the_servers_tool() {
     let dir = TempDir::new();
-    let config = odd_names_config(&dir);
+    let config = python_script_config(&dir, "odd_names_server.py", "odd");
     let provider = FakeProvider::start_with(calls("get_weather_", json!({"city": "Köln"})));
 
     let output = run_on(&provider)
@@ -86,7 +68,7 @@ fn names_no_provider_accepts_are_offered_safe_and_call_the_servers_tool() {
 #[test]
 fn anthropic_gets_the_same_safe_names() {
     let dir = TempDir::new();
-    let config = odd_names_config(&dir);
+    let config = python_script_config(&dir, "odd_names_server.py", "odd");
     let provider = FakeProvider::start_with(calls("wetter_f_r_k_ln_", json!({})));
 
     let output = golem()

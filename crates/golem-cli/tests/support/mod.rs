@@ -193,6 +193,12 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 /// The Python SDK's test server (`peers/python/mcp_py_server.py` on
 /// `peers/.venv`) as the stdio entry `py` of an mcpServers file in `dir`.
 pub fn python_server_config(dir: &TempDir) -> PathBuf {
+    python_script_config(dir, "mcp_py_server.py", "py")
+}
+
+/// `peers/python/SCRIPT` on `peers/.venv` as the stdio entry `entry` of an
+/// mcpServers file in `dir`.
+pub fn python_script_config(dir: &TempDir, script: &str, entry: &str) -> PathBuf {
     let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
     let python = peers.join(".venv/bin/python");
     assert!(
@@ -200,10 +206,10 @@ pub fn python_server_config(dir: &TempDir) -> PathBuf {
         "{} is missing: run scripts/install-peers.sh (the README's test command does)",
         python.display()
     );
-    let script = peers.join("python/mcp_py_server.py");
+    let script = peers.join("python").join(script);
     dir.file(
-        "py.json",
-        &json!({"mcpServers": {"py": {"command": python, "args": [script]}}}).to_string(),
+        &format!("{entry}.json"),
+        &json!({"mcpServers": {entry: {"command": python, "args": [script]}}}).to_string(),
     )
 }
 
