@@ -43,7 +43,7 @@ impl Client {
     /// the server's identity, capabilities and instructions (ADR 0018).
     /// Starts the inbound task on the current Tokio runtime.
     ///
-    /// By default ([`ProtocolChoice::Auto`]) the client probes with
+    /// By default ([`ProtocolChoice::Auto`](crate::ProtocolChoice::Auto)) the client probes with
     /// `server/discover`: a modern (2026-07-28) server's answer decides the
     /// revision, and nothing more is sent; a legacy server (any other
     /// error, an HTTP refusal without a modern error, or no answer within
