@@ -259,7 +259,10 @@ impl<Deps> Tool<Deps> {
         self
     }
 
-    /// Sets how long one call may take before the agent abandons it.
+    /// Sets how long one call may go without a sign of life before the agent
+    /// abandons it: an idle timeout, restarted by each report on the call's
+    /// [`ToolContext::alive`] (the agent's `tool_max_time` still bounds the
+    /// whole call).
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
