@@ -42,7 +42,8 @@ impl Client {
         let current = self.generation();
         if current.number != generation.number {
             // A restart replaced the connection meanwhile: nothing to renew
-            // here, and the request fails as it met the expiry.
+            // here; the request, sent on the ended connection, fails as
+            // that connection ended.
             return generation
                 .connection
                 .exchange(&operation, request, on_progress)
