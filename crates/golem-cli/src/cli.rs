@@ -1,6 +1,7 @@
 //! The command line: what clap parses, and the checks that turn it into a
 //! [`Plan`] before any server is started or any request sent.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,6 +17,8 @@ use golem_openai::{OpenAi, OpenAiConfig};
 
 use crate::exit::Failure;
 use crate::requests::Answers;
+use crate::tool_search::{SearchMode, always_loaded};
+use golem_agent::mcp::AlwaysLoaded;
 
 /// The default of `--tool-timeout`, in seconds.
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
@@ -150,6 +153,18 @@ pub struct Options {
     /// it was running fails].
     #[arg(long, help_heading = "Tools")]
     pub no_restart: bool,
+    /// Whether the model gets a search tool (search_tools) in place of the
+    /// tools' definitions: auto does once there are more than 30 tools; a
+    /// config entry's "alwaysLoad": true (or a list of its tool names)
+    /// keeps its tools offered.
+    #[arg(
+        long,
+        value_name = "WHEN",
+        value_enum,
+        default_value = "auto",
+        help_heading = "Tools"
+    )]
+    pub tool_search: SearchMode,
     /// How to answer a server that asks the user for input (elicitation):
     /// ask on the terminal, decline, or accept the form's defaults
     /// (declining a form with a required field that has none) [default:
@@ -234,6 +249,10 @@ pub struct Plan {
     pub start_timeout: Duration,
     /// `--protocol`: the MCP revision pinned, if any.
     pub protocol: Option<String>,
+    /// `--tool-search`.
+    pub tool_search: SearchMode,
+    /// Each server's `"alwaysLoad"`, by name.
+    pub always_loaded: HashMap<String, AlwaysLoaded>,
     /// Whether a lost server is started again (not `--no-restart`).
     pub restart: bool,
     /// How the servers' requests are answered (`--on-elicitation`,
@@ -286,7 +305,7 @@ impl Plan {
         };
         // Named servers are the user's choice: they fail, never skipped.
         let strict = options.strict || !options.servers.is_empty();
-        let (mut servers, skipped) =
+        let (mut servers, skipped, always_loaded) =
             select_servers(options.config.as_deref(), &options.servers, strict)?;
         withhold_model_keys(&mut servers, options.api_key_env.as_deref());
         Ok(Plan {
@@ -307,6 +326,8 @@ impl Plan {
                 .start_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
             protocol: options.protocol,
+            tool_search: options.tool_search,
+            always_loaded,
             restart: !options.no_restart,
             answers,
         })
@@ -530,7 +551,13 @@ fn withhold_model_keys(servers: &mut [(String, ServerConfig)], named: Option<&st
 }
 
 /// The servers chosen, by name, and the entries left out (with why).
-type Selected = (Vec<(String, ServerConfig)>, Vec<Failure>);
+/// The entries chosen, those that could not be read, and each chosen
+/// one's `"alwaysLoad"`.
+type Selected = (
+    Vec<(String, ServerConfig)>,
+    Vec<Failure>,
+    HashMap<String, AlwaysLoaded>,
+);
 
 /// The servers of `--config` named by `--server` (all by default), and the
 /// entries that could not be read (left out, unless `strict`: then the
@@ -542,7 +569,7 @@ fn select_servers(
 ) -> Result<Selected, Failure> {
     let Some(path) = path else {
         if names.is_empty() {
-            return Ok((Vec::new(), Vec::new()));
+            return Ok((Vec::new(), Vec::new(), HashMap::new()));
         }
         return Err(Failure::usage(
             "--server names an entry of a config file; add --config FILE",
@@ -561,15 +588,21 @@ fn select_servers(
         }
         unique
     };
-    let (mut selected, mut skipped) = (Vec::new(), Vec::new());
+    let (mut selected, mut skipped, mut always) = (Vec::new(), Vec::new(), HashMap::new());
     for name in names {
         match servers.get(&name) {
-            Ok(server) => selected.push((name, server)),
+            Ok(server) => {
+                always.insert(
+                    name.clone(),
+                    always_loaded(&servers, &name).map_err(Failure::usage)?,
+                );
+                selected.push((name, server));
+            }
             Err(error) if strict => return Err(Failure::usage(describe_config(&error))),
             Err(error) => skipped.push(Failure::usage(describe_config(&error))),
         }
     }
-    Ok((selected, skipped))
+    Ok((selected, skipped, always))
 }
 
 fn describe_config(error: &config::ConfigError) -> String {
@@ -606,6 +639,7 @@ mod tests {
             strict: false,
             protocol: None,
             no_restart: false,
+            tool_search: SearchMode::Auto,
             on_elicitation: None,
             roots: Vec::new(),
             allow_sampling: false,

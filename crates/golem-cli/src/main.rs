@@ -23,6 +23,7 @@ mod requests;
 mod servers;
 mod session;
 mod show;
+mod tool_search;
 
 use std::process::ExitCode;
 use std::time::Duration;

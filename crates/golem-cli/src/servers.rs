@@ -10,8 +10,8 @@ use futures_util::future::join_all;
 use golem_agent::mcp::ToolInfo;
 use golem_agent::mcp::config::ServerConfig;
 use golem_agent::mcp::{
-    Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications, RestartPolicy,
-    ServerNotification, ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
+    AlwaysLoaded, Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications,
+    RestartPolicy, ServerNotification, ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
 };
 use golem_agent::model::Usage;
 use golem_agent::tool::Toolset;
@@ -48,14 +48,19 @@ pub struct Servers {
     sampling: SamplingUsage,
     /// Whether a lost server is started again (ADR 0026).
     restart: bool,
+    /// Which tools of each server are always loaded under tool search.
+    always_loaded: HashMap<String, AlwaysLoaded>,
 }
 
 impl Servers {
     /// No servers yet; those started will be started again when lost
     /// (and their dropped HTTP sessions renewed) when `restart` says so.
-    pub fn new(restart: bool) -> Self {
+    /// A server's tools named in `always_loaded` (by server) are offered
+    /// on every model request under tool search.
+    pub fn new(restart: bool, always_loaded: HashMap<String, AlwaysLoaded>) -> Self {
         Servers {
             restart,
+            always_loaded,
             ..Servers::default()
         }
     }
@@ -144,6 +149,9 @@ impl Servers {
             let mut config = ToolsetConfig::default();
             config.name = Some(server.name.clone());
             config.prefix = server.prefix.clone();
+            if let Some(always) = self.always_loaded.get(&server.name) {
+                config.bridge = config.bridge.with_always_loaded(always.clone());
+            }
             let listing = McpToolset::new(&server.client, config);
             bounded(&server.name, "tools/list", limit, None, listing)
         }))

@@ -17,7 +17,7 @@ use crate::show::{self, Output};
 
 /// Runs `plan` and returns the exit status; failures are reported on
 /// stderr. The servers started are closed whatever happens.
-pub async fn execute(plan: Plan) -> Exit {
+pub async fn execute(mut plan: Plan) -> Exit {
     let output = Output::default();
     let mut signals = match Signals::new() {
         Ok(signals) => signals,
@@ -26,7 +26,8 @@ pub async fn execute(plan: Plan) -> Exit {
                 .report();
         }
     };
-    let mut servers = Servers::new(plan.restart);
+    let always_loaded = std::mem::take(&mut plan.always_loaded);
+    let mut servers = Servers::new(plan.restart, always_loaded);
     let exit = work(plan, &mut servers, &output, &mut signals).await;
     output.end_line();
     servers.close().await;
@@ -66,6 +67,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
         golem_agent::decode::text,
         AgentConfig {
             toolsets: servers.toolsets(),
+            tool_search: plan.tool_search.into(),
             instructions: plan.system,
             // An MCP tool's `isError` answer goes back to the model, which
             // may correct itself; the turn limit bounds the run.
@@ -155,7 +157,7 @@ impl Session<'_> {
                     continue;
                 }
                 "/tools" => {
-                    self.list_tools();
+                    self.list_tools(&history);
                     continue;
                 }
                 "/help" => {
@@ -227,16 +229,45 @@ impl Session<'_> {
     }
 
     /// `/tools`: one line per tool on stdout, `server  tool  description`
-    /// in aligned columns.
-    fn list_tools(&self) {
+    /// in aligned columns; under tool search, the tools the model is
+    /// offered after `history`, then those only a search finds, each under
+    /// a heading.
+    fn list_tools(&self, history: &[Message]) {
         let tools = self.servers.listing();
         if tools.is_empty() {
             self.output
                 .note("no tools (name MCP servers with --config FILE)");
             return;
         }
-        for line in show::tool_table(&tools) {
-            self.output.line(&line);
+        let offered = match self.agent.offered_tools(history) {
+            Ok(offered) => offered,
+            Err(error) => return self.output.note(&crate::exit::describe(&error)),
+        };
+        if offered.searchable.is_empty() {
+            for line in show::tool_table(&tools) {
+                self.output.line(&line);
+            }
+            return;
+        }
+        let (loaded, searchable): (Vec<_>, Vec<_>) = tools
+            .into_iter()
+            .partition(|(_, name, _)| offered.loaded.contains(name));
+        let sections = [
+            (format!("loaded ({}):", loaded.len()), loaded),
+            (
+                format!(
+                    "searchable with {} ({}):",
+                    golem_agent::SEARCH_TOOL,
+                    searchable.len()
+                ),
+                searchable,
+            ),
+        ];
+        for (heading, tools) in sections {
+            self.output.line(&heading);
+            for line in show::tool_table(&tools) {
+                self.output.line(&format!("  {line}"));
+            }
         }
     }
 }

@@ -85,7 +85,7 @@ mod wire;
 
 pub use transports::memory;
 
-pub use bridge::as_tools::{BridgeConfig, as_tools, as_tools_with};
+pub use bridge::as_tools::{AlwaysLoaded, BridgeConfig, as_tools, as_tools_with};
 pub use bridge::names::{MAX_TOOL_NAME, model_tool_name};
 pub use bridge::toolset::{McpToolset, ToolsetConfig};
 pub use client_config::ClientConfig;

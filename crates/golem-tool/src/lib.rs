@@ -11,6 +11,9 @@
 //! either a correctable [`ModelRetry`] the model sees and may fix, or a fatal cause that
 //! fails the run.
 //!
+//! [`ToolIndex`] ranks tools for a free-text query, for an agent that offers its model a
+//! search tool in place of many definitions (see [`search`]).
+//!
 //! This crate does **not** run the agent loop, enforce timeouts or count retries (the
 //! `golem` crate does), and it does not parse arguments into typed structs: the function
 //! gets the exact bytes the model wrote and decides how to read them.
@@ -58,6 +61,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use golem_model::{BoxFuture, ModelRetry, ToolSpec};
+
+pub mod search;
+pub use search::{SearchEntry, ToolIndex, ToolMatch};
 use serde_json::value::RawValue;
 
 /// What a tool's function receives besides its arguments.
@@ -182,6 +188,8 @@ pub struct Tool<Deps> {
     max_retries: Option<u32>,
     timeout: Option<Duration>,
     sequential: bool,
+    title: Option<String>,
+    always_loaded: bool,
     exec: Arc<Exec<Deps>>,
 }
 
@@ -248,6 +256,8 @@ impl<Deps> Tool<Deps> {
             max_retries: None,
             timeout: None,
             sequential: false,
+            title: None,
+            always_loaded: false,
             exec: Arc::new(move |ctx, args| Box::pin(exec(ctx, args))),
         })
     }
@@ -272,6 +282,21 @@ impl<Deps> Tool<Deps> {
     /// calls of the same model turn (default `false`).
     pub fn sequential(mut self, sequential: bool) -> Self {
         self.sequential = sequential;
+        self
+    }
+
+    /// Sets a human-readable title (an MCP tool's `title`): tool search
+    /// ([`ToolIndex`]) ranks by it; models are not sent it.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets whether the tool is offered to the model on every request even
+    /// when the agent offers a search tool instead of its other tools
+    /// (default `false`: such an agent offers it once a search found it).
+    pub fn always_loaded(mut self, always: bool) -> Self {
+        self.always_loaded = always;
         self
     }
 
@@ -305,6 +330,17 @@ impl<Deps> Tool<Deps> {
         self.sequential
     }
 
+    /// The tool's title, if it has one (see [`Tool::with_title`]).
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// Whether the tool is offered on every request, search or not (see
+    /// [`Tool::always_loaded`]).
+    pub fn is_always_loaded(&self) -> bool {
+        self.always_loaded
+    }
+
     /// The tool as offered to the model.
     pub fn spec(&self) -> ToolSpec {
         ToolSpec {
@@ -325,6 +361,19 @@ impl<Deps> Tool<Deps> {
     }
 }
 
+/// A tool and the name of where it comes from, as a [`ToolIndex`] reads them.
+impl<'a, Deps> From<(&'a Tool<Deps>, &'a str)> for SearchEntry<'a> {
+    fn from((tool, source): (&'a Tool<Deps>, &'a str)) -> Self {
+        SearchEntry {
+            name: &tool.name,
+            title: tool.title.as_deref(),
+            description: &tool.description,
+            input_schema: tool.input_schema.get(),
+            source,
+        }
+    }
+}
+
 // Manual: a derive would demand `Deps: Clone`, but only the `Arc`-shared function is cloned.
 impl<Deps> Clone for Tool<Deps> {
     fn clone(&self) -> Self {
@@ -335,6 +384,8 @@ impl<Deps> Clone for Tool<Deps> {
             max_retries: self.max_retries,
             timeout: self.timeout,
             sequential: self.sequential,
+            title: self.title.clone(),
+            always_loaded: self.always_loaded,
             exec: Arc::clone(&self.exec),
         }
     }
@@ -349,6 +400,8 @@ impl<Deps> fmt::Debug for Tool<Deps> {
             .field("max_retries", &self.max_retries)
             .field("timeout", &self.timeout)
             .field("sequential", &self.sequential)
+            .field("title", &self.title)
+            .field("always_loaded", &self.always_loaded)
             .finish_non_exhaustive()
     }
 }

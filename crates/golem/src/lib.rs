@@ -56,7 +56,10 @@ mod error;
 mod telemetry;
 pub mod testmodel;
 
-pub use agent::{Agent, AgentConfig, DEFAULT_MAX_TURNS, RunEvent, RunOutput, RunSink, ToolOutcome};
+pub use agent::{
+    Agent, AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, OfferedTools, RunEvent, RunOutput,
+    RunSink, SEARCH_TOOL, ToolOutcome, ToolSearch,
+};
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
 

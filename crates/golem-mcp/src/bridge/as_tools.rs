@@ -169,9 +169,44 @@ pub struct BridgeConfig {
     /// link then is one placeholder line, and the server is asked nothing
     /// more.
     pub read_resource_links: bool,
+    /// Which tools an agent with tool search offers on every request
+    /// ([`Tool::always_loaded`](golem_tool::Tool::always_loaded)), by the
+    /// server's names for them. Default: none.
+    pub always_loaded: AlwaysLoaded,
+}
+
+/// Which of a server's tools are [always
+/// loaded](golem_tool::Tool::always_loaded) by an agent that searches its
+/// tools: offered on every request rather than found by a search.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum AlwaysLoaded {
+    /// None of them (the default).
+    #[default]
+    None,
+    /// All of them.
+    All,
+    /// Those named here, by the server's names.
+    Tools(Vec<String>),
+}
+
+impl AlwaysLoaded {
+    /// Whether the server's tool `name` is always loaded.
+    pub fn covers(&self, name: &str) -> bool {
+        match self {
+            AlwaysLoaded::None => false,
+            AlwaysLoaded::All => true,
+            AlwaysLoaded::Tools(names) => names.iter().any(|listed| listed == name),
+        }
+    }
 }
 
 impl BridgeConfig {
+    /// The same configuration, with `always` tools always loaded.
+    pub fn with_always_loaded(mut self, always: AlwaysLoaded) -> Self {
+        self.always_loaded = always;
+        self
+    }
+
     /// The same configuration, reading linked resources inline or not.
     pub fn with_read_resource_links(mut self, read: bool) -> Self {
         self.read_resource_links = read;
@@ -227,6 +262,12 @@ fn bridge<Deps: Send + Sync + 'static>(
             .map_err(|error| Error::invalid_response("tools/list", error))?,
     };
     let description = info.description.take().unwrap_or_default();
+    let title = info.title.clone().or_else(|| {
+        info.annotations
+            .as_ref()
+            .and_then(|notes| notes.title.clone())
+    });
+    let always_loaded = config.always_loaded.covers(&info.name);
     let info = Arc::new(info);
     let client = client.clone();
     let config = Arc::clone(config);
@@ -236,11 +277,16 @@ fn bridge<Deps: Send + Sync + 'static>(
         let config = Arc::clone(&config);
         async move { call(&client, &info, &config, &arguments, &ctx.alive).await }
     };
-    Tool::from_raw_schema(exposed, description, schema, exec).map_err(|error| {
+    let tool = Tool::from_raw_schema(exposed, description, schema, exec).map_err(|error| {
         Error::invalid_response(
             "tools/list",
             format!("the server's tool cannot be bridged: {error}"),
         )
+    })?;
+    let tool = tool.always_loaded(always_loaded);
+    Ok(match title {
+        Some(title) => tool.with_title(title),
+        None => tool,
     })
 }
 

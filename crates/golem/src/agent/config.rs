@@ -13,6 +13,45 @@ use golem_tool::{Tool, Toolset};
 /// The turn limit of an [`AgentConfig::default`]: model requests per run.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 
+/// [`ToolSearch::default`]'s threshold: more tools than this are searched
+/// rather than all offered.
+pub const DEFAULT_SEARCH_ABOVE: usize = 30;
+
+/// Whether a model is offered every tool or a search tool in place of most
+/// of them (ADR 0028).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSearch {
+    /// Search once more than `above` tools are offered; every tool
+    /// otherwise. The default, with [`DEFAULT_SEARCH_ABOVE`].
+    Auto {
+        /// The most tools offered in full.
+        above: usize,
+    },
+    /// Always offer the search tool in place of the tools not always loaded.
+    Always,
+    /// Always offer every tool.
+    Never,
+}
+
+impl Default for ToolSearch {
+    fn default() -> Self {
+        ToolSearch::Auto {
+            above: DEFAULT_SEARCH_ABOVE,
+        }
+    }
+}
+
+impl ToolSearch {
+    /// Whether `count` tools are searched rather than all offered.
+    pub(super) fn defers(self, count: usize) -> bool {
+        match self {
+            ToolSearch::Auto { above } => count > above,
+            ToolSearch::Always => true,
+            ToolSearch::Never => false,
+        }
+    }
+}
+
 /// How an [`Agent`](crate::Agent) is set up. Every field has a default
 /// ([`AgentConfig::default`]); set the ones you need:
 ///
@@ -35,6 +74,13 @@ pub struct AgentConfig<Deps> {
     /// model request, their tools offered after [`tools`](Self::tools). A
     /// name offered twice fails the run with [`RunError::DuplicateTool`](crate::RunError::DuplicateTool).
     pub toolsets: Vec<Arc<dyn Toolset<Deps>>>,
+    /// Whether the model is offered every tool, or, past a number of tools,
+    /// only those [always loaded](Tool::always_loaded) and found so far plus
+    /// a search tool, [`SEARCH_TOOL`](crate::SEARCH_TOOL), that finds the
+    /// others (ADR 0028). Default: search once more than
+    /// [`DEFAULT_SEARCH_ABOVE`](crate::DEFAULT_SEARCH_ABOVE) tools are
+    /// offered.
+    pub tool_search: ToolSearch,
     /// The system prompt, sent with every request as
     /// [`Request::instructions`](golem_model::Request::instructions). Default: none.
     pub instructions: Option<String>,
@@ -72,6 +118,7 @@ impl<Deps> Default for AgentConfig<Deps> {
         Self {
             tools: Vec::new(),
             toolsets: Vec::new(),
+            tool_search: ToolSearch::default(),
             instructions: None,
             tool_retries: 1,
             tool_timeout: None,
@@ -88,6 +135,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
         Self {
             tools: self.tools.clone(),
             toolsets: self.toolsets.clone(),
+            tool_search: self.tool_search,
             instructions: self.instructions.clone(),
             tool_retries: self.tool_retries,
             tool_timeout: self.tool_timeout,
@@ -103,6 +151,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
         f.debug_struct("AgentConfig")
             .field("tools", &self.tools)
             .field("toolsets", &toolset_names(&self.toolsets))
+            .field("tool_search", &self.tool_search)
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)

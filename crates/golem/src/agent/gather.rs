@@ -105,7 +105,7 @@ impl<Deps> Clone for Offered<Deps> {
 impl<Deps> Offered<Deps> {
     /// Adds a tool from `source`; a name offered already is refused, naming
     /// both sources.
-    fn add(&mut self, tool: Tool<Deps>, source: &str) -> Result<(), RunError> {
+    pub(super) fn add(&mut self, tool: Tool<Deps>, source: &str) -> Result<(), RunError> {
         if let Some(&index) = self.by_name.get(tool.name()) {
             return Err(RunError::DuplicateTool {
                 name: tool.name().to_owned(),

@@ -22,14 +22,17 @@ mod config;
 mod events;
 mod gather;
 mod observe;
+mod search;
 mod turn;
 mod unknown;
 
 use calls::CallRules;
 use config::toolset_names;
-pub use config::{AgentConfig, DEFAULT_MAX_TURNS};
+pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolSearch};
 pub use events::{RunEvent, RunSink, ToolOutcome};
 use gather::Sources;
+use search::RunSearch;
+pub use search::{OfferedTools, SEARCH_TOOL};
 use turn::RunLoop;
 pub use turn::RunOutput;
 
@@ -134,6 +137,7 @@ impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
             .field("model", &run.model.name())
             .field("tools", &run.tools.fixed())
             .field("toolsets", &toolset_names(run.tools.toolsets()))
+            .field("tool_search", &run.tool_search)
             .field("instructions", &run.instructions)
             .field("tool_retries", &run.calls.tool_retries)
             .field("tool_timeout", &run.calls.tool_timeout)
@@ -168,6 +172,7 @@ impl<Deps, Output> Agent<Deps, Output> {
             model,
             decoder: Arc::new(decoder),
             tools,
+            tool_search: config.tool_search,
             instructions: config.instructions,
             calls: CallRules {
                 tool_retries: config.tool_retries,
@@ -184,6 +189,23 @@ impl<Deps, Output> Agent<Deps, Output> {
     /// (its toolsets' tools are asked for before each model request).
     pub fn tools(&self) -> &[Tool<Deps>] {
         self.run_loop.tools.fixed()
+    }
+}
+
+impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
+    /// What a run continuing `history` would offer the model now: every
+    /// tool, or (with [tool search](AgentConfig::tool_search) in effect)
+    /// the tools loaded (always loaded, called or found in `history`) and
+    /// those only a search finds. For a host's tool listing; pass `&[]`
+    /// for a new conversation.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::DuplicateTool`] when two sources offer the same name.
+    pub fn offered_tools(&self, history: &[Message]) -> Result<OfferedTools, RunError> {
+        let offered = self.run_loop.tools.offered()?;
+        let search = RunSearch::<Deps>::new(self.run_loop.tool_search, history);
+        Ok(search.split(&offered))
     }
 }
 

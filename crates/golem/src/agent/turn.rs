@@ -22,9 +22,11 @@ use golem_model::{Message, Model, ModelRetry, Request, Response, ToolCall, Usage
 use tracing::Instrument;
 
 use super::calls::{CallRules, TurnCalls};
+use super::config::ToolSearch;
 use super::events::{RunEvent, RunSink, emit};
 use super::gather::{Sources, resolve};
 use super::observe::CallObserver;
+use super::search::{RunSearch, SEARCH_TOOL};
 use super::unknown;
 use crate::decode::DecodeError;
 use crate::error::RunError;
@@ -56,6 +58,8 @@ pub(super) struct RunLoop<Deps, Output> {
     pub(super) decoder: Arc<Decoder<Output>>,
     /// The fixed tools and the toolsets.
     pub(super) tools: Sources<Deps>,
+    /// When the model gets a search tool in place of most tools.
+    pub(super) tool_search: ToolSearch,
     pub(super) instructions: Option<String>,
     /// The tool retry budget and timeout.
     pub(super) calls: CallRules,
@@ -104,10 +108,12 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         let mut output_rejections = 0u32;
         // Calls of tools the agent does not have, so far in this run.
         let mut unknown_calls = 0u32;
+        let search = RunSearch::new(self.tool_search, &request.messages);
 
         for turn in 1..=self.max_turns {
-            let offered = self.tools.offered()?;
-            request.tools.clone_from(&offered.specs);
+            let view = search.view(self.tools.offered()?)?;
+            let offered = view.offered;
+            request.tools = view.specs;
             let span = telemetry::model_span(turn, &request);
             let started = Instant::now();
             let response = match sink.as_deref_mut() {
@@ -173,9 +179,17 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 text, tool_calls, ..
             } = response;
             let resolved = resolve(&offered, &tool_calls);
+            for tool in resolved.iter().flatten() {
+                search.called(offered.tools[*tool].name());
+            }
+            let listed: Option<Vec<&str>> = view
+                .listed
+                .as_ref()
+                .map(|names| names.iter().map(String::as_str).collect());
             let unknown = self.correct_unknown(
                 turn,
                 &offered.names(),
+                listed.as_deref(),
                 &tool_calls,
                 &resolved,
                 &mut unknown_calls,
@@ -232,11 +246,15 @@ impl<Deps, Output> RunLoop<Deps, Output> {
     /// there are, counted in `unknown_calls` against the agent's
     /// `tool_retries`; past it the run fails before any call of the turn
     /// runs. Returns one (tool name, message content) slot per call, the
-    /// corrections filled in (the others for the calls' results).
+    /// corrections filled in (the others for the calls' results). A
+    /// correction suggests any of `names`, and lists them, or only those
+    /// `listed` when tool search offers the model those alone.
+    #[allow(clippy::too_many_arguments)]
     fn correct_unknown(
         &self,
         turn: u32,
         names: &[&str],
+        listed: Option<&[&str]>,
         calls: &[ToolCall],
         resolved: &[Option<usize>],
         unknown_calls: &mut u32,
@@ -275,10 +293,13 @@ impl<Deps, Output> RunLoop<Deps, Output> {
                 call: call.clone(),
                 likely: likely.iter().map(|&name| name.to_owned()).collect(),
             });
-            *slot = (
-                call.name.clone(),
-                unknown::correction(&call.name, &likely, names),
-            );
+            let text = match listed {
+                None => unknown::correction(&call.name, &likely, names),
+                Some(listed) => {
+                    unknown::correction_when_searching(&call.name, &likely, listed, SEARCH_TOOL)
+                }
+            };
+            *slot = (call.name.clone(), text);
         }
         Ok(slots)
     }

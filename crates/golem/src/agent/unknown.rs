@@ -65,6 +65,19 @@ pub(super) fn correction(called: &str, likely: &[&str], offered: &[&str]) -> Str
     text
 }
 
+/// [`correction`] for an agent offering the `listed` tools, `search` among
+/// them: it also says that the search finds the others.
+pub(super) fn correction_when_searching(
+    called: &str,
+    likely: &[&str],
+    listed: &[&str],
+    search: &str,
+) -> String {
+    let mut text = correction(called, likely, listed);
+    text.push_str(&format!(" Other tools can be found with {search:?}."));
+    text
+}
+
 /// `"a", "b", "c"`.
 fn quoted(names: &[&str]) -> String {
     names
