@@ -197,6 +197,12 @@ pub struct Options {
     /// [default: 600].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
     pub tool_max_time: Option<Duration>,
+    /// The most bytes of one tool result the model gets whole; a longer one
+    /// gets its head and tail around a note, the whole kept under
+    /// $XDG_CACHE_HOME/golem/outputs/ for the model to read with
+    /// read_tool_output; 0 for no limit [default: 32768].
+    #[arg(long, value_name = "BYTES", help_heading = "Limits")]
+    pub max_tool_output: Option<usize>,
     /// The longest each MCP server may take to answer initialize, and then
     /// to list its tools, in seconds [default: 60].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
@@ -251,6 +257,8 @@ pub struct Plan {
     pub protocol: Option<String>,
     /// `--tool-search`.
     pub tool_search: SearchMode,
+    /// `--max-tool-output`: `None` for no limit.
+    pub max_tool_output: Option<usize>,
     /// Each server's `"alwaysLoad"`, by name.
     pub always_loaded: HashMap<String, AlwaysLoaded>,
     /// Whether a lost server is started again (not `--no-restart`).
@@ -327,6 +335,11 @@ impl Plan {
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
             protocol: options.protocol,
             tool_search: options.tool_search,
+            max_tool_output: match options.max_tool_output {
+                Some(0) => None,
+                Some(bytes) => Some(bytes),
+                None => Some(golem_agent::DEFAULT_MAX_TOOL_OUTPUT),
+            },
             always_loaded,
             restart: !options.no_restart,
             answers,
@@ -646,6 +659,7 @@ mod tests {
             max_turns: None,
             tool_timeout: None,
             tool_max_time: None,
+            max_tool_output: None,
             start_timeout: None,
         }
     }

@@ -19,6 +19,7 @@
 mod cli;
 mod exit;
 mod image;
+mod outputs;
 mod requests;
 mod servers;
 mod session;

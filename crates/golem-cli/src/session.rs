@@ -4,14 +4,16 @@
 
 use std::future::Future;
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use golem_agent::model::{Message, StreamEvent, Usage};
-use golem_agent::{Agent, AgentConfig, RunEvent};
+use golem_agent::{Agent, AgentConfig, MemoryOutputStore, OutputStore, RunEvent};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 
 use crate::cli::{Mode, Plan};
 use crate::exit::{Exit, Failure};
+use crate::outputs;
 use crate::servers::Servers;
 use crate::show::{self, Output};
 
@@ -68,6 +70,8 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
         AgentConfig {
             toolsets: servers.toolsets(),
             tool_search: plan.tool_search.into(),
+            max_tool_output: plan.max_tool_output,
+            output_store: output_store(),
             instructions: plan.system,
             // An MCP tool's `isError` answer goes back to the model, which
             // may correct itself; the turn limit bounds the run.
@@ -90,6 +94,15 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     match plan.mode {
         Mode::Run(prompt) => session.run(prompt, signals).await,
         Mode::Chat => session.chat(signals).await,
+    }
+}
+
+/// Where cut tool results are kept: files under the cache directory, or
+/// memory when there is none (no `$XDG_CACHE_HOME` or `$HOME`).
+fn output_store() -> Arc<dyn OutputStore> {
+    match outputs::cache_dir(|name| std::env::var(name).ok()) {
+        Some(dir) => outputs::FileOutputStore::open(dir.join("outputs")),
+        None => Arc::new(MemoryOutputStore::default()),
     }
 }
 

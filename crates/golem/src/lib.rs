@@ -57,8 +57,9 @@ mod telemetry;
 pub mod testmodel;
 
 pub use agent::{
-    Agent, AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, OfferedTools, RunEvent, RunOutput,
-    RunSink, SEARCH_TOOL, ToolOutcome, ToolSearch,
+    Agent, AgentConfig, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, Kept,
+    MemoryOutputStore, OfferedTools, OutputStore, READ_OUTPUT_TOOL, RunEvent, RunOutput, RunSink,
+    SEARCH_TOOL, ToolOutcome, ToolSearch,
 };
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};

@@ -100,13 +100,26 @@ pub fn run_on(provider: &FakeProvider) -> Command {
     command
 }
 
+/// `golem` with the test key, and a cache directory of its own (cut tool
+/// outputs, manifests), so that no test sees another's or the user's.
 pub fn golem() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_golem"));
     command
         .timeout(PATIENCE)
         .env_remove("ANTHROPIC_API_KEY")
-        .env("OPENAI_API_KEY", KEY);
+        .env("OPENAI_API_KEY", KEY)
+        .env("XDG_CACHE_HOME", fresh_cache());
     command
+}
+
+/// A cache directory no other command of the tests uses.
+pub fn fresh_cache() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "golem-cache-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// Whether `text` has a line starting with `start` and ending with `end`.

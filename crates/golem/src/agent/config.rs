@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use golem_tool::{Tool, Toolset};
 
+use super::output::{DEFAULT_MAX_TOOL_OUTPUT, MemoryOutputStore, OutputStore};
+
 /// The turn limit of an [`AgentConfig::default`]: model requests per run.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 
@@ -81,6 +83,17 @@ pub struct AgentConfig<Deps> {
     /// [`DEFAULT_SEARCH_ABOVE`](crate::DEFAULT_SEARCH_ABOVE) tools are
     /// offered.
     pub tool_search: ToolSearch,
+    /// The most bytes of one tool message the model gets whole; a longer
+    /// one gets its head and tail around a line saying how many bytes were
+    /// left out and how to read them with
+    /// [`READ_OUTPUT_TOOL`](crate::READ_OUTPUT_TOOL), offered from the
+    /// first cut on (ADR 0029). Default
+    /// [`DEFAULT_MAX_TOOL_OUTPUT`](crate::DEFAULT_MAX_TOOL_OUTPUT) (32
+    /// KiB); `None`: no limit.
+    pub max_tool_output: Option<usize>,
+    /// Where the whole text of a cut tool message is kept for the read
+    /// tool. Default: a [`MemoryOutputStore`](crate::MemoryOutputStore).
+    pub output_store: Arc<dyn OutputStore>,
     /// The system prompt, sent with every request as
     /// [`Request::instructions`](golem_model::Request::instructions). Default: none.
     pub instructions: Option<String>,
@@ -119,6 +132,8 @@ impl<Deps> Default for AgentConfig<Deps> {
             tools: Vec::new(),
             toolsets: Vec::new(),
             tool_search: ToolSearch::default(),
+            max_tool_output: Some(DEFAULT_MAX_TOOL_OUTPUT),
+            output_store: Arc::new(MemoryOutputStore::default()),
             instructions: None,
             tool_retries: 1,
             tool_timeout: None,
@@ -136,6 +151,8 @@ impl<Deps> Clone for AgentConfig<Deps> {
             tools: self.tools.clone(),
             toolsets: self.toolsets.clone(),
             tool_search: self.tool_search,
+            max_tool_output: self.max_tool_output,
+            output_store: Arc::clone(&self.output_store),
             instructions: self.instructions.clone(),
             tool_retries: self.tool_retries,
             tool_timeout: self.tool_timeout,
@@ -152,6 +169,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("tools", &self.tools)
             .field("toolsets", &toolset_names(&self.toolsets))
             .field("tool_search", &self.tool_search)
+            .field("max_tool_output", &self.max_tool_output)
             .field("instructions", &self.instructions)
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)

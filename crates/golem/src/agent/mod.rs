@@ -22,6 +22,7 @@ mod config;
 mod events;
 mod gather;
 mod observe;
+mod output;
 mod search;
 mod turn;
 mod unknown;
@@ -31,6 +32,7 @@ use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolSearch};
 pub use events::{RunEvent, RunSink, ToolOutcome};
 use gather::Sources;
+pub use output::{DEFAULT_MAX_TOOL_OUTPUT, Kept, MemoryOutputStore, OutputStore, READ_OUTPUT_TOOL};
 use search::RunSearch;
 pub use search::{OfferedTools, SEARCH_TOOL};
 use turn::RunLoop;
@@ -138,6 +140,7 @@ impl<Deps, Output> fmt::Debug for Agent<Deps, Output> {
             .field("tools", &run.tools.fixed())
             .field("toolsets", &toolset_names(run.tools.toolsets()))
             .field("tool_search", &run.tool_search)
+            .field("max_tool_output", &run.max_tool_output)
             .field("instructions", &run.instructions)
             .field("tool_retries", &run.calls.tool_retries)
             .field("tool_timeout", &run.calls.tool_timeout)
@@ -173,6 +176,8 @@ impl<Deps, Output> Agent<Deps, Output> {
             decoder: Arc::new(decoder),
             tools,
             tool_search: config.tool_search,
+            max_tool_output: config.max_tool_output,
+            output_store: config.output_store,
             instructions: config.instructions,
             calls: CallRules {
                 tool_retries: config.tool_retries,

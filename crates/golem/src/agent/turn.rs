@@ -26,6 +26,7 @@ use super::config::ToolSearch;
 use super::events::{RunEvent, RunSink, emit};
 use super::gather::{Sources, resolve};
 use super::observe::CallObserver;
+use super::output::{OutputStore, RunOutputs};
 use super::search::{RunSearch, SEARCH_TOOL};
 use super::unknown;
 use crate::decode::DecodeError;
@@ -60,6 +61,9 @@ pub(super) struct RunLoop<Deps, Output> {
     pub(super) tools: Sources<Deps>,
     /// When the model gets a search tool in place of most tools.
     pub(super) tool_search: ToolSearch,
+    /// The most bytes of one tool message, and where longer ones are kept.
+    pub(super) max_tool_output: Option<usize>,
+    pub(super) output_store: Arc<dyn OutputStore>,
     pub(super) instructions: Option<String>,
     /// The tool retry budget and timeout.
     pub(super) calls: CallRules,
@@ -109,9 +113,18 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         // Calls of tools the agent does not have, so far in this run.
         let mut unknown_calls = 0u32;
         let search = RunSearch::new(self.tool_search, &request.messages);
+        let outputs = RunOutputs::new(
+            self.max_tool_output,
+            Arc::clone(&self.output_store),
+            &request.messages,
+        );
 
         for turn in 1..=self.max_turns {
-            let view = search.view(self.tools.offered()?)?;
+            let mut offered = self.tools.offered()?;
+            if let Some(read) = outputs.read_tool() {
+                offered.to_mut().add(read.clone(), "tool output")?;
+            }
+            let view = search.view(offered)?;
             let offered = view.offered;
             request.tools = view.specs;
             let span = telemetry::model_span(turn, &request);
@@ -222,7 +235,9 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 .await?;
             let mut contents = unknown;
             for (&(index, tool), content) in known.iter().zip(results) {
-                contents[index] = (offered.tools[tool].name().to_owned(), content);
+                let name = offered.tools[tool].name();
+                let content = outputs.cap(&tool_calls[index].id, name, content);
+                contents[index] = (name.to_owned(), content);
             }
             let tool_messages: Vec<Message> = tool_calls
                 .iter()
