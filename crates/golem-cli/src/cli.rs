@@ -165,6 +165,16 @@ pub struct Options {
         help_heading = "Tools"
     )]
     pub tool_search: SearchMode,
+    /// Start every MCP server with the command [default: a server whose
+    /// tool list an earlier run kept (under $XDG_CACHE_HOME/golem/manifests/,
+    /// fresh for the server's ttlMs, else 24 hours) starts on the model's
+    /// first call of one of its tools].
+    #[arg(long, help_heading = "Tools")]
+    pub eager: bool,
+    /// Ignore the kept tool lists: start every server and list its tools
+    /// afresh (the new lists are kept).
+    #[arg(long, help_heading = "Tools")]
+    pub refresh: bool,
     /// How to answer a server that asks the user for input (elicitation):
     /// ask on the terminal, decline, or accept the form's defaults
     /// (declining a form with a required field that has none) [default:
@@ -259,6 +269,9 @@ pub struct Plan {
     pub tool_search: SearchMode,
     /// `--max-tool-output`: `None` for no limit.
     pub max_tool_output: Option<usize>,
+    /// Whether kept tool lists spare starting their servers (neither
+    /// `--eager` nor `--refresh`).
+    pub read_manifests: bool,
     /// Each server's `"alwaysLoad"`, by name.
     pub always_loaded: HashMap<String, AlwaysLoaded>,
     /// Whether a lost server is started again (not `--no-restart`).
@@ -335,6 +348,7 @@ impl Plan {
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
             protocol: options.protocol,
             tool_search: options.tool_search,
+            read_manifests: !options.eager && !options.refresh,
             max_tool_output: match options.max_tool_output {
                 Some(0) => None,
                 Some(bytes) => Some(bytes),
@@ -653,6 +667,8 @@ mod tests {
             protocol: None,
             no_restart: false,
             tool_search: SearchMode::Auto,
+            eager: false,
+            refresh: false,
             on_elicitation: None,
             roots: Vec::new(),
             allow_sampling: false,

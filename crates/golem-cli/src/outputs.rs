@@ -21,21 +21,6 @@ const ID_MAX: usize = 64;
 /// The most names tried for one output when its id is taken.
 const NAMES_TRIED: usize = 1000;
 
-/// `golem`'s cache directory: `$XDG_CACHE_HOME/golem` when that is an
-/// absolute path, else `$HOME/.cache/golem`; `None` without either.
-pub fn cache_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let xdg = env("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .filter(|path| path.is_absolute());
-    let base = xdg.or_else(|| {
-        env("HOME")
-            .map(PathBuf::from)
-            .filter(|path| path.is_absolute())
-            .map(|home| home.join(".cache"))
-    })?;
-    Some(base.join("golem"))
-}
-
 /// Tool outputs kept as files in one directory.
 #[derive(Debug)]
 pub struct FileOutputStore {
@@ -167,26 +152,5 @@ mod tests {
         assert_eq!(store.read("../call_1").expect("read"), None);
         assert_eq!(store.read("nope").expect("read"), None);
         let _ = fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn the_cache_is_xdg_cache_home_else_home_dot_cache() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
-                pairs
-                    .iter()
-                    .find(|(key, _)| *key == name)
-                    .map(|(_, value)| (*value).to_owned())
-            }
-        };
-        assert_eq!(
-            cache_dir(env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")])),
-            Some(PathBuf::from("/x/golem"))
-        );
-        assert_eq!(
-            cache_dir(env(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")])),
-            Some(PathBuf::from("/h/.cache/golem"))
-        );
-        assert_eq!(cache_dir(env(&[])), None);
     }
 }

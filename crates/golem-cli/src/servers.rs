@@ -1,17 +1,21 @@
 //! The MCP servers of one command: started once, their tools offered as
 //! toolsets (prefixed with the server's name where names clash), their log
-//! messages relayed to stderr, and closed at the end.
+//! messages relayed to stderr, and closed at the end. A server whose
+//! manifest (its last listing, kept between runs, ADR 0030) is fresh is not
+//! started with the command: its tools are offered from the manifest and it
+//! starts on the model's first call of one of them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use futures_util::future::join_all;
 use golem_agent::mcp::ToolInfo;
 use golem_agent::mcp::config::ServerConfig;
 use golem_agent::mcp::{
-    AlwaysLoaded, Client, ClientConfig, HttpTransport, LogMessage, McpToolset, Notifications,
-    RestartPolicy, ServerNotification, ServerStderr, SseTransport, StdioTransport, ToolsetConfig,
+    AlwaysLoaded, Client, ClientConfig, HttpTransport, LazyToolset, LogMessage, Manifest,
+    ManifestStore, McpToolset, Notifications, RestartPolicy, ServerNotification, ServerStderr,
+    SseTransport, StartServer, StdioTransport, ToolsetConfig,
 };
 use golem_agent::model::Usage;
 use golem_agent::tool::Toolset;
@@ -27,16 +31,53 @@ const LOG_SHOWN: usize = 2000;
 /// (when the runtime drops their transports).
 const CLOSE_LIMIT: Duration = Duration::from_secs(3);
 
-/// One started server.
+/// One server of the command.
 struct Server {
     name: String,
-    client: Client,
-    /// Set once its tools are listed.
-    toolset: Option<Arc<McpToolset<()>>>,
+    /// Its client, when started with the command (not on a first call).
+    client: Option<Client>,
+    /// Set once its tools are listed, or read from its manifest.
+    toolset: Option<ServerTools>,
     /// The prefix its tools carry, when they clash with another server's.
     prefix: Option<String>,
-    /// Prints its log messages.
-    relay: JoinHandle<()>,
+    /// Prints its log messages (a server started on a first call has a
+    /// relay of its own, which ends with its client).
+    relay: Option<JoinHandle<()>>,
+}
+
+/// A server's tools: listed from the running server, or read from its
+/// manifest until its first call.
+enum ServerTools {
+    Live(Arc<McpToolset<()>>),
+    Lazy(Arc<LazyToolset<()>>),
+}
+
+impl ServerTools {
+    fn toolset(&self) -> Arc<dyn Toolset<()>> {
+        match self {
+            ServerTools::Live(toolset) => Arc::clone(toolset) as Arc<dyn Toolset<()>>,
+            ServerTools::Lazy(toolset) => Arc::clone(toolset) as Arc<dyn Toolset<()>>,
+        }
+    }
+}
+
+/// How the servers' manifests are used.
+#[derive(Clone, Default)]
+pub struct Manifests {
+    /// Where they are kept; `None`: nowhere (no cache directory).
+    pub store: Option<Arc<dyn ManifestStore>>,
+    /// Whether a fresh one spares starting its server with the command
+    /// (not `--eager`, not `--refresh`).
+    pub read: bool,
+}
+
+/// A server whose tools come from its fresh manifest.
+struct Deferred {
+    name: String,
+    config: ServerConfig,
+    key: String,
+    manifest: Manifest,
+    tools: Vec<ToolInfo>,
 }
 
 /// The servers of a command. Whatever was started is closed by
@@ -50,17 +91,24 @@ pub struct Servers {
     restart: bool,
     /// Which tools of each server are always loaded under tool search.
     always_loaded: HashMap<String, AlwaysLoaded>,
+    manifests: Manifests,
 }
 
 impl Servers {
     /// No servers yet; those started will be started again when lost
-    /// (and their dropped HTTP sessions renewed) when `restart` says so.
-    /// A server's tools named in `always_loaded` (by server) are offered
-    /// on every model request under tool search.
-    pub fn new(restart: bool, always_loaded: HashMap<String, AlwaysLoaded>) -> Self {
+    /// (and their dropped HTTP sessions renewed) when `restart` says so; a
+    /// server's tools named in `always_loaded` are offered on every model
+    /// request under tool search; `manifests` says where listings are
+    /// kept and whether a fresh one defers its server's start.
+    pub fn new(
+        restart: bool,
+        always_loaded: HashMap<String, AlwaysLoaded>,
+        manifests: Manifests,
+    ) -> Self {
         Servers {
             restart,
             always_loaded,
+            manifests,
             ..Servers::default()
         }
     }
@@ -70,7 +118,12 @@ impl Servers {
     /// one waiting on a prompt) is not waited for. The servers start
     /// together: every process is spawned first, then the handshakes and
     /// listings run at once, so several npm servers start in the time of
-    /// the slowest, not of all of them in turn.
+    /// the slowest, not of all of them in turn. Each listing is kept as the
+    /// server's manifest.
+    ///
+    /// A server with a fresh manifest is not started here: its tools are
+    /// offered from the manifest, and it starts (within `limit`) on the
+    /// first call of one of them.
     ///
     /// A server that cannot be spawned, initialized or listed is stopped
     /// and left out, and its failure returned with the others (desktop
@@ -95,13 +148,21 @@ impl Servers {
         let wanted = configs.len();
         let mut failed = Vec::new();
         let mut stderrs = Vec::new();
+        let mut keys = Vec::new();
+        let mut deferred = Vec::new();
         for (name, config) in configs {
-            let mut client_config = answers.config(&name, output, &self.sampling);
-            // Only a stdio server can be started again; an HTTP session
-            // the server dropped is renewed instead (`connect`).
-            if self.restart && matches!(config, ServerConfig::Stdio(_)) {
-                client_config = client_config.with_restart(RestartPolicy::default());
+            let key = config.manifest_key();
+            if let Some((manifest, tools)) = self.fresh_manifest(&key) {
+                deferred.push(Deferred {
+                    name,
+                    config,
+                    key,
+                    manifest,
+                    tools,
+                });
+                continue;
             }
+            let client_config = self.client_config(&name, &config, output, answers);
             let (client, stderr) =
                 match connect(&name, config, protocol, client_config, self.restart) {
                     Ok(connected) => connected,
@@ -116,17 +177,19 @@ impl Servers {
             let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
             self.servers.push(Server {
                 name,
-                client,
+                client: Some(client),
                 toolset: None,
                 prefix: None,
-                relay,
+                relay: Some(relay),
             });
             stderrs.push(stderr);
+            keys.push(key);
         }
         let handshakes = join_all(self.servers[first..].iter().zip(&stderrs).map(
             |(server, stderr)| {
+                let client = server.client.as_ref().expect("started with the command");
                 // Only whether it succeeded is kept (the answer borrows the client).
-                let handshake = async { server.client.initialize().await.map(|_| ()) };
+                let handshake = async { client.initialize().await.map(|_| ()) };
                 bounded(
                     &server.name,
                     "initialize",
@@ -137,28 +200,92 @@ impl Servers {
             },
         ))
         .await;
-        self.leave_out(first, handshakes, strict, &mut failed)?;
+        let keys = self.leave_out(
+            first,
+            handshakes
+                .into_iter()
+                .zip(keys)
+                .map(|(done, key)| done.map(|()| key))
+                .collect(),
+            strict,
+            &mut failed,
+        )?;
         let listings = join_all(self.servers[first..].iter().map(|server| {
-            let listing = server.client.list_tools();
+            let client = server.client.as_ref().expect("started with the command");
+            bounded(&server.name, "tools/list", limit, None, client.list_tools())
+        }))
+        .await;
+        let listings = self.leave_out(
+            first,
+            listings
+                .into_iter()
+                .zip(keys)
+                .map(|(listed, key)| listed.map(|tools| (tools, key)))
+                .collect(),
+            strict,
+            &mut failed,
+        )?;
+        for (server, (tools, key)) in self.servers[first..].iter().zip(&listings) {
+            let client = server.client.as_ref().expect("started with the command");
+            self.save_manifest(&server.name, key, &Manifest::of(client, tools), output);
+        }
+        let mut all: Vec<Vec<ToolInfo>> = listings.into_iter().map(|(tools, _)| tools).collect();
+        let started = self.servers.len();
+        for server in &deferred {
+            self.servers.push(Server {
+                name: server.name.clone(),
+                client: None,
+                toolset: None,
+                prefix: None,
+                relay: None,
+            });
+            all.push(server.tools.clone());
+        }
+        self.prefix_clashes(first, all);
+        let toolsets = join_all(self.servers[first..started].iter().map(|server| {
+            let client = server.client.as_ref().expect("started with the command");
+            let listing = McpToolset::new(client, self.toolset_config(server));
             bounded(&server.name, "tools/list", limit, None, listing)
         }))
         .await;
-        let listings = self.leave_out(first, listings, strict, &mut failed)?;
-        self.prefix_clashes(first, listings);
-        let toolsets = join_all(self.servers[first..].iter().map(|server| {
-            let mut config = ToolsetConfig::default();
-            config.name = Some(server.name.clone());
-            config.prefix = server.prefix.clone();
-            if let Some(always) = self.always_loaded.get(&server.name) {
-                config.bridge = config.bridge.with_always_loaded(always.clone());
+        let mut toolsets = toolsets.into_iter();
+        for (index, toolset) in (first..started).zip(toolsets.by_ref()) {
+            match toolset {
+                Ok(toolset) => {
+                    self.servers[index].toolset = Some(ServerTools::Live(Arc::new(toolset)))
+                }
+                Err(failure) if strict => return Err(failure),
+                Err(failure) => failed.push(failure),
             }
-            let listing = McpToolset::new(&server.client, config);
-            bounded(&server.name, "tools/list", limit, None, listing)
-        }))
-        .await;
-        let toolsets = self.leave_out(first, toolsets, strict, &mut failed)?;
-        for (server, toolset) in self.servers[first..].iter_mut().zip(toolsets) {
-            server.toolset = Some(Arc::new(toolset));
+        }
+        for (index, server) in (started..).zip(deferred) {
+            let toolset = self.deferred_toolset(
+                &self.servers[index],
+                server,
+                limit,
+                output,
+                protocol,
+                answers,
+            );
+            match toolset {
+                Ok(toolset) => {
+                    self.servers[index].toolset = Some(ServerTools::Lazy(Arc::new(toolset)))
+                }
+                Err(failure) if strict => return Err(failure),
+                Err(failure) => failed.push(failure),
+            }
+        }
+        // A server whose tools could not be made is left out.
+        let servers = self.servers.split_off(first);
+        for server in servers {
+            match server.toolset {
+                Some(_) => self.servers.push(server),
+                None => {
+                    if let Some(relay) = server.relay {
+                        relay.abort();
+                    }
+                }
+            }
         }
         if wanted > 0 && self.servers.len() == first {
             // Nothing left to offer the model: the first failure is the
@@ -166,6 +293,114 @@ impl Servers {
             return Err(failed.remove(0));
         }
         Ok(failed)
+    }
+
+    /// The manifest kept under `key` and its tools, when manifests are read
+    /// and it is fresh.
+    fn fresh_manifest(&self, key: &str) -> Option<(Manifest, Vec<ToolInfo>)> {
+        let store = self
+            .manifests
+            .store
+            .as_ref()
+            .filter(|_| self.manifests.read)?;
+        let manifest = store
+            .load(key)
+            .filter(|manifest| manifest.is_fresh(SystemTime::now()))?;
+        let tools = manifest.tool_infos().ok()?;
+        Some((manifest, tools))
+    }
+
+    /// Keeps server `name`'s `manifest` under `key`, when there is a
+    /// store; a failure is only noted (the next run starts the server
+    /// with the command again).
+    fn save_manifest(&self, name: &str, key: &str, manifest: &Manifest, output: &Output) {
+        if let Some(store) = &self.manifests.store
+            && let Err(error) = store.save(key, manifest)
+        {
+            output.note(&format!(
+                "cannot keep the tool list of MCP server {name:?} for the next run: {error}"
+            ));
+        }
+    }
+
+    /// The handlers of server `name` (elicitation, roots, sampling), with a
+    /// restart policy for a stdio server unless `--no-restart` (an HTTP
+    /// session the server dropped is renewed instead, in `connect`).
+    fn client_config(
+        &self,
+        name: &str,
+        config: &ServerConfig,
+        output: &Output,
+        answers: &Answers,
+    ) -> ClientConfig {
+        let client_config = answers.config(name, output, &self.sampling);
+        match self.restart && matches!(config, ServerConfig::Stdio(_)) {
+            true => client_config.with_restart(RestartPolicy::default()),
+            false => client_config,
+        }
+    }
+
+    /// How `server`'s tools are presented: its name, its prefix, its
+    /// always-loaded tools.
+    fn toolset_config(&self, server: &Server) -> ToolsetConfig {
+        let mut config = ToolsetConfig::default();
+        config.name = Some(server.name.clone());
+        config.prefix = server.prefix.clone();
+        if let Some(always) = self.always_loaded.get(&server.name) {
+            config.bridge = config.bridge.with_always_loaded(always.clone());
+        }
+        config
+    }
+
+    /// The tools of a server with a fresh manifest, which start it (spawn
+    /// or connect, relay its logs, initialize within `limit`) on the first
+    /// call of one of them; its listing then replaces the manifest.
+    fn deferred_toolset(
+        &self,
+        server: &Server,
+        deferred: Deferred,
+        limit: Duration,
+        output: &Output,
+        protocol: Option<&str>,
+        answers: &Answers,
+    ) -> Result<LazyToolset<()>, Failure> {
+        let Deferred {
+            name,
+            config,
+            key,
+            manifest,
+            ..
+        } = deferred;
+        let client_config = self.client_config(&name, &config, output, answers);
+        let (output, protocol, restart) =
+            (output.clone(), protocol.map(str::to_owned), self.restart);
+        let starter_name = name.clone();
+        let start: StartServer = Arc::new(move || {
+            let (name, config, client_config) =
+                (starter_name.clone(), config.clone(), client_config.clone());
+            let (output, protocol) = (output.clone(), protocol.clone());
+            Box::pin(async move {
+                let (client, stderr) =
+                    connect(&name, config, protocol.as_deref(), client_config, restart)
+                        .map_err(|failure| failure.message)?;
+                let notifications = client.passive_notifications();
+                tokio::spawn(relay_logs(name.clone(), notifications, output));
+                let handshake = async { client.initialize().await.map(|_| ()) };
+                bounded(&name, "initialize", limit, stderr.as_ref(), handshake)
+                    .await
+                    .map_err(|failure| failure.message)?;
+                Ok(client)
+            })
+        });
+        let save_to = self.manifests.store.clone().map(|store| (store, key));
+        LazyToolset::new(
+            &name,
+            &manifest,
+            self.toolset_config(server),
+            start,
+            save_to,
+        )
+        .map_err(|error| Failure::server(&name, &error))
     }
 
     /// Keeps the servers (from `first`) whose step succeeded, in order, and
@@ -194,7 +429,9 @@ impl Servers {
                     first_failure.get_or_insert(failure);
                 }
                 Err(failure) => {
-                    server.relay.abort();
+                    if let Some(relay) = server.relay {
+                        relay.abort();
+                    }
                     failed.push(failure);
                 }
             }
@@ -206,7 +443,9 @@ impl Servers {
     }
 
     /// Gives a prefix to each server (from `first`) with a tool name
-    /// another server also has, from their `listings`.
+    /// another server also has, from their `listings` (a manifest's for a
+    /// server not started): the same listings give the same names on every
+    /// run, started or not.
     fn prefix_clashes(&mut self, first: usize, listings: Vec<Vec<ToolInfo>>) {
         let mut owners: HashMap<String, Vec<usize>> = HashMap::new();
         for (index, tools) in listings.into_iter().enumerate() {
@@ -227,7 +466,7 @@ impl Servers {
         self.sampling.total()
     }
 
-    /// How many servers are running.
+    /// How many servers there are, started or waiting for a first call.
     pub fn started(&self) -> usize {
         self.servers.len()
     }
@@ -236,8 +475,7 @@ impl Servers {
     pub fn toolsets(&self) -> Vec<Arc<dyn Toolset<()>>> {
         self.servers
             .iter()
-            .filter_map(|server| server.toolset.clone())
-            .map(|toolset| toolset as Arc<dyn Toolset<()>>)
+            .filter_map(|server| server.toolset.as_ref().map(ServerTools::toolset))
             .collect()
     }
 
@@ -260,7 +498,7 @@ impl Servers {
             let Some(toolset) = &server.toolset else {
                 continue;
             };
-            for tool in toolset.tools() {
+            for tool in toolset.toolset().tools() {
                 listed.push((
                     server.name.clone(),
                     tool.name().to_owned(),
@@ -271,18 +509,27 @@ impl Servers {
         listed
     }
 
-    /// Ends every session (concurrently, within [`CLOSE_LIMIT`]); a server
-    /// that does not end in time is killed with its process group when the
-    /// runtime drops its transport.
+    /// Ends every session (concurrently, within [`CLOSE_LIMIT`]), those of
+    /// servers started on a first call too; a server that does not end in
+    /// time is killed with its process group when the runtime drops its
+    /// transport.
     pub async fn close(self) {
         let mut closing = Vec::new();
         for server in self.servers {
+            let client = match (&server.client, &server.toolset) {
+                (Some(client), _) => Some(client.clone()),
+                (None, Some(ServerTools::Lazy(lazy))) => lazy.client().cloned(),
+                _ => None,
+            };
             drop(server.toolset);
-            server.relay.abort();
-            let client = server.client;
-            closing.push(tokio::spawn(async move {
-                let _ = client.close().await;
-            }));
+            if let Some(relay) = server.relay {
+                relay.abort();
+            }
+            if let Some(client) = client {
+                closing.push(tokio::spawn(async move {
+                    let _ = client.close().await;
+                }));
+            }
         }
         let all = async {
             for task in closing {

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
+use golem_agent::mcp::{FileManifestStore, ManifestStore, golem_cache_dir};
 use golem_agent::model::{Message, StreamEvent, Usage};
 use golem_agent::{Agent, AgentConfig, MemoryOutputStore, OutputStore, RunEvent};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -14,7 +15,7 @@ use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 use crate::cli::{Mode, Plan};
 use crate::exit::{Exit, Failure};
 use crate::outputs;
-use crate::servers::Servers;
+use crate::servers::{Manifests, Servers};
 use crate::show::{self, Output};
 
 /// Runs `plan` and returns the exit status; failures are reported on
@@ -29,7 +30,13 @@ pub async fn execute(mut plan: Plan) -> Exit {
         }
     };
     let always_loaded = std::mem::take(&mut plan.always_loaded);
-    let mut servers = Servers::new(plan.restart, always_loaded);
+    let manifests = Manifests {
+        store: cache_dir().map(|dir| {
+            Arc::new(FileManifestStore::new(dir.join("manifests"))) as Arc<dyn ManifestStore>
+        }),
+        read: plan.read_manifests,
+    };
+    let mut servers = Servers::new(plan.restart, always_loaded, manifests);
     let exit = work(plan, &mut servers, &output, &mut signals).await;
     output.end_line();
     servers.close().await;
@@ -100,10 +107,16 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
 /// Where cut tool results are kept: files under the cache directory, or
 /// memory when there is none (no `$XDG_CACHE_HOME` or `$HOME`).
 fn output_store() -> Arc<dyn OutputStore> {
-    match outputs::cache_dir(|name| std::env::var(name).ok()) {
+    match cache_dir() {
         Some(dir) => outputs::FileOutputStore::open(dir.join("outputs")),
         None => Arc::new(MemoryOutputStore::default()),
     }
+}
+
+/// golem's cache directory (`$XDG_CACHE_HOME/golem`, else
+/// `~/.cache/golem`), if there is one.
+fn cache_dir() -> Option<std::path::PathBuf> {
+    golem_cache_dir(|name| std::env::var(name).ok())
 }
 
 /// The agent and what the command shows of it.

@@ -86,6 +86,10 @@ mod wire;
 pub use transports::memory;
 
 pub use bridge::as_tools::{AlwaysLoaded, BridgeConfig, as_tools, as_tools_with};
+pub use bridge::lazy::{LazyToolset, StartError, StartServer};
+pub use bridge::manifest::{
+    DEFAULT_MANIFEST_TTL, FileManifestStore, Manifest, ManifestStore, golem_cache_dir,
+};
 pub use bridge::names::{MAX_TOOL_NAME, model_tool_name};
 pub use bridge::toolset::{McpToolset, ToolsetConfig};
 pub use client_config::ClientConfig;

@@ -1,5 +1,6 @@
 //! The bridge: a server's tools as ordinary [`Tool`]s an agent can register.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use golem_tool::{Liveness, Tool, ToolContext, ToolError};
@@ -233,27 +234,69 @@ pub(crate) async fn as_tools_prefixed<Deps: Send + Sync + 'static>(
     config: &BridgeConfig,
 ) -> Result<Vec<Tool<Deps>>, Error> {
     let listed = client.list_tools().await?;
+    bridge_listing(client, listed, prefix, config)
+}
+
+/// The tools of a listing already made (see [`as_tools_prefixed`]).
+pub(crate) fn bridge_listing<Deps: Send + Sync + 'static>(
+    client: &Client,
+    listed: Vec<ToolInfo>,
+    prefix: Option<&str>,
+    config: &BridgeConfig,
+) -> Result<Vec<Tool<Deps>>, Error> {
     let config = Arc::new(config.clone());
     listed
         .into_iter()
         .map(|info| {
-            // A blank name stays blank: no tool can be made of it.
-            let exposed = match info.name.trim().is_empty() {
-                true => info.name.clone(),
-                false => model_tool_name(prefix, &info.name),
-            };
+            let exposed = exposed_name(prefix, &info.name);
             bridge(client, info, &exposed, &config)
         })
         .collect()
 }
 
+/// The name the model is offered for the server's tool `name`
+/// ([`model_tool_name`]); a blank name stays blank: no tool can be made of
+/// it.
+pub(crate) fn exposed_name(prefix: Option<&str>, name: &str) -> String {
+    match name.trim().is_empty() {
+        true => name.to_owned(),
+        false => model_tool_name(prefix, name),
+    }
+}
+
 /// One server tool as a [`Tool`].
 fn bridge<Deps: Send + Sync + 'static>(
     client: &Client,
-    mut info: ToolInfo,
+    info: ToolInfo,
     exposed: &str,
     config: &Arc<BridgeConfig>,
 ) -> Result<Tool<Deps>, Error> {
+    let client = client.clone();
+    let bridge = Arc::clone(config);
+    define(info, exposed, config, move |info| {
+        move |ctx: ToolContext<Deps>, arguments: Box<RawValue>| {
+            let client = client.clone();
+            let info = Arc::clone(&info);
+            let config = Arc::clone(&bridge);
+            async move { call(&client, &info, &config, &arguments, &ctx.alive).await }
+        }
+    })
+}
+
+/// A server tool as a [`Tool`] named `exposed` for the model: its
+/// description, input schema (an open object schema when it has none),
+/// title and whether `config` has it always loaded; `exec` makes the
+/// function that runs its calls from the rest of its description.
+pub(crate) fn define<Deps, F, Fut>(
+    mut info: ToolInfo,
+    exposed: &str,
+    config: &BridgeConfig,
+    exec: impl FnOnce(Arc<ToolInfo>) -> F,
+) -> Result<Tool<Deps>, Error>
+where
+    F: Fn(ToolContext<Deps>, Box<RawValue>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<String, ToolError>> + Send + 'static,
+{
     // The call needs the name, the output schema and the task support; the
     // input schema moves into the tool.
     let schema = match info.input_schema.take() {
@@ -268,15 +311,7 @@ fn bridge<Deps: Send + Sync + 'static>(
             .and_then(|notes| notes.title.clone())
     });
     let always_loaded = config.always_loaded.covers(&info.name);
-    let info = Arc::new(info);
-    let client = client.clone();
-    let config = Arc::clone(config);
-    let exec = move |ctx: ToolContext<Deps>, arguments: Box<RawValue>| {
-        let client = client.clone();
-        let info = Arc::clone(&info);
-        let config = Arc::clone(&config);
-        async move { call(&client, &info, &config, &arguments, &ctx.alive).await }
-    };
+    let exec = exec(Arc::new(info));
     let tool = Tool::from_raw_schema(exposed, description, schema, exec).map_err(|error| {
         Error::invalid_response(
             "tools/list",

@@ -10,8 +10,9 @@ use golem_tool::{Tool, Toolset};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::bridge::as_tools::{BridgeConfig, as_tools_prefixed};
+use crate::bridge::as_tools::{BridgeConfig, as_tools_prefixed, bridge_listing};
 use crate::error::Error;
+use crate::features::tools::ToolInfo;
 use crate::session::handle::Client;
 use crate::session::notifications::{Notifications, ServerNotification};
 
@@ -143,10 +144,21 @@ impl<Deps: Send + Sync + 'static> McpToolset<Deps> {
     /// Cancel safe: nothing is started before the listing has completed; a
     /// dropped call leaves no watcher behind.
     pub async fn new(client: &Client, config: ToolsetConfig) -> Result<Self, Error> {
+        Ok(Self::listed(client, config).await?.0)
+    }
+
+    /// [`new`](Self::new), also returning the listing the tools were made
+    /// from (each tool's JSON [verbatim](ToolInfo::verbatim), for a
+    /// [`Manifest`](crate::Manifest)).
+    pub async fn listed(
+        client: &Client,
+        config: ToolsetConfig,
+    ) -> Result<(Self, Vec<ToolInfo>), Error> {
         // Subscribed before listing: a change announced meanwhile is seen.
         let notifications = client.notifications();
+        let listed = client.list_tools().await?;
         let prefix = config.prefix.clone();
-        let tools = as_tools_prefixed(client, prefix.as_deref(), &config.bridge).await?;
+        let tools = bridge_listing(client, listed.clone(), prefix.as_deref(), &config.bridge)?;
         let tools = Arc::new(RwLock::new(tools));
         let freshness = Arc::new(Freshness::default());
         freshness.listed(client);
@@ -162,12 +174,13 @@ impl<Deps: Send + Sync + 'static> McpToolset<Deps> {
             Arc::clone(&freshness),
             config,
         ));
-        Ok(McpToolset {
+        let toolset = McpToolset {
             name,
             tools,
             freshness,
             watcher,
-        })
+        };
+        Ok((toolset, listed))
     }
 }
 

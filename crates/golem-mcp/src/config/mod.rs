@@ -76,6 +76,7 @@
 //! ```
 
 mod connect;
+mod key;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -8,6 +8,8 @@ pub(crate) mod details;
 pub(crate) mod headers;
 pub(crate) mod output;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -81,9 +83,32 @@ pub struct ToolInfo {
     execution: Option<Execution>,
     #[serde(skip)]
     output_check: OutputCheck,
+    /// The tool's JSON exactly as listed, when read from a listing.
+    #[serde(skip)]
+    verbatim: Option<Arc<RawValue>>,
 }
 
 impl ToolInfo {
+    /// Reads a tool from its JSON, as `tools/list` gives it (and a
+    /// [`Manifest`](crate::Manifest) keeps it); the JSON is kept as
+    /// [`verbatim`](Self::verbatim).
+    ///
+    /// # Errors
+    ///
+    /// When the JSON is not a tool (no `name`, say).
+    pub fn from_verbatim(json: Box<RawValue>) -> Result<Self, serde_json::Error> {
+        let mut tool: ToolInfo = serde_json::from_str(json.get())?;
+        tool.verbatim = Some(Arc::from(json));
+        Ok(tool)
+    }
+
+    /// The tool's JSON exactly as the server listed it (fields this client
+    /// does not know included), for a host that keeps the list; `None` for
+    /// a tool not read from a listing.
+    pub fn verbatim(&self) -> Option<&RawValue> {
+        self.verbatim.as_deref()
+    }
+
     /// Whether the tool may be called as a task (`execution.taskSupport`;
     /// [`TaskSupport::Forbidden`] when absent or unknown). It matters only
     /// when the server's `tasks` capability covers `tools/call`.
@@ -114,13 +139,36 @@ impl ToolInfo {
     }
 }
 
-/// One page of `tools/list`.
+/// One page of `tools/list`, each tool's JSON kept verbatim.
 #[derive(Deserialize)]
+#[serde(try_from = "RawToolsPage")]
 pub(crate) struct ToolsPage {
-    #[serde(default)]
     pub(crate) tools: Vec<ToolInfo>,
-    #[serde(rename = "nextCursor", default)]
     pub(crate) next_cursor: Option<String>,
+}
+
+/// A page of `tools/list` as sent, before its tools are read.
+#[derive(Deserialize)]
+struct RawToolsPage {
+    #[serde(default)]
+    tools: Vec<Box<RawValue>>,
+    #[serde(rename = "nextCursor", default)]
+    next_cursor: Option<String>,
+}
+
+impl TryFrom<RawToolsPage> for ToolsPage {
+    type Error = serde_json::Error;
+
+    fn try_from(page: RawToolsPage) -> Result<Self, Self::Error> {
+        Ok(ToolsPage {
+            tools: page
+                .tools
+                .into_iter()
+                .map(ToolInfo::from_verbatim)
+                .collect::<Result<_, _>>()?,
+            next_cursor: page.next_cursor,
+        })
+    }
 }
 
 impl Page for ToolsPage {
