@@ -13,7 +13,8 @@
 #   2. the requirement sets 2026-07-28 and 2025-11-25, as the suite scores
 #      conformance: every scored scenario at that revision (this is what
 #      runs tools_call and the scope scenarios on the 2026 wire);
-#   3. the golem-mcp command against the auth scenarios.
+#   3. the golem-mcp command against the auth scenarios and, one call per
+#      process, http-custom-headers.
 # What cannot pass yet is listed, with the reason, in
 # scripts/conformance-expected-failures.yml; anything else that fails, or a
 # listed failure that passes again, fails this script. It exits non-zero if
@@ -146,6 +147,12 @@ for entry in "${CLI_SCENARIOS[@]}"; do
     GOLEM_CONFORMANCE_CC_SECRET=conformance-test-secret \
     run "golem-mcp " "$CLI ${entry#*|} --url" "${entry%%|*}"
   rm -rf "$cache"
+done
+# x-mcp-header parameters on a one-shot call's only request, from a listing
+# made first or from the tool list kept by an earlier `list`
+# (scripts/conformance-cli-calls.sh).
+for mode in fresh kept; do
+  run "golem-mcp ($mode) " "$ROOT/scripts/conformance-cli-calls.sh $mode $CLI" http-custom-headers
 done
 # private_key_jwt: the suite makes the key per run (scripts/conformance-cli-jwt.sh).
 cache="$(mktemp -d)"

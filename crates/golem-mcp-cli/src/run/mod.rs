@@ -12,6 +12,7 @@ mod account;
 mod capabilities;
 mod connect;
 mod deadline;
+mod kept;
 mod logs;
 mod output;
 mod prompts;
@@ -78,6 +79,7 @@ pub async fn execute(plan: Plan) -> Exit {
     }
     let as_task = matches!(plan.action, Action::Call { task: true, .. });
     config = task::configure(config, as_task);
+    let kept = kept::KeptTools::for_target(&plan.target);
     let (client, server_stderr) = match connect(plan.target, config, plan.verbose) {
         Ok(connected) => connected,
         Err(failure) => {
@@ -96,7 +98,7 @@ pub async fn execute(plan: Plan) -> Exit {
             &plan.action,
             (json, plan.quiet),
             plan.log_level,
-            &task_slot,
+            (&task_slot, kept.as_ref()),
             &mut feedback,
         );
         let relay = relay_logs(&mut notifications, &console, plan.quiet);
@@ -183,7 +185,7 @@ async fn work(
     action: &Action,
     (json, quiet): (bool, bool),
     log_level: Option<LogLevel>,
-    task_slot: &TaskSlot,
+    (task_slot, kept): (&TaskSlot, Option<&kept::KeptTools>),
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
@@ -198,13 +200,13 @@ async fn work(
         // authorization worked.
         Action::Login | Action::Logout => Ok(Exit::Success),
         Action::Info => server::info(server, json, feedback),
-        Action::List { long } => tools::list(client, *long, json, feedback).await,
+        Action::List { long } => tools::list(client, *long, json, kept, feedback).await,
         Action::Call {
             tool,
             arguments,
             pairs,
             task: false,
-        } => tools::call(client, tool, (arguments, pairs), json, feedback).await,
+        } => tools::call(client, tool, (arguments, pairs), json, kept, feedback).await,
         Action::Call {
             tool,
             arguments,

@@ -1,5 +1,7 @@
-//! `list` and `call`: the tools listed, or one called with
-//! `Client::call_tool_raw` so that `--json` prints the server's bytes.
+//! `list` and `call`: the tools listed (and kept for the next run), or one
+//! called with `Client::call_tool_raw` so that `--json` prints the server's
+//! bytes; on a connection that mirrors `x-mcp-header` parameters, with the
+//! tool's annotations known first (`know_header_parameters`).
 //! After a refusal (`isError` or a JSON-RPC error) the tools are listed to
 //! tell an unknown tool (a usage error, exit 2) from a failing one (exit 1
 //! or 3). It knows nothing of tasks (`task.rs`) beyond lending them the
@@ -14,6 +16,7 @@ use crate::plan::typed::{Pair, typed_arguments};
 use crate::render::content::call_text;
 use crate::render::text::line;
 use crate::render::tools::{list_json, list_text, some_names};
+use crate::run::kept::KeptTools;
 use crate::run::output::emit;
 
 /// How many tool names an "unknown tool" message lists.
@@ -24,11 +27,15 @@ pub async fn list(
     client: &Client,
     long: bool,
     json: bool,
+    kept: Option<&KeptTools>,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
     feedback.stage("listing tools");
     let tools = client.list_tools().await.map_err(mcp)?;
+    if let Some(kept) = kept {
+        kept.keep(client, &tools);
+    }
     let text = if json {
         list_json(&tools)
     } else {
@@ -47,15 +54,22 @@ pub async fn call(
     tool: &str,
     (arguments, pairs): (&RawValue, &[Pair]),
     json: bool,
+    kept: Option<&KeptTools>,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
     let mcp = |error: golem_mcp::Error| Failure::from_mcp(&error);
     let typed;
     let arguments = match pairs.is_empty() {
-        true => arguments,
+        true => {
+            know_header_parameters(client, kept, feedback).await;
+            arguments
+        }
         false => {
             feedback.stage(format!("listing tools to find {tool}'s parameters"));
             let tools = client.list_tools().await.map_err(mcp)?;
+            if let Some(kept) = kept {
+                kept.keep(client, &tools);
+            }
             let listed = find_tool(&tools, tool)?;
             typed = typed_arguments(tool, listed.input_schema.as_deref(), arguments, pairs)?;
             typed.as_ref()
@@ -81,6 +95,37 @@ pub async fn call(
         }
     };
     finish_call(client, tool, raw, json, feedback).await
+}
+
+/// Before a call on a connection that mirrors `x-mcp-header` parameters
+/// into `Mcp-Param-*` headers (modern HTTP): the tools' annotations, from
+/// a fresh kept list, else from a listing (kept for the next run), so that
+/// the one `tools/call` carries its headers (a gateway may route by them).
+/// A listing that fails only loses the headers: the call goes on, and a
+/// server that needs them says so (`-32020`) and gets them on the resend.
+async fn know_header_parameters(
+    client: &Client,
+    kept: Option<&KeptTools>,
+    feedback: &mut Feedback,
+) {
+    if !client.mirrors_tool_headers() {
+        return;
+    }
+    if let Some(tools) = kept.and_then(KeptTools::fresh) {
+        client.adopt_tool_list(tools);
+        return;
+    }
+    feedback.stage("listing tools for their header parameters");
+    match client.list_tools().await {
+        Ok(tools) => {
+            if let Some(kept) = kept {
+                kept.keep(client, &tools);
+            }
+        }
+        Err(error) => {
+            tracing::debug!(error = %describe(&error), "golem-mcp: cannot list tools for their header parameters");
+        }
+    }
 }
 
 /// The end of `call`: the result printed (its text, or with `--json` its

@@ -21,10 +21,18 @@ use serde_json::Value;
 /// How long any one command may take before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(90);
 
-/// `golem-mcp` with a bound on how long it may run.
+/// `golem-mcp` with a bound on how long it may run, and a cache of its
+/// own (the tool lists it keeps), so that no test sees another's or the
+/// user's.
 pub fn golem_mcp() -> Command {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "golem-mcp-cache-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
     let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
-    command.timeout(PATIENCE);
+    command.timeout(PATIENCE).env("XDG_CACHE_HOME", cache);
     command
 }
 

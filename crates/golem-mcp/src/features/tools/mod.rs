@@ -207,9 +207,30 @@ impl Client {
     /// Cancel safe (see [`Client`]).
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let tools = self.list_all::<ToolsPage>("tools/list").await?;
-        Ok(headers::screen(self, tools, |tool| {
+        Ok(self.adopt_tool_list(tools))
+    }
+
+    /// Whether calls on this connection mirror the arguments a tool's
+    /// schema annotates (`x-mcp-header`) into `Mcp-Param-*` headers: a
+    /// modern (2026-07-28) HTTP connection, once initialized. Such a call
+    /// of a tool this client has not listed (nor adopted, below) goes
+    /// without them, and only a server that refuses it (`-32020`) gets them
+    /// on the resend; a host that calls before listing should list first,
+    /// or adopt a kept listing.
+    pub fn mirrors_tool_headers(&self) -> bool {
+        self.mirrors_headers()
+    }
+
+    /// Takes `tools` (a listing kept from an earlier run, such as a
+    /// [`Manifest`](crate::Manifest)'s) as the server's, for the headers
+    /// its calls mirror, without asking the server, as
+    /// [`list_tools`](Self::list_tools) does with a fresh listing: a tool
+    /// whose annotations are invalid is left out of what is returned. On a
+    /// connection that mirrors nothing the tools are returned as they are.
+    pub fn adopt_tool_list(&self, tools: Vec<ToolInfo>) -> Vec<ToolInfo> {
+        headers::screen(self, tools, |tool| {
             (&tool.name, tool.input_schema.as_deref())
-        }))
+        })
     }
 }
 
