@@ -162,7 +162,7 @@ impl Servers {
                 });
                 continue;
             }
-            let client_config = self.client_config(&name, &config, output, answers);
+            let client_config = self.client_config(&name, &config, (output, answers), limit);
             let (client, stderr) =
                 match connect(&name, config, protocol, client_config, self.restart) {
                     Ok(connected) => connected,
@@ -323,18 +323,24 @@ impl Servers {
         }
     }
 
-    /// The handlers of server `name` (elicitation, roots, sampling), with a
-    /// restart policy for a stdio server unless `--no-restart` (an HTTP
-    /// session the server dropped is renewed instead, in `connect`).
+    /// The handlers of server `name` (elicitation, roots, sampling), with,
+    /// for a stdio server, a restart policy unless `--no-restart` (an HTTP
+    /// session the server dropped is renewed instead, in `connect`) and an
+    /// era probe that waits as long as the start may take (`limit`): a
+    /// server slow to answer it is not a legacy one.
     fn client_config(
         &self,
         name: &str,
         config: &ServerConfig,
-        output: &Output,
-        answers: &Answers,
+        (output, answers): (&Output, &Answers),
+        limit: Duration,
     ) -> ClientConfig {
-        let client_config = answers.config(name, output, &self.sampling);
-        match self.restart && matches!(config, ServerConfig::Stdio(_)) {
+        let mut client_config = answers.config(name, output, &self.sampling);
+        if !matches!(config, ServerConfig::Stdio(_)) {
+            return client_config;
+        }
+        client_config.probe_timeout = client_config.probe_timeout.max(limit);
+        match self.restart {
             true => client_config.with_restart(RestartPolicy::default()),
             false => client_config,
         }
@@ -371,7 +377,7 @@ impl Servers {
             manifest,
             ..
         } = deferred;
-        let client_config = self.client_config(&name, &config, output, answers);
+        let client_config = self.client_config(&name, &config, (output, answers), limit);
         let (output, protocol, restart) =
             (output.clone(), protocol.map(str::to_owned), self.restart);
         let starter_name = name.clone();

@@ -39,6 +39,9 @@
 //! - `FAKE_MODE=stubborn`: ignore SIGTERM and stdin EOF (only SIGKILL ends it).
 //! - `FAKE_MODE=paged` / `FAKE_MODE=cursor_loop`: page `tools/list`.
 //! - `FAKE_PROTOCOL_VERSION`: the version to answer `initialize` with.
+//! - `FAKE_DISCOVER_AFTER_MS`: answer `server/discover` (as a 2026-07-28
+//!   server), but only after this long: a modern server slow to start.
+//!   Unset, the probe is refused as an unknown method (a legacy server).
 //!
 //! Blocking std I/O on purpose: the fake must be simple enough to trust.
 
@@ -298,6 +301,22 @@ impl Server {
                         "capabilities": {"tools": {"listChanged": false}},
                         "serverInfo": {"name": "fake-server", "version": "0.0.1", "title": "Fake"},
                         "instructions": "For tests only."
+                    }),
+                );
+            }
+            ("server/discover", Some(id)) if std::env::var("FAKE_DISCOVER_AFTER_MS").is_ok() => {
+                let after = std::env::var("FAKE_DISCOVER_AFTER_MS")
+                    .ok()
+                    .and_then(|ms| ms.parse().ok())
+                    .unwrap_or(0);
+                std::thread::sleep(Duration::from_millis(after));
+                self.reply(
+                    &id,
+                    json!({
+                        "resultType": "complete",
+                        "supportedVersions": ["2026-07-28"],
+                        "capabilities": {"tools": {}},
+                        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-server", "version": "0.0.1"}}
                     }),
                 );
             }

@@ -112,3 +112,30 @@ fn disabled_must_be_a_boolean() {
         other => panic!("expected an invalid entry, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_stdio_server_slow_to_answer_the_probe_is_not_taken_for_a_legacy_one() {
+    // A modern server that answers `server/discover` only after 1.5 s (an
+    // `npx` download, two busy CPUs); the probe's own bound is shorter, but
+    // it waits as long as the start may take.
+    let file = serde_json::json!({"mcpServers": {"slow": {
+        "command": support::FAKE, "env": {"FAKE_DISCOVER_AFTER_MS": "1500"},
+    }}})
+    .to_string();
+    let servers = config::parse(&file, |_| None).expect("a valid file");
+    let mut config = ClientConfig::default();
+    config.probe_timeout = Duration::from_millis(300);
+    let mut results = servers.connect_all(&config, Duration::from_secs(20)).await;
+    let client = results
+        .remove("slow")
+        .expect("a result")
+        .expect("connected");
+    let server = client.server().expect("initialized");
+    assert_eq!(
+        server.chosen,
+        golem_mcp::HowChosen::Discovered,
+        "{server:?}"
+    );
+    assert_eq!(server.protocol_version, "2026-07-28");
+    client.close().await.expect("closed");
+}

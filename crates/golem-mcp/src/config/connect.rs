@@ -74,12 +74,20 @@ impl ServerConfig {
     }
 
     /// [`connect_with`](Self::connect_with) within `timeout`; a server that
-    /// takes longer is stopped and reported with its stderr so far.
+    /// takes longer is stopped and reported with its stderr so far. A stdio
+    /// server's era probe waits up to `timeout` too.
     async fn connect_within(
         &self,
         config: ClientConfig,
         timeout: Duration,
     ) -> Result<Client, Error> {
+        let mut config = config;
+        // A stdio server slow to answer the probe (an `npx` download, busy
+        // CPUs) is not a legacy one: the probe waits as long as the start
+        // may take (issue 34).
+        if matches!(self, ServerConfig::Stdio(_)) {
+            config.probe_timeout = config.probe_timeout.max(timeout);
+        }
         let (client, stderr) = self.client(config)?;
         match tokio::time::timeout(timeout, client.initialize_or_close()).await {
             Ok(result) => result.map(|()| client),
@@ -102,7 +110,9 @@ impl Servers {
     /// Connects every enabled entry at once (see
     /// [`ServerConfig::connect_with`]), each with `config` and at most
     /// `timeout` for its start and handshake, and returns one result per
-    /// entry, by name.
+    /// entry, by name. A stdio server's era probe may take as long (a
+    /// server slow to answer it is not taken for a legacy one), whatever
+    /// `config`'s shorter [`probe_timeout`](ClientConfig::probe_timeout).
     ///
     /// Disabled entries (`"disabled": true`) are left out; a malformed entry
     /// gets its [`ConfigError`](crate::config::ConfigError) as
