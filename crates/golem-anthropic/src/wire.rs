@@ -49,11 +49,20 @@ enum BlockOut<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: &'a str,
+        content: ResultContent<'a>,
     },
     Image {
         source: ImageSource<'a>,
     },
+}
+
+/// A tool result's content: its text, or (when the tool gave images) its
+/// text block and image blocks.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<BlockOut<'a>>),
 }
 
 /// Where an image block's bytes come from.
@@ -73,16 +82,15 @@ fn image_block(image: &Image) -> BlockOut<'_> {
     }
 }
 
-/// The first message with images that is not a user message, as a complaint: this
-/// adapter sends images in user turns only.
+/// The first system or assistant message with images, as a complaint: this
+/// adapter sends images in user turns and tool results only.
 pub(crate) fn misplaced_images(request: &Request) -> Option<String> {
-    let index = request
-        .messages
-        .iter()
-        .position(|message| message.role != Role::User && !message.images.is_empty())?;
+    let index = request.messages.iter().position(|message| {
+        matches!(message.role, Role::System | Role::Assistant) && !message.images.is_empty()
+    })?;
     Some(format!(
-        "anthropic: messages[{index}] has images but is not a user message; images are sent \
-         in user messages only"
+        "anthropic: messages[{index}] has images but is not a user or tool message; images \
+         are sent in user messages and tool results only"
     ))
 }
 
@@ -140,13 +148,24 @@ pub(crate) fn messages(request: &Request) -> Vec<WireMessage<'_>> {
                     .collect();
                 ("assistant", blocks)
             }
-            Role::Tool => (
-                "user",
-                vec![BlockOut::ToolResult {
-                    tool_use_id: message.tool_call_id.as_deref().unwrap_or_default(),
-                    content: &message.content,
-                }],
-            ),
+            Role::Tool => {
+                let content = match message.images.is_empty() {
+                    true => ResultContent::Text(&message.content),
+                    false => ResultContent::Blocks(
+                        text_block(&message.content)
+                            .into_iter()
+                            .chain(message.images.iter().map(image_block))
+                            .collect(),
+                    ),
+                };
+                (
+                    "user",
+                    vec![BlockOut::ToolResult {
+                        tool_use_id: message.tool_call_id.as_deref().unwrap_or_default(),
+                        content,
+                    }],
+                )
+            }
         };
         if blocks.is_empty() {
             continue;
@@ -351,16 +370,38 @@ mod tests {
             )
         );
         assert_eq!(misplaced_images(&request), None);
-        let mut tool = Message::tool_result("t1", "shot", "png");
-        tool.images.push(Image::url("https://example.com/a.png"));
+        let mut said = Message::assistant("png");
+        said.images.push(Image::url("https://example.com/a.png"));
         let request = Request {
-            messages: vec![Message::user("hi"), tool],
+            messages: vec![Message::user("hi"), said],
             ..Request::default()
         };
         assert!(
             misplaced_images(&request)
                 .expect("refused")
                 .contains("messages[1]")
+        );
+    }
+
+    #[test]
+    fn a_tool_results_images_are_image_blocks_in_the_tool_result() {
+        let shot = Image::base64("image/png", "iVBORw0KGgo=");
+        let request = Request {
+            messages: vec![
+                Message::tool_result_with_images("t1", "shot", "a screenshot", vec![shot.clone()]),
+                Message::tool_result_with_images("t2", "shot", "", vec![shot]),
+                Message::tool_result("t3", "time", "noon"),
+            ],
+            ..Request::default()
+        };
+        assert_eq!(misplaced_images(&request), None);
+        let json = serde_json::to_string(&messages(&request)).expect("encode");
+        let image = r#"{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}"#;
+        assert_eq!(
+            json,
+            format!(
+                r#"[{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"t1","content":[{{"type":"text","text":"a screenshot"}},{image}]}},{{"type":"tool_result","tool_use_id":"t2","content":[{image}]}},{{"type":"tool_result","tool_use_id":"t3","content":"noon"}}]}}]"#
+            )
         );
     }
 

@@ -347,11 +347,12 @@ impl Servers {
     }
 
     /// How `server`'s tools are presented: its name, its prefix, its
-    /// always-loaded tools.
+    /// always-loaded tools, and their images given to the model.
     fn toolset_config(&self, server: &Server) -> ToolsetConfig {
         let mut config = ToolsetConfig::default();
         config.name = Some(server.name.clone());
         config.prefix = server.prefix.clone();
+        config.bridge = config.bridge.with_images_to_model(true);
         if let Some(always) = self.always_loaded.get(&server.name) {
             config.bridge = config.bridge.with_always_loaded(always.clone());
         }

@@ -30,21 +30,42 @@ pub fn messages(body: &Value) -> Vec<Value> {
     body["messages"].as_array().cloned().unwrap_or_default()
 }
 
-/// The content of the last tool result, if the request ends with one (Chat
-/// Completions: a `tool` message; Messages: a user turn with a
-/// `tool_result` block).
+/// The text of the last tool result of the request's last turn (what
+/// follows the model's last message), if there is one (Chat Completions: a
+/// `tool` message, perhaps followed by a user message with the results'
+/// images; Messages: a user turn with a `tool_result` block, whose content
+/// may be blocks).
 pub fn last_tool_result(body: &Value) -> Option<String> {
     let messages = messages(body);
-    let last = messages.last()?;
-    if last["role"] == "tool" {
-        return Some(last["content"].as_str().unwrap_or_default().to_owned());
+    // This turn's results: what came after the model's last message (an
+    // OpenAI user message with a tool's images may follow them).
+    let start = messages
+        .iter()
+        .rposition(|message| message["role"] == "assistant")
+        .map_or(0, |at| at + 1);
+    let turn = &messages[start..];
+    if let Some(tool) = turn.iter().rev().find(|message| message["role"] == "tool") {
+        return Some(text_of(&tool["content"]));
     }
-    let block = last["content"]
-        .as_array()?
+    let block = turn
         .iter()
         .rev()
+        .filter_map(|message| message["content"].as_array())
+        .flat_map(|blocks| blocks.iter().rev())
         .find(|block| block["type"] == "tool_result")?;
-    Some(block["content"].as_str().unwrap_or_default().to_owned())
+    Some(text_of(&block["content"]))
+}
+
+/// A content's text: the string, or its text blocks joined.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.as_str().unwrap_or_default().to_owned(),
+    }
 }
 
 /// The names of the tools a request offers (either API's shape).

@@ -71,7 +71,10 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// For a user message: images shown to the model with the text (providers send
-    /// them before it). Providers refuse images on messages of other roles.
+    /// them before it). For a tool message: images the tool gave beside its text
+    /// (Anthropic shows them in the tool result; OpenAI, whose tool messages carry
+    /// text only, in a user message right after the turn's tool results). Providers
+    /// refuse images on system and assistant messages.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
 }
@@ -180,6 +183,19 @@ impl Message {
             tool_call_id: Some(call_id.into()),
             tool_name: Some(tool_name.into()),
             ..Self::plain(Role::Tool, content)
+        }
+    }
+
+    /// [`tool_result`](Self::tool_result) with the images the tool gave.
+    pub fn tool_result_with_images(
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        content: impl Into<String>,
+        images: Vec<Image>,
+    ) -> Self {
+        Self {
+            images,
+            ..Self::tool_result(call_id, tool_name, content)
         }
     }
 }

@@ -52,7 +52,7 @@ enum WireContent<'a> {
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Part<'a> {
-    Text { text: &'a str },
+    Text { text: Cow<'a, str> },
     ImageUrl { image_url: ImageUrl<'a> },
 }
 
@@ -98,10 +98,46 @@ pub(crate) fn messages(request: &Request) -> Vec<WireMessage<'_>> {
         tool_calls: Vec::new(),
         tool_call_id: None,
     });
-    instructions
-        .into_iter()
-        .chain(request.messages.iter().map(message))
-        .collect()
+    let mut wire: Vec<WireMessage<'_>> = instructions.into_iter().collect();
+    let mut pending: Vec<&Message> = Vec::new();
+    for each in &request.messages {
+        if each.role != Role::Tool {
+            wire.extend(tool_images(&pending));
+            pending.clear();
+        }
+        if each.role == Role::Tool && !each.images.is_empty() {
+            pending.push(each);
+        }
+        wire.push(message(each));
+    }
+    wire.extend(tool_images(&pending));
+    wire
+}
+
+/// The images of a turn's tool results (`results`, in call order), as the
+/// user message that follows them: a tool message carries text only. Each
+/// call's images come after a line naming the call.
+fn tool_images<'a>(results: &[&'a Message]) -> Option<WireMessage<'a>> {
+    if results.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for result in results {
+        parts.push(Part::Text {
+            text: Cow::Owned(format!(
+                "The images of tool call {} ({}):",
+                result.tool_call_id.as_deref().unwrap_or("?"),
+                result.tool_name.as_deref().unwrap_or("a tool")
+            )),
+        });
+        parts.extend(result.images.iter().map(image_part));
+    }
+    Some(WireMessage {
+        role: "user",
+        content: Some(WireContent::Parts(parts)),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    })
 }
 
 fn message(message: &Message) -> WireMessage<'_> {
@@ -133,37 +169,44 @@ fn message(message: &Message) -> WireMessage<'_> {
     }
 }
 
-/// The text, or the images and then the text (when there is some) as content parts.
+/// The text, or (a user message with images) the images and then the text
+/// (when there is some) as content parts. A tool message's images go in the
+/// user message after the turn's results ([`tool_images`]).
 fn content(message: &Message) -> WireContent<'_> {
-    if message.images.is_empty() {
+    if message.images.is_empty() || message.role != Role::User {
         return WireContent::Text(&message.content);
     }
-    let images = message.images.iter().map(|image| Part::ImageUrl {
-        image_url: ImageUrl {
-            url: match image {
-                Image::Url { url } => std::borrow::Cow::Borrowed(url.as_str()),
-                Image::Base64 { media_type, data } => {
-                    std::borrow::Cow::Owned(format!("data:{media_type};base64,{data}"))
-                }
-            },
-        },
-    });
+    let images = message.images.iter().map(image_part);
     let text = (!message.content.is_empty()).then_some(Part::Text {
-        text: &message.content,
+        text: Cow::Borrowed(&message.content),
     });
     WireContent::Parts(images.chain(text).collect())
 }
 
-/// The first message with images that is not a user message, as a complaint: the API
-/// takes images in user messages only.
+/// An image as an `image_url` part: its URL, or its bytes as a `data:` URL.
+fn image_part(image: &Image) -> Part<'_> {
+    Part::ImageUrl {
+        image_url: ImageUrl {
+            url: match image {
+                Image::Url { url } => Cow::Borrowed(url.as_str()),
+                Image::Base64 { media_type, data } => {
+                    Cow::Owned(format!("data:{media_type};base64,{data}"))
+                }
+            },
+        },
+    }
+}
+
+/// The first system or assistant message with images, as a complaint: the
+/// API takes images in user messages (and this adapter moves a tool
+/// result's there).
 pub(crate) fn misplaced_images(request: &Request) -> Option<String> {
-    let index = request
-        .messages
-        .iter()
-        .position(|message| message.role != Role::User && !message.images.is_empty())?;
+    let index = request.messages.iter().position(|message| {
+        matches!(message.role, Role::System | Role::Assistant) && !message.images.is_empty()
+    })?;
     Some(format!(
-        "openai: messages[{index}] has images but is not a user message; the Chat Completions \
-         API takes images in user messages only"
+        "openai: messages[{index}] has images but is not a user or tool message; the Chat \
+         Completions API takes images in user messages only"
     ))
 }
 
@@ -356,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn images_outside_user_messages_are_refused() {
+    fn images_on_assistant_messages_are_refused() {
         let mut assistant = Message::assistant("here");
         assistant
             .images

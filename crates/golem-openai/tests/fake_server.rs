@@ -284,13 +284,13 @@ async fn user_images_are_sent_as_image_url_parts() {
 }
 
 #[tokio::test]
-async fn images_outside_user_messages_are_refused_before_sending() {
+async fn images_on_an_assistant_message_are_refused_before_sending() {
     let (fake, config) = serve(vec![Raw::json(200, TEXT_COMPLETION)]);
-    let mut tool = Message::tool_result("call_1", "shot", "a screenshot");
-    tool.images
+    let mut said = Message::assistant("a screenshot");
+    said.images
         .push(golem_model::Image::base64("image/png", "iVBORw0KGgo="));
     let request = Request {
-        messages: vec![Message::user("Take one"), tool],
+        messages: vec![Message::user("Take one"), said],
         ..Request::default()
     };
     let error = model(config).request(&request).await.expect_err("refused");
@@ -299,6 +299,43 @@ async fn images_outside_user_messages_are_refused_before_sending() {
         "{error}"
     );
     assert_eq!(fake.request_count(), 0, "nothing was sent");
+}
+
+#[tokio::test]
+async fn a_tool_results_images_follow_the_turns_tool_messages_in_a_user_message() {
+    let (fake, config) = serve(vec![Raw::json(200, TEXT_COMPLETION)]);
+    let calls = vec![
+        golem_model::ToolCall::new("call_1", "shot", "{}").expect("call"),
+        golem_model::ToolCall::new("call_2", "time", "{}").expect("call"),
+    ];
+    let shot = golem_model::Image::base64("image/png", "iVBORw0KGgo=");
+    let request = Request {
+        messages: vec![
+            Message::user("Take one"),
+            Message::assistant_with_tool_calls("", calls),
+            Message::tool_result_with_images("call_1", "shot", "a screenshot", vec![shot]),
+            Message::tool_result("call_2", "time", "noon"),
+        ],
+        ..Request::default()
+    };
+    model(config).request(&request).await.expect("answered");
+    let seen = fake.requests();
+    let messages = seen[0].body["messages"].as_array().expect("messages");
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "tool", "user"]);
+    assert_eq!(
+        messages[2]["content"], "a screenshot",
+        "tool messages carry text"
+    );
+    let want: serde_json::Value = serde_json::from_str(
+        r#"[{"type":"text","text":"The images of tool call call_1 (shot):"},
+            {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]"#,
+    )
+    .expect("json");
+    assert_eq!(messages[4]["content"], want);
 }
 
 #[tokio::test]

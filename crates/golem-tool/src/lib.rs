@@ -60,7 +60,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use golem_model::{BoxFuture, ModelRetry, ToolSpec};
+use golem_model::{BoxFuture, Image, ModelRetry, ToolSpec};
 
 pub mod search;
 pub use search::{SearchEntry, ToolIndex, ToolMatch};
@@ -79,6 +79,10 @@ pub struct ToolContext<Deps> {
     /// Where the call tells the agent it is still working (an MCP server's
     /// progress, say): each report restarts the call's idle timeout.
     pub alive: Liveness,
+    /// Where the call puts images for the model beside its text (a
+    /// screenshot, a chart): the agent sends them with the call's tool
+    /// message.
+    pub images: ToolImages,
 }
 
 impl<Deps> ToolContext<Deps> {
@@ -89,7 +93,45 @@ impl<Deps> ToolContext<Deps> {
             tool_call_id: tool_call_id.into(),
             retry,
             alive: Liveness::default(),
+            images: ToolImages::default(),
         }
+    }
+}
+
+/// The images a tool call gives the model beside its text. The tool
+/// [`attach`](ToolImages::attach)es them; the agent
+/// [`take`](ToolImages::take)s them when the call ends and sends them with
+/// its tool message (providers show them to the model: Anthropic in the
+/// tool result, OpenAI in a user message right after the tool results).
+/// Cheap to clone; clones share the images.
+///
+/// ```
+/// use golem_model::Image;
+/// let images = golem_tool::ToolImages::default();
+/// images.clone().attach(Image::base64("image/png", "iVBORw0KGgo="));
+/// assert_eq!(images.take().len(), 1);
+/// assert!(images.take().is_empty());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ToolImages(Arc<std::sync::Mutex<Vec<Image>>>);
+
+impl ToolImages {
+    /// Adds `image` to what the call shows the model.
+    pub fn attach(&self, image: Image) {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(image);
+    }
+
+    /// The images attached so far, in order, leaving none.
+    pub fn take(&self) -> Vec<Image> {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 }
 
@@ -127,6 +169,7 @@ impl<Deps> Clone for ToolContext<Deps> {
             tool_call_id: self.tool_call_id.clone(),
             retry: self.retry,
             alive: self.alive.clone(),
+            images: self.images.clone(),
         }
     }
 }

@@ -3,7 +3,8 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use golem_tool::{Liveness, Tool, ToolContext, ToolError};
+use golem_model::Image;
+use golem_tool::{Tool, ToolContext, ToolError, ToolImages};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -170,6 +171,14 @@ pub struct BridgeConfig {
     /// link then is one placeholder line, and the server is asked nothing
     /// more.
     pub read_resource_links: bool,
+    /// Give the model a result's images (PNG, JPEG, GIF, WebP) through the
+    /// call's [`ToolImages`](golem_tool::ToolImages), each named by a line
+    /// of the text (`[image: image/png, 1795 bytes, attached]`), at most 8
+    /// and 5 MiB per result (the others stay placeholder lines, saying
+    /// why). Off by default: each image is one placeholder line (`[image:
+    /// image/png, 1795 bytes not shown]`), the seed's text-only rendering.
+    /// Audio is always a placeholder line.
+    pub images_to_model: bool,
     /// Which tools an agent with tool search offers on every request
     /// ([`Tool::always_loaded`](golem_tool::Tool::always_loaded)), by the
     /// server's names for them. Default: none.
@@ -202,6 +211,12 @@ impl AlwaysLoaded {
 }
 
 impl BridgeConfig {
+    /// The same configuration, giving the model a result's images or not.
+    pub fn with_images_to_model(mut self, images: bool) -> Self {
+        self.images_to_model = images;
+        self
+    }
+
     /// The same configuration, with `always` tools always loaded.
     pub fn with_always_loaded(mut self, always: AlwaysLoaded) -> Self {
         self.always_loaded = always;
@@ -278,7 +293,7 @@ fn bridge<Deps: Send + Sync + 'static>(
             let client = client.clone();
             let info = Arc::clone(&info);
             let config = Arc::clone(&bridge);
-            async move { call(&client, &info, &config, &arguments, &ctx.alive).await }
+            async move { call(&client, &info, &config, &arguments, &ctx).await }
         }
     })
 }
@@ -327,13 +342,14 @@ where
 
 /// Runs one call of a bridged tool and maps the outcome for the agent;
 /// each progress report of the server's tells the agent the call is alive.
-async fn call(
+async fn call<Deps>(
     client: &Client,
     tool: &ToolInfo,
     config: &BridgeConfig,
     arguments: &RawValue,
-    alive: &Liveness,
+    ctx: &ToolContext<Deps>,
 ) -> Result<String, ToolError> {
+    let alive = &ctx.alive;
     let name = tool.name.as_str();
     // MCP tool arguments are a JSON object. Anything else is the model's
     // mistake, which it can fix: a correction, not a failed run (a server
@@ -363,7 +379,7 @@ async fn call(
         }
         Err(other) => return Err(ToolError::fatal(other)),
     };
-    let text = render(client, config, &result).await;
+    let text = render(client, config, &result, &ctx.images).await;
     if result.is_error {
         return Err(ToolError::retry(if text.trim().is_empty() {
             format!("the tool {name:?} reported an error without an explanation")
@@ -379,11 +395,17 @@ async fn call(
 /// configuration asks), then the structured content's JSON, verbatim. A
 /// text item that is that same JSON serialized is left out, and so is JSON
 /// that only wraps the text ([`wraps_only`]).
-async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> String {
+async fn render(
+    client: &Client,
+    config: &BridgeConfig,
+    result: &CallResult,
+    images: &ToolImages,
+) -> String {
     let structured = result.structured_content.as_deref();
     let structured_value = structured.and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
     let mut out = String::new();
     let mut links_read = 0;
+    let mut shown = ImagesShown::default();
     for item in &result.content {
         if let (Content::Text { text }, Some(value)) = (item, &structured_value)
             && serde_json::from_str::<Value>(text).is_ok_and(|parsed| &parsed == value)
@@ -400,6 +422,9 @@ async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> 
                 links_read += 1;
                 links::render_read(client, uri, &mut out).await;
             }
+            Content::Image { data, mime_type } if config.images_to_model => {
+                shown.attach(data, mime_type, images, &mut out);
+            }
             _ => item.render(&mut out),
         }
     }
@@ -412,6 +437,49 @@ async fn render(client: &Client, config: &BridgeConfig, result: &CallResult) -> 
         out.push_str(structured.get());
     }
     out
+}
+
+/// The most images one result gives the model.
+const MAX_IMAGES_SHOWN: usize = 8;
+/// The most bytes of images (decoded) one result gives the model.
+const MAX_IMAGE_BYTES_SHOWN: usize = 5 * 1024 * 1024;
+/// The image types both providers take.
+const IMAGE_TYPES_SHOWN: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// What one result's images gave the model so far.
+#[derive(Default)]
+struct ImagesShown {
+    count: usize,
+    bytes: usize,
+}
+
+impl ImagesShown {
+    /// Attaches one image for the model, with a line naming it, when its
+    /// type is one models take and the result's bounds allow; otherwise a
+    /// placeholder line saying why not.
+    fn attach(&mut self, data: &str, mime_type: &str, images: &ToolImages, out: &mut String) {
+        let bytes = crate::wire::content::base64_decoded_len(data);
+        let refusal = if !IMAGE_TYPES_SHOWN.contains(&mime_type) {
+            Some("not a type models take".to_owned())
+        } else if self.count >= MAX_IMAGES_SHOWN || self.bytes + bytes > MAX_IMAGE_BYTES_SHOWN {
+            Some(format!(
+                "past the {MAX_IMAGES_SHOWN} images or 5 MiB one result may show"
+            ))
+        } else {
+            None
+        };
+        match refusal {
+            Some(why) => out.push_str(&format!(
+                "[image: {mime_type}, {bytes} bytes not shown: {why}]"
+            )),
+            None => {
+                self.count += 1;
+                self.bytes += bytes;
+                images.attach(Image::base64(mime_type, data));
+                out.push_str(&format!("[image: {mime_type}, {bytes} bytes, attached]"));
+            }
+        }
+    }
 }
 
 /// Whether structured content is the text already shown, wrapped in a

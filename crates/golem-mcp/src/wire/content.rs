@@ -115,7 +115,7 @@ impl Content {
 }
 
 /// The size of the data that base64 text encodes, without decoding it.
-fn base64_decoded_len(data: &str) -> usize {
+pub(crate) fn base64_decoded_len(data: &str) -> usize {
     let significant = data
         .bytes()
         .filter(|byte| !byte.is_ascii_whitespace())

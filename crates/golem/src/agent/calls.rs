@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use golem_model::{BoxFuture, ModelRetry, ToolCall};
-use golem_tool::{Liveness, Tool, ToolContext, ToolError};
+use golem_model::{BoxFuture, Image, ModelRetry, ToolCall};
+use golem_tool::{Liveness, Tool, ToolContext, ToolError, ToolImages};
 use tracing::Instrument;
 
 use super::gather::Offered;
@@ -37,6 +37,14 @@ pub(super) struct CallRules {
     pub(super) tool_max_time: Option<Duration>,
 }
 
+/// What one call gives the model: its tool message's text, and the images
+/// it attached (none for a correction).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Reply {
+    pub(super) text: String,
+    pub(super) images: Vec<Image>,
+}
+
 /// The calls of one turn, with the tools they resolved to.
 pub(super) struct TurnCalls<'a, Deps> {
     pub(super) offered: &'a Offered<Deps>,
@@ -55,10 +63,10 @@ impl CallRules {
         deps: &Arc<Deps>,
         rejections: &mut HashMap<String, u32>,
         observer: &mut CallObserver<'_, '_>,
-    ) -> Result<Vec<String>, RunError> {
+    ) -> Result<Vec<Reply>, RunError> {
         let tools = &turn.offered.tools;
         let (calls, plan) = (turn.calls, turn.plan);
-        let mut results: Vec<String> = vec![String::new(); calls.len()];
+        let mut results: Vec<Reply> = vec![Reply::default(); calls.len()];
         let mut start = 0;
         while start < calls.len() {
             let end = if tools[plan[start]].is_sequential() {
@@ -85,11 +93,13 @@ impl CallRules {
         deps: &Arc<Deps>,
         group: std::ops::Range<usize>,
         rejections: &mut HashMap<String, u32>,
-        results: &mut [String],
+        results: &mut [Reply],
         observer: &mut CallObserver<'_, '_>,
     ) -> Result<(), RunError> {
         let tools = &turn.offered.tools;
         let (calls, plan) = (turn.calls, turn.plan);
+        // What each call attaches for the model, by its index in the turn.
+        let mut attached: HashMap<usize, ToolImages> = HashMap::new();
         let mut running: Vec<Option<Running>> = group
             .map(|index| {
                 let tool = &tools[plan[index]];
@@ -97,6 +107,7 @@ impl CallRules {
                 let rejected = rejections.get(tool.name()).copied().unwrap_or(0);
                 let ctx = ToolContext::new(Arc::clone(deps), &call.id, rejected);
                 let alive = ctx.alive.clone();
+                attached.insert(index, ctx.images.clone());
                 let watched =
                     observer.started(call, tool.name(), &turn.offered.sources[plan[index]]);
                 let future = tool.call(ctx, call.arguments.clone());
@@ -132,7 +143,13 @@ impl CallRules {
                         drop(future);
                         observer.finished(watched, took, Ended::Ran(&outcome));
                         match self.settle(&tools[plan[index]], &calls[index], outcome, rejections) {
-                            Ok(content) => results[index] = content,
+                            Ok(text) => {
+                                let images = attached
+                                    .get(&index)
+                                    .map(ToolImages::take)
+                                    .unwrap_or_default();
+                                results[index] = Reply { text, images };
+                            }
                             Err(error) => return Poll::Ready(Err(error)),
                         }
                     }

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use golem_model::{Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
+use golem_model::{Image, Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
 use tracing::Instrument;
 
 use super::calls::{CallRules, TurnCalls};
@@ -233,16 +233,21 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 .calls
                 .run_calls(&turn_calls, &deps, &mut tool_rejections, &mut observer)
                 .await?;
-            let mut contents = unknown;
-            for (&(index, tool), content) in known.iter().zip(results) {
+            let mut contents: Vec<(String, String, Vec<Image>)> = unknown
+                .into_iter()
+                .map(|(name, text)| (name, text, Vec::new()))
+                .collect();
+            for (&(index, tool), reply) in known.iter().zip(results) {
                 let name = offered.tools[tool].name();
-                let content = outputs.cap(&tool_calls[index].id, name, content);
-                contents[index] = (name.to_owned(), content);
+                let text = outputs.cap(&tool_calls[index].id, name, reply.text);
+                contents[index] = (name.to_owned(), text, reply.images);
             }
             let tool_messages: Vec<Message> = tool_calls
                 .iter()
                 .zip(contents)
-                .map(|(call, (name, content))| Message::tool_result(&call.id, name, content))
+                .map(|(call, (name, text, images))| {
+                    Message::tool_result_with_images(&call.id, name, text, images)
+                })
                 .collect();
             request
                 .messages
