@@ -31,9 +31,10 @@ c. golem's peak RSS, cold and warm (medians), the servers excluded. os.wait4 (as
    /usr/bin/time) is not enough: on Linux a child's ru_maxrss is the largest of its own
    and that of every descendant it reaped, and golem reaps its servers. So the script
    polls /proc/PID/status VmHWM (golem's own high-water mark, which only grows) every
-   POLL_S seconds until golem exits and keeps the last reading; wait4's figure (golem or
-   a server, whichever is larger) is printed beside it on stderr. In warm runs no server
-   is started, so there the two agree. No target: reported for the record.
+   POLL_S seconds until golem exits and keeps the last reading; wait4's figure is printed
+   beside it on stderr (the largest of golem, its servers and, carried across exec, the
+   forked Python that spawned it: about 25 MiB even when no server starts). No target:
+   reported for the record.
 
 Every golem run is bounded by RUN_TIMEOUT seconds (default 120) and runs in a session of
 its own (start_new_session); when it has exited, any process left in that session is
@@ -292,7 +293,9 @@ def run_golem(golem, provider, env, cwd, config, extra):
 def tools_of(body):
     tools = (body or {}).get("tools") or []
     names = [t.get("function", {}).get("name") for t in tools]
-    return tools, names, len(json.dumps(tools, separators=(",", ":")).encode())
+    # UTF-8 bytes, as sent (ensure_ascii would count a non-ASCII character as \uXXXX).
+    size = len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False).encode())
+    return tools, names, size
 
 
 # ---- the setup ----------------------------------------------------------------------------
@@ -454,7 +457,8 @@ def main():
         "| figure | value | target | verdict |",
         "| --- | --- | --- | --- |",
         f"| (a) tool definitions, first request, --tool-search auto | "
-        f"{auto['tools_bytes']:,} B ({auto['tools']} tools) | | |",
+        f"{auto['tools_bytes']:,} B ({auto['tools']} tool{'s' * (auto['tools'] != 1)}: "
+        f"{', '.join(auto['names'])}) | | |",
         f"| (a) tool definitions, first request, --tool-search never | "
         f"{never['tools_bytes']:,} B ({never['tools']} tools) | | |",
         f"| (a) auto / never, tool definitions | {ratio:.1%} | <= {TOOLS_RATIO_MAX:.0%} | "
