@@ -143,7 +143,7 @@ for version in "${REQUIREMENTS[@]}"; do
 done
 for entry in "${CLI_SCENARIOS[@]}"; do
   cache="$(mktemp -d)"
-  XDG_CONFIG_HOME="$cache" BROWSER="$FOLLOW" GOLEM_CONFORMANCE_SECRET=pre-registered-secret \
+  XDG_CONFIG_HOME="$cache" XDG_CACHE_HOME="$cache" BROWSER="$FOLLOW" GOLEM_CONFORMANCE_SECRET=pre-registered-secret \
     GOLEM_CONFORMANCE_CC_SECRET=conformance-test-secret \
     run "golem-mcp " "$CLI ${entry#*|} --url" "${entry%%|*}"
   rm -rf "$cache"
@@ -156,7 +156,7 @@ for mode in fresh kept; do
 done
 # private_key_jwt: the suite makes the key per run (scripts/conformance-cli-jwt.sh).
 cache="$(mktemp -d)"
-XDG_CONFIG_HOME="$cache" run "golem-mcp " "$ROOT/scripts/conformance-cli-jwt.sh $CLI" auth/client-credentials-jwt
+XDG_CONFIG_HOME="$cache" XDG_CACHE_HOME="$cache" run "golem-mcp " "$ROOT/scripts/conformance-cli-jwt.sh $CLI" auth/client-credentials-jwt
 rm -rf "$cache"
 echo "conformance: $passed passed, $failed failed ($((SECONDS - started)) s)"
 [[ "$failed" -eq 0 ]]

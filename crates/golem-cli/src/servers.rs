@@ -326,7 +326,7 @@ impl Servers {
     /// The handlers of server `name` (elicitation, roots, sampling), with,
     /// for a stdio server, a restart policy unless `--no-restart` (an HTTP
     /// session the server dropped is renewed instead, in `connect`) and an
-    /// era probe that waits as long as the start may take (`limit`): a
+    /// era probe that may take half of the start's bound (`limit`): a
     /// server slow to answer it is not a legacy one.
     fn client_config(
         &self,
@@ -339,7 +339,9 @@ impl Servers {
         if !matches!(config, ServerConfig::Stdio(_)) {
             return client_config;
         }
-        client_config.probe_timeout = client_config.probe_timeout.max(limit);
+        // Half the start's bound: the other half is left to a legacy
+        // server that ignores the probe.
+        client_config.probe_timeout = client_config.probe_timeout.max(limit / 2);
         match self.restart {
             true => client_config.with_restart(RestartPolicy::default()),
             false => client_config,

@@ -640,6 +640,7 @@ fn ctrl_c_ends_the_command_and_its_servers() {
     // comes.
     let provider = FakeProvider::start_with(|_| Reply::Hang);
     let mut child = Process::new(env!("CARGO_BIN_EXE_golem"))
+        .env("XDG_CACHE_HOME", fresh_cache())
         .args([
             "run",
             "--model",
@@ -691,6 +692,7 @@ fn ctrl_c_at_the_chat_prompt_ends_it_and_its_servers() {
     let config = dir.config(&["fs"]);
     let provider = FakeProvider::start_with(parrot);
     let mut child = Process::new(env!("CARGO_BIN_EXE_golem"))
+        .env("XDG_CACHE_HOME", fresh_cache())
         .args([
             "chat",
             "--model",

@@ -87,6 +87,7 @@ fn golem_on(recorder: &Recorder, provider: &FakeProvider, dir: &TempDir, extra: 
         .to_string(),
     );
     Process::new(env!("CARGO_BIN_EXE_golem"))
+        .env("XDG_CACHE_HOME", fresh_cache())
         .env("OPENAI_API_KEY", KEY)
         .args([
             "run",

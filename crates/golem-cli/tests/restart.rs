@@ -57,6 +57,7 @@ fn collect(pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
 /// `golem chat` on `provider` with the Python server, and `extra` flags.
 fn chat(provider: &FakeProvider, config: &std::path::Path, extra: &[&str]) -> Child {
     Process::new(env!("CARGO_BIN_EXE_golem"))
+        .env("XDG_CACHE_HOME", fresh_cache())
         .args([
             "chat",
             "--model",

@@ -41,7 +41,9 @@
 //! - `FAKE_PROTOCOL_VERSION`: the version to answer `initialize` with.
 //! - `FAKE_DISCOVER_AFTER_MS`: answer `server/discover` (as a 2026-07-28
 //!   server), but only after this long: a modern server slow to start.
-//!   Unset, the probe is refused as an unknown method (a legacy server).
+//!   `silent`: never answer it (a legacy server that ignores unknown
+//!   requests). Unset, the probe is refused as an unknown method (a legacy
+//!   server).
 //!
 //! Blocking std I/O on purpose: the fake must be simple enough to trust.
 
@@ -304,6 +306,8 @@ impl Server {
                     }),
                 );
             }
+            ("server/discover", Some(_))
+                if std::env::var("FAKE_DISCOVER_AFTER_MS").as_deref() == Ok("silent") => {}
             ("server/discover", Some(id)) if std::env::var("FAKE_DISCOVER_AFTER_MS").is_ok() => {
                 let after = std::env::var("FAKE_DISCOVER_AFTER_MS")
                     .ok()

@@ -139,3 +139,27 @@ async fn a_stdio_server_slow_to_answer_the_probe_is_not_taken_for_a_legacy_one()
     assert_eq!(server.protocol_version, "2026-07-28");
     client.close().await.expect("closed");
 }
+
+#[tokio::test]
+async fn a_legacy_stdio_server_that_ignores_the_probe_still_starts_within_the_bound() {
+    // The probe may take half the bound (3 s of 6): the rest is left for
+    // `initialize`.
+    let file = serde_json::json!({"mcpServers": {"silent": {
+        "command": support::FAKE, "env": {"FAKE_DISCOVER_AFTER_MS": "silent"},
+    }}})
+    .to_string();
+    let servers = config::parse(&file, |_| None).expect("a valid file");
+    let mut config = ClientConfig::default();
+    config.probe_timeout = Duration::from_millis(200);
+    let mut results = servers.connect_all(&config, Duration::from_secs(6)).await;
+    let client = results
+        .remove("silent")
+        .expect("a result")
+        .expect("connected as a legacy server");
+    let server = client.server().expect("initialized");
+    assert!(
+        matches!(&server.chosen, golem_mcp::HowChosen::FellBack { probe } if probe.contains("3s")),
+        "{server:?}"
+    );
+    client.close().await.expect("closed");
+}

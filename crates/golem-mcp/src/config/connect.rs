@@ -75,7 +75,7 @@ impl ServerConfig {
 
     /// [`connect_with`](Self::connect_with) within `timeout`; a server that
     /// takes longer is stopped and reported with its stderr so far. A stdio
-    /// server's era probe waits up to `timeout` too.
+    /// server's era probe may take half of `timeout`.
     async fn connect_within(
         &self,
         config: ClientConfig,
@@ -83,10 +83,11 @@ impl ServerConfig {
     ) -> Result<Client, Error> {
         let mut config = config;
         // A stdio server slow to answer the probe (an `npx` download, busy
-        // CPUs) is not a legacy one: the probe waits as long as the start
-        // may take (issue 34).
+        // CPUs) is not a legacy one: the probe may take half the start's
+        // bound, leaving the other half to a legacy server that ignores it
+        // (issue 34).
         if matches!(self, ServerConfig::Stdio(_)) {
-            config.probe_timeout = config.probe_timeout.max(timeout);
+            config.probe_timeout = config.probe_timeout.max(timeout / 2);
         }
         let (client, stderr) = self.client(config)?;
         match tokio::time::timeout(timeout, client.initialize_or_close()).await {
@@ -110,9 +111,10 @@ impl Servers {
     /// Connects every enabled entry at once (see
     /// [`ServerConfig::connect_with`]), each with `config` and at most
     /// `timeout` for its start and handshake, and returns one result per
-    /// entry, by name. A stdio server's era probe may take as long (a
-    /// server slow to answer it is not taken for a legacy one), whatever
-    /// `config`'s shorter [`probe_timeout`](ClientConfig::probe_timeout).
+    /// entry, by name. A stdio server's era probe may take half of that (a
+    /// server slow to answer it is not taken for a legacy one; a legacy one
+    /// that ignores it still has the other half), whatever `config`'s
+    /// shorter [`probe_timeout`](ClientConfig::probe_timeout).
     ///
     /// Disabled entries (`"disabled": true`) are left out; a malformed entry
     /// gets its [`ConfigError`](crate::config::ConfigError) as
