@@ -198,3 +198,46 @@ async fn a_thousand_tools_are_indexed_and_the_best_match_ranks_first() {
     assert_eq!(found[0].name, "weather_forecast");
     assert_eq!(index.len(), 1002);
 }
+
+#[tokio::test]
+async fn a_tool_of_the_same_name_keeps_it_and_the_agents_own_take_others() {
+    use golem_agent::{READ_OUTPUT_TOOL_FALLBACK, SEARCH_TOOL_FALLBACK};
+    let own = |name: &str, text: String| {
+        Tool::new(name, "A server's tool of that name.", r#"{"type":"object"}"#, move |_, _| {
+            let text = text.clone();
+            async move { Ok(text) }
+        })
+        .expect("valid tool")
+        .always_loaded(true)
+    };
+    let mut tools = tools(40);
+    tools.push(own(SEARCH_TOOL, "the server's search".into()));
+    tools.push(own("read_tool_output", "x\n".repeat(40_000)));
+    let model = ScriptedModel::new([
+        tool_calls_response([call("s1", SEARCH_TOOL_FALLBACK, r#"{"query":"forecast"}"#)]),
+        tool_calls_response([call("r1", "read_tool_output", "{}")]),
+        text_response("Done."),
+    ]);
+    let agent = Agent::new(
+        Arc::new(model.clone()),
+        golem_agent::decode::text,
+        AgentConfig {
+            tools,
+            ..AgentConfig::default()
+        },
+    )
+    .expect("valid agent");
+    let run = agent.run((), "hi").await.expect("the run succeeds");
+    let first = model.requests()[0].clone();
+    assert!(offered(&first).contains(&SEARCH_TOOL), "the server's");
+    assert!(offered(&first).contains(&SEARCH_TOOL_FALLBACK), "ours");
+    assert!(run.messages[2].content.starts_with("weather_forecast: "));
+    // The server's read_tool_output is cut like any tool, and the note names ours.
+    let cut = &run.messages[4].content;
+    assert!(
+        cut.contains(&format!("Read more with {READ_OUTPUT_TOOL_FALLBACK} {{")),
+        "{}",
+        &cut[cut.len().saturating_sub(300)..]
+    );
+    assert!(offered(&model.requests()[2]).contains(&READ_OUTPUT_TOOL_FALLBACK));
+}

@@ -132,6 +132,11 @@ pub(super) fn resolve<Deps>(offered: &Offered<Deps>, calls: &[ToolCall]) -> Vec<
 }
 
 impl<Deps> Offered<Deps> {
+    /// Where the offered tool `name` comes from, if one is offered.
+    pub(super) fn source_of(&self, name: &str) -> Option<&str> {
+        self.by_name.get(name).map(|&at| self.sources[at].as_str())
+    }
+
     /// The offered tools' names, in the order they are offered.
     pub(super) fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|tool| tool.name()).collect()

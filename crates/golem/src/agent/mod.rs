@@ -32,9 +32,12 @@ use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolSearch};
 pub use events::{RunEvent, RunSink, ToolOutcome};
 use gather::Sources;
-pub use output::{DEFAULT_MAX_TOOL_OUTPUT, Kept, MemoryOutputStore, OutputStore, READ_OUTPUT_TOOL};
+pub use output::{
+    DEFAULT_MAX_TOOL_OUTPUT, Kept, MemoryOutputStore, OutputStore, READ_OUTPUT_TOOL,
+    READ_OUTPUT_TOOL_FALLBACK,
+};
 use search::RunSearch;
-pub use search::{OfferedTools, SEARCH_TOOL};
+pub use search::{OfferedTools, SEARCH_TOOL, SEARCH_TOOL_FALLBACK};
 use turn::RunLoop;
 pub use turn::RunOutput;
 

@@ -13,12 +13,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use golem_model::{Message, Role};
+
+use super::gather::Offered;
 use golem_tool::{Tool, ToolContext, ToolError};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-/// The name of the tool that reads a cut tool output back.
+/// The name of the tool that reads a cut tool output back
+/// ([`READ_OUTPUT_TOOL_FALLBACK`] when a source offers a tool of this name).
 pub const READ_OUTPUT_TOOL: &str = "read_tool_output";
+
+/// The read tool's name when a source offers one named [`READ_OUTPUT_TOOL`].
+pub const READ_OUTPUT_TOOL_FALLBACK: &str = "golem_read_tool_output";
+
+/// Where the read tool comes from, in `Offered` and in a duplicate-name
+/// error.
+pub(super) const OUTPUT_SOURCE: &str = "tool output";
 
 /// [`AgentConfig::max_tool_output`](crate::AgentConfig::max_tool_output)'s
 /// default: 32 KiB.
@@ -127,7 +137,9 @@ pub(super) struct RunOutputs<Deps> {
     store: Arc<dyn OutputStore>,
     /// Whether a cut was made, in this run or its history.
     cut: AtomicBool,
-    tool: Tool<Deps>,
+    /// The read tool, named [`READ_OUTPUT_TOOL`] and
+    /// [`READ_OUTPUT_TOOL_FALLBACK`].
+    tools: [Tool<Deps>; 2],
 }
 
 impl<Deps: Send + Sync + 'static> RunOutputs<Deps> {
@@ -138,60 +150,80 @@ impl<Deps: Send + Sync + 'static> RunOutputs<Deps> {
         store: Arc<dyn OutputStore>,
         history: &[Message],
     ) -> Self {
-        let reader = Arc::clone(&store);
         let longest = max.unwrap_or(usize::MAX);
-        let tool = Tool::new(
-            READ_OUTPUT_TOOL,
-            READ_DESCRIPTION,
-            READ_SCHEMA,
-            move |_: ToolContext<Deps>, arguments: Box<RawValue>| {
-                let read = read(reader.as_ref(), &arguments, longest);
-                async move { read }
-            },
-        )
-        .expect("the read tool's definition is valid")
-        .always_loaded(true);
+        let tools = [READ_OUTPUT_TOOL, READ_OUTPUT_TOOL_FALLBACK].map(|name| {
+            let reader = Arc::clone(&store);
+            Tool::new(
+                name,
+                READ_DESCRIPTION,
+                READ_SCHEMA,
+                move |_: ToolContext<Deps>, arguments: Box<RawValue>| {
+                    let read = read(reader.as_ref(), &arguments, longest, name);
+                    async move { read }
+                },
+            )
+            .expect("the read tool's definition is valid")
+            .always_loaded(true)
+        });
         let cut = history.iter().any(|message| {
             message.role == Role::Tool
-                && message.content.contains(&format!("{READ_OUTPUT_TOOL} {{"))
+                && [READ_OUTPUT_TOOL, READ_OUTPUT_TOOL_FALLBACK]
+                    .iter()
+                    .any(|name| message.content.contains(&format!("{name} {{")))
         });
         RunOutputs {
             max,
             store,
             cut: AtomicBool::new(cut),
-            tool,
+            tools,
         }
     }
 }
 
 impl<Deps> RunOutputs<Deps> {
-    /// The read tool, once a cut was made.
-    pub(super) fn read_tool(&self) -> Option<&Tool<Deps>> {
-        self.cut.load(Ordering::Relaxed).then_some(&self.tool)
+    /// The read tool's name among `offered` (a source's own
+    /// `read_tool_output` keeps its name; ours takes another).
+    pub(super) fn name_among(&self, offered: &Offered<Deps>) -> &'static str {
+        match offered.source_of(READ_OUTPUT_TOOL) {
+            Some(source) if source != OUTPUT_SOURCE => READ_OUTPUT_TOOL_FALLBACK,
+            _ => READ_OUTPUT_TOOL,
+        }
     }
 
-    /// `content`, the message of call `call_id` of `tool`, as the model
-    /// gets it: whole when within the limit (or from the read tool itself),
-    /// else cut, the whole kept.
-    pub(super) fn cap(&self, call_id: &str, tool: &str, content: String) -> String {
+    /// The read tool to offer with `offered`, once a cut was made.
+    pub(super) fn read_tool(&self, offered: &Offered<Deps>) -> Option<&Tool<Deps>> {
+        if !self.cut.load(Ordering::Relaxed) {
+            return None;
+        }
+        match self.name_among(offered) {
+            READ_OUTPUT_TOOL => Some(&self.tools[0]),
+            _ => Some(&self.tools[1]),
+        }
+    }
+
+    /// `content`, the message of call `call_id` of a tool from `source`, as
+    /// the model gets it: whole when within the limit (or from the read
+    /// tool itself), else cut, the whole kept, the note naming the read
+    /// tool `reader`.
+    pub(super) fn cap(&self, call_id: &str, source: &str, content: String, reader: &str) -> String {
         let Some(max) = self.max else {
             return content;
         };
-        if content.len() <= max || tool == READ_OUTPUT_TOOL {
+        if content.len() <= max || source == OUTPUT_SOURCE {
             return content;
         }
         let kept = self.store.keep(call_id, &content);
         if kept.is_ok() {
             self.cut.store(true, Ordering::Relaxed);
         }
-        cut(&content, max, kept)
+        cut(&content, max, kept, reader)
     }
 }
 
 /// `text` cut to about `max` bytes: three quarters head, one quarter tail,
 /// each ending (or starting) at a line break near the cut when there is
 /// one, around the line that says what was left out and how to read it.
-fn cut(text: &str, max: usize, kept: std::io::Result<Kept>) -> String {
+fn cut(text: &str, max: usize, kept: std::io::Result<Kept>, reader: &str) -> String {
     let head_end = line_end_before(text, max / 4 * 3);
     let tail_start = line_start_after(text, text.len() - max / 4).max(head_end);
     let left_out = tail_start - head_end;
@@ -201,7 +233,7 @@ fn cut(text: &str, max: usize, kept: std::io::Result<Kept>) -> String {
     );
     match kept {
         Ok(Kept { id, location }) => {
-            let arguments = read_call(&id, head_end, left_out.min((max / 4).max(1)));
+            let arguments = read_call(reader, &id, head_end, left_out.min((max / 4).max(1)));
             match location {
                 Some(location) => {
                     note.push_str(&format!(" The whole result is kept in {location}."))
@@ -237,11 +269,12 @@ fn line_start_after(text: &str, at: usize) -> usize {
     }
 }
 
-/// The read tool's call for `length` bytes of `id` from `offset`, as the
-/// model writes it: `read_tool_output {"id": "…", "offset": 0, "length": 8}`.
-fn read_call(id: &str, offset: usize, length: usize) -> String {
+/// The call of read tool `reader` for `length` bytes of `id` from
+/// `offset`, as the model writes it: `read_tool_output {"id": "…",
+/// "offset": 0, "length": 8}`.
+fn read_call(reader: &str, id: &str, offset: usize, length: usize) -> String {
     let id = Value::String(id.to_owned());
-    format!("{READ_OUTPUT_TOOL} {{\"id\": {id}, \"offset\": {offset}, \"length\": {length}}}")
+    format!("{reader} {{\"id\": {id}, \"offset\": {offset}, \"length\": {length}}}")
 }
 
 fn floor_boundary(text: &str, mut at: usize) -> usize {
@@ -267,10 +300,11 @@ fn read(
     store: &dyn OutputStore,
     arguments: &RawValue,
     longest: usize,
+    reader: &str,
 ) -> Result<String, ToolError> {
     let shape = || {
         ToolError::retry(format!(
-            "{READ_OUTPUT_TOOL} takes {{\"id\": string, \"offset\": integer, \"length\": integer}} \
+            "{reader} takes {{\"id\": string, \"offset\": integer, \"length\": integer}} \
              as a cut result's note gives them; got {}",
             arguments.get()
         ))
@@ -311,7 +345,7 @@ fn read(
         slice.push_str(&format!(
             "\n[… {} more bytes: {}]",
             text.len() - end,
-            read_call(id, end, length)
+            read_call(reader, id, end, length)
         ));
     }
     Ok(slice)
@@ -330,7 +364,7 @@ mod tests {
         let text: String = (0..2000).map(|n| format!("line {n:04}\n")).collect();
         let store = MemoryOutputStore::default();
         let kept = store.keep("call_1", &text);
-        let shown = cut(&text, 4096, kept);
+        let shown = cut(&text, 4096, kept, READ_OUTPUT_TOOL);
         assert!(shown.len() < 4096 + 300, "{}", shown.len());
         assert!(shown.starts_with("line 0000\n"));
         assert!(shown.ends_with("line 1999\n"));
@@ -351,6 +385,7 @@ mod tests {
             &store,
             &raw(r#"{"id":"call_1","offset":3070,"length":1024}"#),
             4096,
+            READ_OUTPUT_TOOL,
         )
         .expect("read");
         assert!(read.starts_with(&text[3070..4094]), "{read}");
@@ -368,7 +403,13 @@ mod tests {
         assert_eq!(kept.id, "c");
         assert_eq!(store.keep("c", "x").expect("kept").id, "c-2");
         // An offset inside a character starts at its beginning.
-        let slice = read(&store, &raw(r#"{"id":"c","offset":1,"length":500}"#), 10).expect("read");
+        let slice = read(
+            &store,
+            &raw(r#"{"id":"c","offset":1,"length":500}"#),
+            10,
+            READ_OUTPUT_TOOL,
+        )
+        .expect("read");
         assert!(slice.starts_with("ééééé\n[… 190 more bytes"), "{slice}");
         for (arguments, says) in [
             (
@@ -381,7 +422,7 @@ mod tests {
             ),
             (r#"{"id":"c"}"#, "read_tool_output takes"),
         ] {
-            let error = read(&store, &raw(arguments), 10).expect_err("refused");
+            let error = read(&store, &raw(arguments), 10, READ_OUTPUT_TOOL).expect_err("refused");
             let reason = error.as_retry().expect("a correction").reason();
             assert!(reason.contains(says), "{reason}");
         }

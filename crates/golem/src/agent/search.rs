@@ -23,8 +23,12 @@ use super::config::ToolSearch;
 use super::gather::Offered;
 use crate::error::RunError;
 
-/// The name of the search tool a model is offered when tools are deferred.
+/// The name of the search tool a model is offered when tools are deferred
+/// ([`SEARCH_TOOL_FALLBACK`] when a source offers a tool of this name).
 pub const SEARCH_TOOL: &str = "search_tools";
+
+/// The search tool's name when a source offers one named [`SEARCH_TOOL`].
+pub const SEARCH_TOOL_FALLBACK: &str = "golem_search_tools";
 
 /// How many tools one search lists when the model gives no `limit`.
 const DEFAULT_LIMIT: usize = 8;
@@ -63,13 +67,16 @@ pub(super) struct View<'a, Deps> {
     pub(super) specs: Vec<ToolSpec>,
     /// The names sent, when not all tools are: what a correction lists.
     pub(super) listed: Option<Vec<String>>,
+    /// The search tool's name, when it is offered.
+    pub(super) search: Option<&'static str>,
 }
 
 /// One run's tool search.
 pub(super) struct RunSearch<Deps> {
     mode: ToolSearch,
     shared: Arc<Shared>,
-    tool: Tool<Deps>,
+    /// The search tool, named [`SEARCH_TOOL`] and [`SEARCH_TOOL_FALLBACK`].
+    tools: [Tool<Deps>; 2],
 }
 
 /// What the search tool and the run loop share.
@@ -97,19 +104,25 @@ impl<Deps: Send + Sync + 'static> RunSearch<Deps> {
     pub(super) fn new(mode: ToolSearch, history: &[Message]) -> Self {
         let shared = Arc::new(Shared::default());
         shared.loaded().extend(loaded_in(history));
-        let searcher = Arc::clone(&shared);
-        let tool = Tool::new(
-            SEARCH_TOOL,
-            SEARCH_DESCRIPTION,
-            SEARCH_SCHEMA,
-            move |_: ToolContext<Deps>, arguments: Box<RawValue>| {
-                let found = search(&searcher, &arguments);
-                async move { found }
-            },
-        )
-        .expect("the search tool's definition is valid")
-        .always_loaded(true);
-        RunSearch { mode, shared, tool }
+        let tools = [SEARCH_TOOL, SEARCH_TOOL_FALLBACK].map(|name| {
+            let searcher = Arc::clone(&shared);
+            Tool::new(
+                name,
+                SEARCH_DESCRIPTION,
+                SEARCH_SCHEMA,
+                move |_: ToolContext<Deps>, arguments: Box<RawValue>| {
+                    let found = search(&searcher, &arguments);
+                    async move { found }
+                },
+            )
+            .expect("the search tool's definition is valid")
+            .always_loaded(true)
+        });
+        RunSearch {
+            mode,
+            shared,
+            tools,
+        }
     }
 }
 
@@ -127,11 +140,22 @@ impl<Deps> RunSearch<Deps> {
                 offered,
                 specs,
                 listed: None,
+                search: None,
             });
         }
         self.index(&offered);
+        // A source's own `search_tools` keeps its name; ours takes another.
+        let tool = match offered.source_of(SEARCH_TOOL) {
+            None => &self.tools[0],
+            Some(_) => &self.tools[1],
+        };
+        let search = Some(if tool.name() == SEARCH_TOOL {
+            SEARCH_TOOL
+        } else {
+            SEARCH_TOOL_FALLBACK
+        });
         let mut offered = offered.into_owned();
-        offered.add(self.tool.clone(), SEARCH_SOURCE)?;
+        offered.add(tool.clone(), SEARCH_SOURCE)?;
         let loaded = self.shared.loaded();
         let shown: Vec<usize> = (0..offered.tools.len())
             .filter(|&at| {
@@ -149,6 +173,7 @@ impl<Deps> RunSearch<Deps> {
                     .collect(),
             ),
             offered: Cow::Owned(offered),
+            search,
         })
     }
 
@@ -266,7 +291,11 @@ fn loaded_in(history: &[Message]) -> HashSet<String> {
     let mut loaded = HashSet::new();
     for message in history {
         loaded.extend(message.tool_calls.iter().map(|call| call.name.clone()));
-        if message.role == Role::Tool && message.tool_name.as_deref() == Some(SEARCH_TOOL) {
+        let searched = matches!(
+            message.tool_name.as_deref(),
+            Some(SEARCH_TOOL | SEARCH_TOOL_FALLBACK)
+        );
+        if message.role == Role::Tool && searched {
             for line in message.content.lines() {
                 let name = line.split(':').next().unwrap_or("").trim();
                 if !name.is_empty() && !name.contains(' ') {

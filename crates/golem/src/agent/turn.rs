@@ -26,8 +26,8 @@ use super::config::ToolSearch;
 use super::events::{RunEvent, RunSink, emit};
 use super::gather::{Sources, resolve};
 use super::observe::CallObserver;
-use super::output::{OutputStore, RunOutputs};
-use super::search::{RunSearch, SEARCH_TOOL};
+use super::output::{OUTPUT_SOURCE, OutputStore, RunOutputs};
+use super::search::RunSearch;
 use super::unknown;
 use crate::decode::DecodeError;
 use crate::error::RunError;
@@ -121,8 +121,8 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
 
         for turn in 1..=self.max_turns {
             let mut offered = self.tools.offered()?;
-            if let Some(read) = outputs.read_tool() {
-                offered.to_mut().add(read.clone(), "tool output")?;
+            if let Some(read) = outputs.read_tool(&offered) {
+                offered.to_mut().add(read.clone(), OUTPUT_SOURCE)?;
             }
             let view = search.view(offered)?;
             let offered = view.offered;
@@ -195,14 +195,16 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             for tool in resolved.iter().flatten() {
                 search.called(offered.tools[*tool].name());
             }
-            let listed: Option<Vec<&str>> = view
-                .listed
-                .as_ref()
-                .map(|names| names.iter().map(String::as_str).collect());
+            let listed: Option<(Vec<&str>, &str)> = view.listed.as_ref().map(|names| {
+                let names = names.iter().map(String::as_str).collect();
+                (names, view.search.unwrap_or_default())
+            });
             let unknown = self.correct_unknown(
                 turn,
                 &offered.names(),
-                listed.as_deref(),
+                listed
+                    .as_ref()
+                    .map(|(names, search)| (names.as_slice(), *search)),
                 &tool_calls,
                 &resolved,
                 &mut unknown_calls,
@@ -237,9 +239,11 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 .into_iter()
                 .map(|(name, text)| (name, text, Vec::new()))
                 .collect();
+            let reader = outputs.name_among(&offered);
             for (&(index, tool), reply) in known.iter().zip(results) {
                 let name = offered.tools[tool].name();
-                let text = outputs.cap(&tool_calls[index].id, name, reply.text);
+                let source = &offered.sources[tool];
+                let text = outputs.cap(&tool_calls[index].id, source, reply.text, reader);
                 contents[index] = (name.to_owned(), text, reply.images);
             }
             let tool_messages: Vec<Message> = tool_calls
@@ -274,7 +278,7 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         &self,
         turn: u32,
         names: &[&str],
-        listed: Option<&[&str]>,
+        listed: Option<(&[&str], &str)>,
         calls: &[ToolCall],
         resolved: &[Option<usize>],
         unknown_calls: &mut u32,
@@ -315,8 +319,8 @@ impl<Deps, Output> RunLoop<Deps, Output> {
             });
             let text = match listed {
                 None => unknown::correction(&call.name, &likely, names),
-                Some(listed) => {
-                    unknown::correction_when_searching(&call.name, &likely, listed, SEARCH_TOOL)
+                Some((listed, search)) => {
+                    unknown::correction_when_searching(&call.name, &likely, listed, search)
                 }
             };
             *slot = (call.name.clone(), text);
