@@ -402,14 +402,12 @@ impl Servers {
             })
         });
         let save_to = self.manifests.store.clone().map(|store| (store, key));
-        LazyToolset::new(
-            &name,
-            &manifest,
-            self.toolset_config(server),
-            start,
-            save_to,
-        )
-        .map_err(|error| Failure::server(&name, &error))
+        let config = self.toolset_config(server);
+        // Twice the bound: once for initialize, once for the listing, as
+        // when started with the command.
+        LazyToolset::new(&name, &manifest, config, start, save_to)
+            .map(|toolset| toolset.with_start_timeout(limit * 2))
+            .map_err(|error| Failure::server(&name, &error))
     }
 
     /// Keeps the servers (from `first`) whose step succeeded, in order, and

@@ -15,8 +15,13 @@ use support::*;
 /// An mcpServers file whose `fs` entry serves `dir` and appends a line to
 /// `starts` each time it is started.
 fn counted_server(dir: &TempDir, starts: &Path) -> PathBuf {
+    slow_counted_server(dir, starts, 0.0)
+}
+
+/// [`counted_server`], the server started `delay` seconds late.
+fn slow_counted_server(dir: &TempDir, starts: &Path, delay: f64) -> PathBuf {
     let line = format!(
-        "echo started >> '{}'; exec '{}' '{}'",
+        "echo started >> '{}'; sleep {delay}; exec '{}' '{}'",
         starts.display(),
         filesystem_server(),
         dir.path().display()
@@ -148,4 +153,20 @@ fn a_stale_manifest_starts_the_server_and_a_tool_gone_is_a_correction() {
     );
     assert!(!tool_names(&provider.requests()[1].body).contains(&"ghost".to_owned()));
     assert_eq!(starts(&log), 3);
+}
+
+#[test]
+fn a_start_longer_than_the_tool_timeout_is_not_cut_short() {
+    // The idle timeout is 1 s; the server takes 2.5 s to start on the
+    // first call: the call waits for it (reported alive), and is answered.
+    let dir = TempDir::new();
+    let log = dir.path().join("starts.log");
+    let config = slow_counted_server(&dir, &log, 2.5);
+    let cache = fresh_cache();
+    run(&answers(), &config, &cache, &[]);
+    let note = dir.file("note.txt", "slow but sure");
+    let calling = FakeProvider::start_with(reads("read_text_file", note.display().to_string()));
+    let stdout = run(&calling, &config, &cache, &["--tool-timeout", "1"]);
+    assert_eq!(stdout, "got: slow but sure\n");
+    assert_eq!(starts(&log), 2);
 }

@@ -86,7 +86,7 @@ mod wire;
 pub use transports::memory;
 
 pub use bridge::as_tools::{AlwaysLoaded, BridgeConfig, as_tools, as_tools_with};
-pub use bridge::lazy::{LazyToolset, StartError, StartServer};
+pub use bridge::lazy::{DEFAULT_START_TIMEOUT, LazyToolset, StartError, StartServer};
 pub use bridge::manifest::{
     DEFAULT_MANIFEST_TTL, FileManifestStore, Manifest, ManifestStore, golem_cache_dir,
 };

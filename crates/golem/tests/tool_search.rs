@@ -203,10 +203,15 @@ async fn a_thousand_tools_are_indexed_and_the_best_match_ranks_first() {
 async fn a_tool_of_the_same_name_keeps_it_and_the_agents_own_take_others() {
     use golem_agent::{READ_OUTPUT_TOOL_FALLBACK, SEARCH_TOOL_FALLBACK};
     let own = |name: &str, text: String| {
-        Tool::new(name, "A server's tool of that name.", r#"{"type":"object"}"#, move |_, _| {
-            let text = text.clone();
-            async move { Ok(text) }
-        })
+        Tool::new(
+            name,
+            "A server's tool of that name.",
+            r#"{"type":"object"}"#,
+            move |_, _| {
+                let text = text.clone();
+                async move { Ok(text) }
+            },
+        )
         .expect("valid tool")
         .always_loaded(true)
     };

@@ -11,6 +11,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use golem_tool::{Tool, ToolContext, ToolError, Toolset};
 use serde_json::value::RawValue;
@@ -49,8 +51,17 @@ struct Shared<Deps> {
     config: ToolsetConfig,
     start: StartServer,
     save_to: SaveTo,
+    /// The longest a start (with its listing) may take, in milliseconds.
+    start_timeout_ms: AtomicU64,
     live: OnceCell<(Client, McpToolset<Deps>)>,
 }
+
+/// [`LazyToolset`]'s start bound unless [`with_start_timeout`](LazyToolset::with_start_timeout) sets another.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How often a call waiting for its server's start tells the agent it is
+/// alive (the start is bounded on its own).
+const ALIVE_WHILE_STARTING: Duration = Duration::from_secs(1);
 
 /// A lazy server that could not be started, or listed, for a call.
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +106,7 @@ impl<Deps: Send + Sync + 'static> LazyToolset<Deps> {
             config,
             start,
             save_to,
+            start_timeout_ms: AtomicU64::new(DEFAULT_START_TIMEOUT.as_millis() as u64),
             live: OnceCell::new(),
         });
         let tools = manifest
@@ -116,6 +128,18 @@ impl<Deps: Send + Sync + 'static> LazyToolset<Deps> {
             })
             .collect::<Result<_, _>>()?;
         Ok(LazyToolset { offered, shared })
+    }
+
+    /// The same toolset, its server's start (connecting, initializing and
+    /// listing) bounded by `timeout` rather than [`DEFAULT_START_TIMEOUT`].
+    /// A call waiting for the start tells the agent it is alive meanwhile,
+    /// so the agent's idle timeout does not cut the start short.
+    pub fn with_start_timeout(self, timeout: Duration) -> Self {
+        let millis = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        self.shared
+            .start_timeout_ms
+            .store(millis, Ordering::Relaxed);
+        self
     }
 
     /// Starts the server now, unless it is started already (a concurrent
@@ -152,21 +176,26 @@ impl<Deps: Send + Sync + 'static> Shared<Deps> {
             server: self.name.clone(),
             source,
         };
-        let (_, toolset) = self
-            .live
-            .get_or_try_init(|| async {
-                let client = (self.start)().await.map_err(failed)?;
-                let (toolset, listed) = McpToolset::listed(&client, self.config.clone())
-                    .await
-                    .map_err(|error| failed(Box::new(error)))?;
-                if let Some((store, key)) = &self.save_to
-                    && let Err(error) = store.save(key, &Manifest::of(&client, &listed))
-                {
-                    tracing::warn!(%error, server = %self.name, "mcp: the server's manifest could not be saved");
-                }
-                Ok((client, toolset))
-            })
-            .await?;
+        let start = async {
+            let client = (self.start)().await.map_err(failed)?;
+            let (toolset, listed) = McpToolset::listed(&client, self.config.clone())
+                .await
+                .map_err(|error| failed(Box::new(error)))?;
+            if let Some((store, key)) = &self.save_to
+                && let Err(error) = store.save(key, &Manifest::of(&client, &listed))
+            {
+                tracing::warn!(%error, server = %self.name, "mcp: the server's manifest could not be saved");
+            }
+            Ok((client, toolset))
+        };
+        let bound = Duration::from_millis(self.start_timeout_ms.load(Ordering::Relaxed));
+        let bounded = async {
+            match tokio::time::timeout(bound, start).await {
+                Ok(started) => started,
+                Err(_) => Err(failed(format!("no answer within {bound:?}").into())),
+            }
+        };
+        let (_, toolset) = self.live.get_or_try_init(|| bounded).await?;
         Ok(toolset)
     }
 
@@ -178,7 +207,15 @@ impl<Deps: Send + Sync + 'static> Shared<Deps> {
         ctx: ToolContext<Deps>,
         arguments: Box<RawValue>,
     ) -> Result<String, ToolError> {
-        let live = self.started().await.map_err(ToolError::fatal)?;
+        // The start is bounded on its own: meanwhile the call is alive.
+        let started = self.started();
+        tokio::pin!(started);
+        let live = loop {
+            tokio::select! {
+                live = &mut started => break live.map_err(ToolError::fatal)?,
+                () = tokio::time::sleep(ALIVE_WHILE_STARTING) => ctx.alive.report(),
+            }
+        };
         let tool = live.tools().into_iter().find(|tool| tool.name() == called);
         match tool {
             Some(tool) => tool.call(ctx, arguments).await,
