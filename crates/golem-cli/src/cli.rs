@@ -165,6 +165,11 @@ pub struct Options {
         help_heading = "Tools"
     )]
     pub tool_search: SearchMode,
+    /// Show the model a tool's images as placeholder lines only (for a
+    /// model that takes no images) [default: a tool's PNG, JPEG, GIF and
+    /// WebP images reach the model].
+    #[arg(long, help_heading = "Tools")]
+    pub no_tool_images: bool,
     /// Start every MCP server with the command [default: a server whose
     /// tool list an earlier run kept (under $XDG_CACHE_HOME/golem/manifests/,
     /// fresh for the server's ttlMs, else 24 hours) starts on the model's
@@ -269,6 +274,8 @@ pub struct Plan {
     pub tool_search: SearchMode,
     /// `--max-tool-output`: `None` for no limit.
     pub max_tool_output: Option<usize>,
+    /// Whether a tool's images reach the model (not `--no-tool-images`).
+    pub tool_images: bool,
     /// Whether kept tool lists spare starting their servers (neither
     /// `--eager` nor `--refresh`).
     pub read_manifests: bool,
@@ -349,6 +356,7 @@ impl Plan {
             protocol: options.protocol,
             tool_search: options.tool_search,
             read_manifests: !options.eager && !options.refresh,
+            tool_images: !options.no_tool_images,
             max_tool_output: match options.max_tool_output {
                 Some(0) => None,
                 Some(bytes) => Some(bytes),
@@ -615,21 +623,24 @@ fn select_servers(
         }
         unique
     };
-    let (mut selected, mut skipped, mut always) = (Vec::new(), Vec::new(), HashMap::new());
+    let (mut selected, mut skipped) = (Vec::new(), Vec::new());
+    let mut always_by_name: HashMap<String, AlwaysLoaded> = HashMap::new();
     for name in names {
         match servers.get(&name) {
-            Ok(server) => {
-                always.insert(
-                    name.clone(),
-                    always_loaded(&servers, &name).map_err(Failure::usage)?,
-                );
-                selected.push((name, server));
-            }
+            Ok(server) => match always_loaded(&servers, &name) {
+                Ok(always) => {
+                    always_by_name.insert(name.clone(), always);
+                    selected.push((name, server));
+                }
+                // A bad entry: left out, as any other, unless strict.
+                Err(problem) if strict => return Err(Failure::usage(problem)),
+                Err(problem) => skipped.push(Failure::usage(problem)),
+            },
             Err(error) if strict => return Err(Failure::usage(describe_config(&error))),
             Err(error) => skipped.push(Failure::usage(describe_config(&error))),
         }
     }
-    Ok((selected, skipped, always))
+    Ok((selected, skipped, always_by_name))
 }
 
 fn describe_config(error: &config::ConfigError) -> String {
@@ -669,6 +680,7 @@ mod tests {
             tool_search: SearchMode::Auto,
             eager: false,
             refresh: false,
+            no_tool_images: false,
             on_elicitation: None,
             roots: Vec::new(),
             allow_sampling: false,

@@ -61,9 +61,13 @@ impl OutputStore for FileOutputStore {
             .create(&self.dir)?;
         let stem = file_stem(call_id);
         for attempt in 1..=NAMES_TRIED {
+            // The suffix within the bound, so that `read` knows the name.
             let id = match attempt {
                 1 => stem.clone(),
-                n => format!("{stem}-{n}"),
+                n => {
+                    let suffix = format!("-{n}");
+                    format!("{}{suffix}", &stem[..stem.len().min(ID_MAX - suffix.len())])
+                }
             };
             let path = self.path(&id);
             let file = fs::OpenOptions::new()
@@ -91,8 +95,14 @@ impl OutputStore for FileOutputStore {
     }
 
     fn read(&self, id: &str) -> std::io::Result<Option<Arc<str>>> {
-        // Only a name this store made: nothing outside the directory.
-        if id.is_empty() || file_stem(id) != id {
+        // Only a name this store could have made: nothing outside the
+        // directory.
+        let made_here = id.len() <= ID_MAX
+            && !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !made_here {
             return Ok(None);
         }
         match fs::read_to_string(self.path(id)) {
@@ -151,6 +161,16 @@ mod tests {
         );
         assert_eq!(store.read("../call_1").expect("read"), None);
         assert_eq!(store.read("nope").expect("read"), None);
+        // A long id taken already gets a suffix within the bound, and reads.
+        let long = "c".repeat(70);
+        store.keep(&long, "one").expect("kept");
+        let again = store.keep(&long, "two").expect("kept");
+        assert!(
+            again.id.len() <= ID_MAX && again.id.ends_with("-2"),
+            "{}",
+            again.id
+        );
+        assert_eq!(store.read(&again.id).expect("read").as_deref(), Some("two"));
         let _ = fs::remove_dir_all(&dir);
     }
 }

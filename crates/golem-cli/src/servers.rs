@@ -71,6 +71,15 @@ pub struct Manifests {
     pub read: bool,
 }
 
+/// How the servers' tools are presented to the model.
+#[derive(Clone, Default)]
+pub struct Presentation {
+    /// Which tools of each server are always loaded under tool search.
+    pub always_loaded: HashMap<String, AlwaysLoaded>,
+    /// Whether a tool's images reach the model (not `--no-tool-images`).
+    pub images: bool,
+}
+
 /// A server whose tools come from its fresh manifest.
 struct Deferred {
     name: String,
@@ -89,25 +98,20 @@ pub struct Servers {
     sampling: SamplingUsage,
     /// Whether a lost server is started again (ADR 0026).
     restart: bool,
-    /// Which tools of each server are always loaded under tool search.
-    always_loaded: HashMap<String, AlwaysLoaded>,
+    presentation: Presentation,
     manifests: Manifests,
 }
 
 impl Servers {
     /// No servers yet; those started will be started again when lost
-    /// (and their dropped HTTP sessions renewed) when `restart` says so; a
-    /// server's tools named in `always_loaded` are offered on every model
-    /// request under tool search; `manifests` says where listings are
-    /// kept and whether a fresh one defers its server's start.
-    pub fn new(
-        restart: bool,
-        always_loaded: HashMap<String, AlwaysLoaded>,
-        manifests: Manifests,
-    ) -> Self {
+    /// (and their dropped HTTP sessions renewed) when `restart` says so;
+    /// `presentation` says which tools are always loaded and whether images
+    /// reach the model; `manifests` says where listings are kept and
+    /// whether a fresh one defers its server's start.
+    pub fn new(restart: bool, presentation: Presentation, manifests: Manifests) -> Self {
         Servers {
             restart,
-            always_loaded,
+            presentation,
             manifests,
             ..Servers::default()
         }
@@ -354,8 +358,8 @@ impl Servers {
         let mut config = ToolsetConfig::default();
         config.name = Some(server.name.clone());
         config.prefix = server.prefix.clone();
-        config.bridge = config.bridge.with_images_to_model(true);
-        if let Some(always) = self.always_loaded.get(&server.name) {
+        config.bridge = config.bridge.with_images_to_model(self.presentation.images);
+        if let Some(always) = self.presentation.always_loaded.get(&server.name) {
             config.bridge = config.bridge.with_always_loaded(always.clone());
         }
         config

@@ -15,7 +15,7 @@ use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 use crate::cli::{Mode, Plan};
 use crate::exit::{Exit, Failure};
 use crate::outputs;
-use crate::servers::{Manifests, Servers};
+use crate::servers::{Manifests, Presentation, Servers};
 use crate::show::{self, Output};
 
 /// Runs `plan` and returns the exit status; failures are reported on
@@ -32,11 +32,18 @@ pub async fn execute(mut plan: Plan) -> Exit {
     let always_loaded = std::mem::take(&mut plan.always_loaded);
     let manifests = Manifests {
         store: cache_dir().map(|dir| {
-            Arc::new(FileManifestStore::new(dir.join("manifests"))) as Arc<dyn ManifestStore>
+            let store = FileManifestStore::new(dir.join("manifests"));
+            // Entries edited or gone leave theirs behind.
+            store.prune(MANIFESTS_KEPT_FOR);
+            Arc::new(store) as Arc<dyn ManifestStore>
         }),
         read: plan.read_manifests,
     };
-    let mut servers = Servers::new(plan.restart, always_loaded, manifests);
+    let presentation = Presentation {
+        always_loaded,
+        images: plan.tool_images,
+    };
+    let mut servers = Servers::new(plan.restart, presentation, manifests);
     let exit = work(plan, &mut servers, &output, &mut signals).await;
     output.end_line();
     servers.close().await;
@@ -112,6 +119,9 @@ fn output_store() -> Arc<dyn OutputStore> {
         None => Arc::new(MemoryOutputStore::default()),
     }
 }
+
+/// How long a manifest no run wrote again is kept.
+const MANIFESTS_KEPT_FOR: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 60 * 60);
 
 /// golem's cache directory (`$XDG_CACHE_HOME/golem`, else
 /// `~/.cache/golem`), if there is one.

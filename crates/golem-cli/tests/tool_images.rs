@@ -91,3 +91,22 @@ fn anthropic_gets_the_image_in_the_tool_result() {
         "{result}"
     );
 }
+
+#[test]
+fn no_tool_images_keeps_them_placeholder_lines() {
+    let dir = TempDir::new();
+    let provider = FakeProvider::start_with(looks());
+    let output = run_on(&provider)
+        .args(["--no-tool-images", "--config"])
+        .arg(everything(&dir))
+        .arg("Show me the tiny image")
+        .output()
+        .expect("golem runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let body = &provider.requests()[1].body;
+    let messages = body["messages"].as_array().expect("messages");
+    let last = messages.last().expect("a message");
+    assert_eq!(last["role"], "tool");
+    let said = last["content"].as_str().expect("text");
+    assert!(said.contains(" bytes not shown]"), "{said}");
+}

@@ -131,7 +131,7 @@ fn never_offers_every_tool_and_a_chat_lists_loaded_and_searchable_tools() {
 }
 
 #[test]
-fn a_bad_always_load_is_a_usage_error_naming_the_entry() {
+fn a_bad_always_load_leaves_the_entry_out_or_with_strict_is_a_usage_error() {
     let dir = TempDir::new();
     let config = dir.file(
         "bad.json",
@@ -139,7 +139,7 @@ fn a_bad_always_load_is_a_usage_error_naming_the_entry() {
             .to_string(),
     );
     let output = golem()
-        .args(["run", "--model", "openai:gpt-fake", "--config"])
+        .args(["run", "--model", "openai:gpt-fake", "--strict", "--config"])
         .arg(&config)
         .arg("hi")
         .output()
@@ -148,6 +148,20 @@ fn a_bad_always_load_is_a_usage_error_naming_the_entry() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("server \"fs\": \"alwaysLoad\" must be true, false or a list"),
+        "{stderr}"
+    );
+
+    let provider = FakeProvider::start_with(|_: &Value| Reply::Text("ok".into()));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .arg("hi")
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("golem: left out: server \"fs\": \"alwaysLoad\" must be"),
         "{stderr}"
     );
 }

@@ -461,6 +461,9 @@ impl ImagesShown {
         let bytes = crate::wire::content::base64_decoded_len(data);
         let refusal = if !IMAGE_TYPES_SHOWN.contains(&mime_type) {
             Some("not a type models take".to_owned())
+        } else if !is_base64(data) {
+            // A provider refuses the whole request over one bad image.
+            Some("its data is not base64".to_owned())
         } else if self.count >= MAX_IMAGES_SHOWN || self.bytes + bytes > MAX_IMAGE_BYTES_SHOWN {
             Some(format!(
                 "past the {MAX_IMAGES_SHOWN} images or 5 MiB one result may show"
@@ -482,6 +485,21 @@ impl ImagesShown {
     }
 }
 
+/// Whether `data` is standard base64 (with its padding), as providers take
+/// it.
+fn is_base64(data: &str) -> bool {
+    let bytes = data.as_bytes();
+    let body = bytes
+        .strip_suffix(b"==")
+        .or_else(|| bytes.strip_suffix(b"="))
+        .unwrap_or(bytes);
+    !data.is_empty()
+        && bytes.len().is_multiple_of(4)
+        && body
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
 /// Whether structured content is the text already shown, wrapped in a
 /// one-field object: `{"content": TEXT}` (server-filesystem) or
 /// `{"result": 3}` for the text `3` (the Python SDK wraps a tool's plain
@@ -497,5 +515,26 @@ fn wraps_only(structured: Option<&Value>, text: &str) -> bool {
             !text.is_empty() && serde_json::to_string(value).is_ok_and(|json| json == text)
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_padded_standard_base64_is_attached() {
+        assert!(is_base64("iVBORw0KGgo="));
+        assert!(is_base64("AAAA"));
+        for bad in ["", "iVBORw0KGgo", "not base64!", "AA=A", "YQ==YQ=="] {
+            assert!(!is_base64(bad), "{bad:?}");
+        }
+        let (images, mut out) = (ToolImages::default(), String::new());
+        ImagesShown::default().attach("%%%%", "image/png", &images, &mut out);
+        assert_eq!(
+            out,
+            "[image: image/png, 3 bytes not shown: its data is not base64]"
+        );
+        assert!(images.take().is_empty());
     }
 }

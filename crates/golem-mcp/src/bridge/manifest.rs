@@ -137,6 +137,28 @@ impl FileManifestStore {
         &self.dir
     }
 
+    /// Removes the manifests last written more than `age` ago (an entry
+    /// edited or gone leaves its old one behind: its key changed). Returns
+    /// how many were removed; a directory that cannot be read removes none.
+    pub fn prune(&self, age: Duration) -> usize {
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return 0;
+        };
+        let now = SystemTime::now();
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|metadata| metadata.modified())
+                .is_ok_and(|modified| now.duration_since(modified).unwrap_or_default() > age);
+            let ours = entry.file_name().to_string_lossy().ends_with(".json");
+            if old && ours && fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
     fn path(&self, key: &str) -> Option<PathBuf> {
         let safe = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
         safe.then(|| self.dir.join(format!("{key}.json")))
@@ -248,6 +270,13 @@ mod tests {
         assert_eq!(mode(&dir.join("abc.json")), 0o600);
         assert_eq!(mode(&dir), 0o700);
         assert!(store.save("../x", &manifest(5, None)).is_err());
+        assert_eq!(
+            store.prune(Duration::from_secs(3600)),
+            0,
+            "written just now"
+        );
+        assert_eq!(store.prune(Duration::ZERO), 1);
+        assert!(store.load("abc").is_none());
         assert!(store.load("../x").is_none());
         let _ = fs::remove_dir_all(&dir);
     }

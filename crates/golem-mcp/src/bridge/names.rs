@@ -58,7 +58,7 @@ fn allowed(c: char) -> bool {
 /// The 64-bit FNV-1a hash: small, fixed by its definition (so stable across
 /// Rust versions and machines, which `std`'s hasher is not), and enough to
 /// tell apart the few names that read the same once changed.
-pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })

@@ -3,9 +3,10 @@
 //! command, its arguments, working directory and environment; the URL and
 //! headers), so that editing the entry starts afresh. The values
 //! themselves (tokens in an environment or a header) are never kept: only
-//! the hash is.
+//! the hash is, and it is SHA-256, so they cannot be guessed back from it.
 
-use crate::bridge::names::fnv1a;
+use sha2::{Digest, Sha256};
+
 use crate::config::ServerConfig;
 
 impl ServerConfig {
@@ -58,10 +59,12 @@ impl ServerConfig {
                 parts.push(pairs(&http.headers));
             }
         }
-        let joined = parts.join("\u{1}");
-        // Two 64-bit hashes, the second of the text reversed: 128 bits.
-        let reversed: Vec<u8> = joined.bytes().rev().collect();
-        format!("{:016x}{:016x}", fnv1a(joined.as_bytes()), fnv1a(&reversed))
+        let digest = Sha256::digest(parts.join("\u{1}").as_bytes());
+        // The first 128 bits, in hexadecimal.
+        digest[..16]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
     }
 }
 

@@ -37,8 +37,8 @@ pub(super) struct CallRules {
     pub(super) tool_max_time: Option<Duration>,
 }
 
-/// What one call gives the model: its tool message's text, and the images
-/// it attached (none for a correction).
+/// What one call gives the model: its tool message's text (its result, or
+/// a correction), and the images it attached.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Reply {
     pub(super) text: String,
