@@ -28,18 +28,25 @@ fn looks() -> impl Fn(&Value) -> Reply {
     }
 }
 
-#[test]
-fn openai_gets_the_image_in_a_user_message_after_the_tool_results() {
+/// The body of the request after the tool call, `golem run` with `extra`
+/// arguments on the fake OpenAI API.
+fn second_openai_request(extra: &[&str]) -> Value {
     let dir = TempDir::new();
     let provider = FakeProvider::start_with(looks());
     let output = run_on(&provider)
+        .args(extra)
         .arg("--config")
         .arg(everything(&dir))
         .arg("Show me the tiny image")
         .output()
         .expect("golem runs");
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let body = &provider.requests()[1].body;
+    provider.requests()[1].body.clone()
+}
+
+#[test]
+fn openai_gets_the_image_in_a_user_message_after_the_tool_results() {
+    let body = second_openai_request(&[]);
     let messages = body["messages"].as_array().expect("messages");
     let tool = messages
         .iter()
@@ -63,12 +70,8 @@ fn openai_gets_the_image_in_a_user_message_after_the_tool_results() {
 fn anthropic_gets_the_image_in_the_tool_result() {
     let dir = TempDir::new();
     let provider = FakeProvider::start_with(looks());
-    let output = golem()
-        .env_remove("OPENAI_API_KEY")
-        .env("ANTHROPIC_API_KEY", KEY)
-        .args(["run", "--model", "anthropic:claude-fake", "--base-url"])
-        .arg(provider.anthropic_base_url())
-        .args(["--api-key-env", "ANTHROPIC_API_KEY", "--config"])
+    let output = run_on_anthropic(&provider)
+        .arg("--config")
         .arg(everything(&dir))
         .arg("Show me the tiny image")
         .output()
@@ -94,16 +97,7 @@ fn anthropic_gets_the_image_in_the_tool_result() {
 
 #[test]
 fn no_tool_images_keeps_them_placeholder_lines() {
-    let dir = TempDir::new();
-    let provider = FakeProvider::start_with(looks());
-    let output = run_on(&provider)
-        .args(["--no-tool-images", "--config"])
-        .arg(everything(&dir))
-        .arg("Show me the tiny image")
-        .output()
-        .expect("golem runs");
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let body = &provider.requests()[1].body;
+    let body = second_openai_request(&["--no-tool-images"]);
     let messages = body["messages"].as_array().expect("messages");
     let last = messages.last().expect("a message");
     assert_eq!(last["role"], "tool");

@@ -71,12 +71,8 @@ fn anthropic_gets_the_same_safe_names() {
     let config = python_script_config(&dir, "odd_names_server.py", "odd");
     let provider = FakeProvider::start_with(calls("wetter_f_r_k_ln_", json!({})));
 
-    let output = golem()
-        .env_remove("OPENAI_API_KEY")
-        .env("ANTHROPIC_API_KEY", KEY)
-        .args(["run", "--model", "anthropic:claude-fake", "--base-url"])
-        .arg(provider.anthropic_base_url())
-        .args(["--api-key-env", "ANTHROPIC_API_KEY", "--config"])
+    let output = run_on_anthropic(&provider)
+        .arg("--config")
         .arg(&config)
         .arg("Wie ist das Wetter?")
         .output()

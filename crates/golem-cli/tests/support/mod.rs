@@ -100,6 +100,19 @@ pub fn run_on(provider: &FakeProvider) -> Command {
     command
 }
 
+/// `golem run` with the fake Anthropic Messages API of `provider`, its key
+/// in `ANTHROPIC_API_KEY` (and no OpenAI key).
+pub fn run_on_anthropic(provider: &FakeProvider) -> Command {
+    let mut command = golem();
+    command
+        .env_remove("OPENAI_API_KEY")
+        .env("ANTHROPIC_API_KEY", KEY)
+        .args(["run", "--model", "anthropic:claude-fake", "--base-url"])
+        .arg(provider.anthropic_base_url())
+        .args(["--api-key-env", "ANTHROPIC_API_KEY"]);
+    command
+}
+
 /// `golem` with the test key, and a cache directory of its own (cut tool
 /// outputs, manifests), so that no test sees another's or the user's.
 pub fn golem() -> Command {

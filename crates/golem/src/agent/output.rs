@@ -220,6 +220,31 @@ impl<Deps> RunOutputs<Deps> {
     }
 }
 
+/// The most images of tool results one model request carries: a
+/// conversation's screenshots add up, and providers bound a request.
+pub(super) const MAX_TOOL_IMAGES_SENT: usize = 20;
+
+/// Keeps the images of the newest tool results, at most
+/// [`MAX_TOOL_IMAGES_SENT`] in all; an older result's images are dropped,
+/// and its text says so (once).
+pub(super) fn bound_images(messages: &mut [Message]) {
+    let mut kept = 0usize;
+    for message in messages.iter_mut().rev() {
+        if message.role != Role::Tool || message.images.is_empty() {
+            continue;
+        }
+        if kept + message.images.len() <= MAX_TOOL_IMAGES_SENT {
+            kept += message.images.len();
+            continue;
+        }
+        let dropped = message.images.len();
+        message.images.clear();
+        message.content.push_str(&format!(
+            "\n[{dropped} image(s) of this result no longer shown: newer results' images are]"
+        ));
+    }
+}
+
 /// `text` cut to about `max` bytes: three quarters head, one quarter tail,
 /// each ending (or starting) at a line break near the cut when there is
 /// one, around the line that says what was left out and how to read it.
@@ -392,6 +417,34 @@ mod tests {
         assert!(
             read.ends_with(r#"read_tool_output {"id": "call_1", "offset": 4094, "length": 1024}]"#),
             "{read}"
+        );
+    }
+
+    #[test]
+    fn only_the_newest_tool_images_are_sent() {
+        let image = golem_model::Image::base64("image/png", "iVBORw0KGgo=");
+        let result = |n: usize| {
+            Message::tool_result_with_images(
+                format!("c{n}"),
+                "shot",
+                "a shot",
+                vec![image.clone(); 8],
+            )
+        };
+        let mut messages = vec![Message::user("hi"), result(1), result(2), result(3)];
+        bound_images(&mut messages);
+        let counts: Vec<usize> = messages.iter().map(|m| m.images.len()).collect();
+        assert_eq!(counts, [0, 0, 8, 8]);
+        assert!(
+            messages[1].content.ends_with(
+                "[8 image(s) of this result no longer shown: newer results' images are]"
+            )
+        );
+        bound_images(&mut messages);
+        assert_eq!(
+            messages[1].content.matches("no longer shown").count(),
+            1,
+            "said once"
         );
     }
 

@@ -26,7 +26,7 @@ use super::config::ToolSearch;
 use super::events::{RunEvent, RunSink, emit};
 use super::gather::{Sources, resolve};
 use super::observe::CallObserver;
-use super::output::{OUTPUT_SOURCE, OutputStore, RunOutputs};
+use super::output::{self, OUTPUT_SOURCE, OutputStore, RunOutputs};
 use super::search::RunSearch;
 use super::unknown;
 use crate::decode::DecodeError;
@@ -127,6 +127,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             let view = search.view(offered)?;
             let offered = view.offered;
             request.tools = view.specs;
+            output::bound_images(&mut request.messages);
             let span = telemetry::model_span(turn, &request);
             let started = Instant::now();
             let response = match sink.as_deref_mut() {
