@@ -72,6 +72,11 @@ echo "== cargo publish --dry-run (every published crate, in dependency order)"
 # run from a checkout at the same path would build against an older
 # package. Our own unpacked packages go first.
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/golem-*
+# Cargo also takes a registry package for immutable and keeps what it
+# built of one: the verification would link against our crates as an
+# earlier run packaged them (a stale pass, or a false failure). What was
+# built of ours is forgotten (they are rebuilt, nothing else is).
+rm -rf "${CARGO_TARGET_DIR:-target}"/debug/.fingerprint/golem-*
 cargo publish --workspace --dry-run --locked
 
 # The build's disk footprint, so that growth shows in CI logs before a disk fills.
