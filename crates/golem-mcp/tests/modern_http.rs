@@ -296,12 +296,8 @@ async fn a_legacy_servers_refusal_of_the_probe_falls_back_to_a_session() {
 }
 
 #[tokio::test]
-async fn server_failures_and_authorization_refusals_of_the_probe_are_errors_not_verdicts() {
-    for status in [
-        StatusCode::INTERNAL_SERVER_ERROR,
-        StatusCode::UNAUTHORIZED,
-        StatusCode::FORBIDDEN,
-    ] {
+async fn authorization_refusals_of_the_probe_are_errors_not_verdicts() {
+    for status in [StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN] {
         // An OAuth error body is no JSON-RPC error: the status stays the error.
         let (url, seen) = serve(move |_, _| {
             json_response(
@@ -320,6 +316,50 @@ async fn server_failures_and_authorization_refusals_of_the_probe_are_errors_not_
         );
         assert_eq!(seen.all().len(), 1, "{status}: initialize was not tried");
     }
+}
+
+#[tokio::test]
+async fn a_server_failure_on_the_probe_falls_back_and_says_so() {
+    // What @cyanheads/git-mcp-server 2.15 does: HTTP 500 to a request
+    // without a session, a session for `initialize`.
+    let (url, _) = serve(|message, headers| match message["method"].as_str() {
+        Some("initialize") => {
+            let mut response = result(
+                message,
+                json!({"protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}}, "serverInfo": {"name": "git", "version": "2.15"}}),
+            );
+            response
+                .headers_mut()
+                .insert("mcp-session-id", "s-1".parse().expect("valid"));
+            response
+        }
+        _ if header(headers, "mcp-session-id").is_none() => {
+            StatusCode::INTERNAL_SERVER_ERROR.into_response()
+        }
+        _ if message.get("id").is_none() => StatusCode::ACCEPTED.into_response(),
+        _ => result(message, json!({"tools": []})),
+    })
+    .await;
+    let client = connect(&url).await;
+    let server = client.server().expect("connected");
+    assert_eq!(server.era(), Era::Legacy);
+    assert!(
+        matches!(&server.chosen, HowChosen::FellBack { probe } if probe == "HTTP 500"),
+        "{:?}",
+        server.chosen
+    );
+    bounded(client.list_tools())
+        .await
+        .expect("lists in the session");
+
+    // A server that fails everything fails `initialize` too: an error, not
+    // a hang or a verdict.
+    let (url, seen) = serve(|_, _| StatusCode::INTERNAL_SERVER_ERROR.into_response()).await;
+    let client = Client::new(HttpTransport::new(HttpConfig::new(&url)).expect("valid config"));
+    let error = bounded(client.initialize()).await.expect_err("fails");
+    assert!(error.to_string().contains("500"), "{error}");
+    assert_eq!(seen.all().len(), 2, "the probe, then initialize");
 }
 
 /// Signals when the response body it belongs to is dropped: the client

@@ -7,9 +7,10 @@
 //! an HTTP refusal without a modern error in its body, or silence within
 //! the bound means a legacy server, which the handshake then initializes on
 //! the same connection. The fallback is never keyed on one error code:
-//! legacy servers answer an unknown first request in many ways.
-//! Authorization refusals, server failures (5xx) and broken connections
-//! are errors, not verdicts.
+//! legacy servers answer an unknown first request in many ways, and some
+//! (a popular git server over HTTP) with a server failure (5xx) to a request
+//! without a session. Authorization refusals and broken connections are
+//! errors, not verdicts.
 //!
 //! [`Probe::run`] does the sending; [`Judge::classify`] decides what each
 //! answer means, without I/O.
@@ -244,9 +245,12 @@ impl Judge {
 
 /// Whether an HTTP refusal of the probe (whose body held no modern error,
 /// or the transport would have delivered it as the answer) marks a legacy
-/// server: a 4xx other than the authorization ones, which stay errors.
+/// server: any error status but the authorization ones (401, 403), which
+/// stay errors. A 5xx included: a modern server does not fail
+/// `server/discover`, and a legacy one may fail a request it does not know
+/// (issue 38); a server that fails everything fails `initialize` next.
 fn is_legacy_refusal(status: u16) -> bool {
-    (400..500).contains(&status) && status != 401 && status != 403
+    (400..600).contains(&status) && status != 401 && status != 403
 }
 
 #[cfg(test)]
@@ -337,11 +341,11 @@ mod tests {
     }
 
     #[test]
-    fn only_client_errors_other_than_authorization_mark_a_legacy_server() {
-        for status in [400, 404, 405, 406, 415, 422] {
+    fn error_statuses_other_than_authorization_mark_a_legacy_server() {
+        for status in [400, 404, 405, 406, 415, 422, 500, 502, 503] {
             assert!(is_legacy_refusal(status), "{status}");
         }
-        for status in [401, 403, 500, 502, 503, 302] {
+        for status in [401, 403, 302, 200] {
             assert!(!is_legacy_refusal(status), "{status}");
         }
     }
