@@ -31,10 +31,19 @@ fn looks() -> impl Fn(&Value) -> Reply {
 /// The body of the request after the tool call, `golem run` with `extra`
 /// arguments on the fake OpenAI API.
 fn second_openai_request(extra: &[&str]) -> Value {
+    second_request(|provider| {
+        let mut command = run_on(provider);
+        command.args(extra);
+        command
+    })
+}
+
+/// The body of the request after the tool call, `golem run` as `command`
+/// makes it for the fake provider.
+fn second_request(command: impl Fn(&FakeProvider) -> assert_cmd::Command) -> Value {
     let dir = TempDir::new();
     let provider = FakeProvider::start_with(looks());
-    let output = run_on(&provider)
-        .args(extra)
+    let output = command(&provider)
         .arg("--config")
         .arg(everything(&dir))
         .arg("Show me the tiny image")
@@ -68,16 +77,7 @@ fn openai_gets_the_image_in_a_user_message_after_the_tool_results() {
 
 #[test]
 fn anthropic_gets_the_image_in_the_tool_result() {
-    let dir = TempDir::new();
-    let provider = FakeProvider::start_with(looks());
-    let output = run_on_anthropic(&provider)
-        .arg("--config")
-        .arg(everything(&dir))
-        .arg("Show me the tiny image")
-        .output()
-        .expect("golem runs");
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let body = &provider.requests()[1].body;
+    let body = second_request(run_on_anthropic);
     let turn = body["messages"]
         .as_array()
         .expect("messages")

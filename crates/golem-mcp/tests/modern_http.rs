@@ -252,20 +252,24 @@ async fn a_tool_whose_headers_the_server_finds_wrong_is_listed_again_and_called_
     );
 }
 
+/// A legacy server's answer to `initialize`: revision 2025-11-25 and the
+/// session `s-1`.
+fn legacy_session(message: &Value, name: &str) -> Response {
+    let mut response = result(
+        message,
+        json!({"protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}}, "serverInfo": {"name": name, "version": "1"}}),
+    );
+    response
+        .headers_mut()
+        .insert("mcp-session-id", "s-1".parse().expect("valid"));
+    response
+}
+
 #[tokio::test]
 async fn a_legacy_servers_refusal_of_the_probe_falls_back_to_a_session() {
     let (url, seen) = serve(|message, headers| match message["method"].as_str() {
-        Some("initialize") => {
-            let mut response = result(
-                message,
-                json!({"protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "legacy", "version": "1"}}),
-            );
-            response
-                .headers_mut()
-                .insert("mcp-session-id", "s-1".parse().expect("valid"));
-            response
-        }
+        Some("initialize") => legacy_session(message, "legacy"),
         _ if header(headers, "mcp-session-id").is_none() => json_response(
             StatusCode::BAD_REQUEST,
             json!({"jsonrpc": "2.0", "id": null,
@@ -323,17 +327,7 @@ async fn a_server_failure_on_the_probe_falls_back_and_says_so() {
     // What @cyanheads/git-mcp-server 2.15 does: HTTP 500 to a request
     // without a session, a session for `initialize`.
     let (url, _) = serve(|message, headers| match message["method"].as_str() {
-        Some("initialize") => {
-            let mut response = result(
-                message,
-                json!({"protocolVersion": "2025-11-25",
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "git", "version": "2.15"}}),
-            );
-            response
-                .headers_mut()
-                .insert("mcp-session-id", "s-1".parse().expect("valid"));
-            response
-        }
+        Some("initialize") => legacy_session(message, "git"),
         _ if header(headers, "mcp-session-id").is_none() => {
             StatusCode::INTERNAL_SERVER_ERROR.into_response()
         }
