@@ -42,24 +42,28 @@ tools prefixed with its name (fs_read_file). The servers are started once and cl
 at the end, also on Ctrl-C.
 
 A tool's error, and a call of a tool no server offers, go back to the model (which is
-told the tools there are), within --max-turns.
+told the tools there are), within --max-turns. So does a call that fails (the server's
+JSON-RPC error, --tool-timeout or --tool-max-time, the server ending mid-call): the
+model is told what failed, the other calls run on, and stderr shows the failed call;
+--fail-on-tool-error ends the run instead.
 
 Server requests: a server that asks for input is answered per --on-elicitation (a
 form on the terminal, as golem-mcp does); --root offers directories; sampling is
 answered by the model only with --allow-sampling, each request and answer on stderr.
-Ctrl-C, SIGTERM, SIGHUP, --tool-timeout (reset by each progress report of the call)
-and --tool-max-time cancel the calls in flight and close every
-session (an HTTP server's with DELETE) before golem exits.
+Ctrl-C, SIGTERM and SIGHUP cancel the calls in flight and close every session (an
+HTTP server's with DELETE) before golem exits; --tool-timeout (reset by each progress
+report of the call) and --tool-max-time cancel the one call.
 
 Output: the answer on stdout as it is written; each tool call on stderr as it runs
 (server, tool, arguments, then ok or error and its duration); the usage totals as the
 last line of stderr, also when the run fails or is interrupted.
 
 Exit status: 0 success; 1 the run ended without an answer (turn limit, a tool failing
-on its own); 2 usage error (flags, --model, a missing key, the config file); 3 a server
-answered with an error (the provider's HTTP error, an MCP server's JSON-RPC error);
-4 a server could not be reached or talked to; 5 a timeout (--tool-timeout,
---tool-max-time, --start-timeout, the provider's); 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.";
+on its own with --fail-on-tool-error); 2 usage error (flags, --model, a missing key, the
+config file); 3 a server answered with an error (the provider's HTTP error, an MCP
+server's JSON-RPC error with --fail-on-tool-error); 4 a server could not be reached or
+talked to; 5 a timeout (--start-timeout, the provider's, a tool's with
+--fail-on-tool-error); 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -180,6 +184,11 @@ pub struct Options {
     /// afresh (the new lists are kept).
     #[arg(long, help_heading = "Tools")]
     pub refresh: bool,
+    /// End the run when a tool call fails (the server's error, a timeout,
+    /// the server ending mid-call), with the exit status of its cause
+    /// [default: the model is told what failed and the run goes on].
+    #[arg(long, help_heading = "Tools")]
+    pub fail_on_tool_error: bool,
     /// How to answer a server that asks the user for input (elicitation):
     /// ask on the terminal, decline, or accept the form's defaults
     /// (declining a form with a required field that has none) [default:
@@ -283,6 +292,8 @@ pub struct Plan {
     pub always_loaded: HashMap<String, AlwaysLoaded>,
     /// Whether a lost server is started again (not `--no-restart`).
     pub restart: bool,
+    /// `--fail-on-tool-error`: a failed call ends the run.
+    pub fail_on_tool_error: bool,
     /// How the servers' requests are answered (`--on-elicitation`,
     /// `--root`, `--allow-sampling`).
     pub answers: Answers,
@@ -364,6 +375,7 @@ impl Plan {
             },
             always_loaded,
             restart: !options.no_restart,
+            fail_on_tool_error: options.fail_on_tool_error,
             answers,
         })
     }
@@ -677,6 +689,7 @@ mod tests {
             strict: false,
             protocol: None,
             no_restart: false,
+            fail_on_tool_error: false,
             tool_search: SearchMode::Auto,
             eager: false,
             refresh: false,

@@ -79,9 +79,14 @@ impl Failure {
     }
 
     /// A failed run, with the status its cause deserves. Where the
-    /// library's message names a setting, this one names the option.
-    pub fn run(error: &RunError) -> Self {
+    /// library's message names a setting, this one names the option. When
+    /// `calls_shown`, the failed call's own line on stderr already said
+    /// why it failed: this one points at it rather than say it twice.
+    pub fn run(error: &RunError, calls_shown: bool) -> Self {
         let message = match error {
+            RunError::Tool { tool, .. } | RunError::ToolTimeout { tool, .. } if calls_shown => {
+                format!("the run ends on the failed call of {tool:?} above (--fail-on-tool-error)")
+            }
             RunError::ToolTimeout { tool, timeout, .. } => format!(
                 "the tool {tool:?} did not finish within {} s and was cancelled; raise \
                  --tool-timeout (a wait without progress) or --tool-max-time if it needs longer",
@@ -223,7 +228,7 @@ mod tests {
             attempts: 3,
             budget: 2,
         };
-        let failure = Failure::run(&error);
+        let failure = Failure::run(&error, true);
         assert_eq!(failure.exit, Exit::Run);
         assert!(
             failure.message.starts_with(

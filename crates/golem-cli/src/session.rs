@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use golem_agent::mcp::{FileManifestStore, ManifestStore, golem_cache_dir};
 use golem_agent::model::{Message, StreamEvent, Usage};
-use golem_agent::{Agent, AgentConfig, MemoryOutputStore, OutputStore, RunEvent};
+use golem_agent::{Agent, AgentConfig, MemoryOutputStore, OutputStore, RunEvent, ToolFailures};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 
@@ -92,6 +92,11 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
             tool_retries: plan.max_turns,
             tool_timeout: Some(plan.tool_timeout),
             tool_max_time: Some(plan.tool_max_time),
+            // A host carries on: the model hears of a failed call (ADR 0031).
+            tool_failures: match plan.fail_on_tool_error {
+                true => ToolFailures::FailRun,
+                false => ToolFailures::TellModel,
+            },
             max_turns: plan.max_turns,
             ..AgentConfig::default()
         },
@@ -252,7 +257,7 @@ impl Session<'_> {
             .await;
         match result {
             Ok(run) => Ok(run.messages),
-            Err(error) => Err(Failure::run(&error)),
+            Err(error) => Err(Failure::run(&error, true)),
         }
     }
 

@@ -108,7 +108,8 @@ pub fn call_finished(
     match outcome {
         ToolOutcome::Ok(_) => format!("[{server}] {tool} ok ({took})"),
         ToolOutcome::Rejected(why) => error(why),
-        ToolOutcome::Failed(why) => error(why),
+        // Said by the host: the library's `mcp: ` prefix adds nothing.
+        ToolOutcome::Failed(why) => error(why.strip_prefix("mcp: ").unwrap_or(why)),
         ToolOutcome::TimedOut(limit) => error(&format!(
             "no answer within {}; raise --tool-timeout or --tool-max-time if it needs longer",
             seconds(*limit)

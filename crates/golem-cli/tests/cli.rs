@@ -173,7 +173,7 @@ fn anthropic_models_take_their_key_and_the_host_as_base_url() {
 }
 
 #[test]
-fn a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
+fn with_fail_on_tool_error_a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
     let dir = TempDir::new();
     let config = dir.file(
         "mcp.json",
@@ -186,7 +186,13 @@ fn a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
     });
     let start = Instant::now();
     let output = run_on(&provider)
-        .args(["--tool-timeout", "0.5", "Take your time", "--config"])
+        .args([
+            "--tool-timeout",
+            "0.5",
+            "--fail-on-tool-error",
+            "Take your time",
+        ])
+        .arg("--config")
         .arg(&config)
         .output()
         .expect("golem runs");
@@ -199,7 +205,7 @@ fn a_call_past_the_tool_timeout_ends_the_run_with_exit_5() {
     );
     assert!(
         stderr.contains(
-            "golem: the tool \"trigger-long-running-operation\" did not finish within 0.5 s"
+            "golem: the run ends on the failed call of \"trigger-long-running-operation\" above"
         ),
         "{stderr}"
     );
@@ -1113,6 +1119,7 @@ fn a_call_that_reports_progress_outlives_the_idle_timeout_but_not_the_maximum() 
             "1.5",
             "--tool-max-time",
             "2",
+            "--fail-on-tool-error",
             "Take your time",
             "--config",
         ])
@@ -1121,5 +1128,8 @@ fn a_call_that_reports_progress_outlives_the_idle_timeout_but_not_the_maximum() 
         .expect("golem runs");
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("did not finish within 2 s"), "{stderr}");
+    assert!(
+        stderr.contains("golem: [py] slow error (2.0 s): no answer within 2.0 s"),
+        "{stderr}"
+    );
 }

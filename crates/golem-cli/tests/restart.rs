@@ -1,12 +1,10 @@
 //! `golem chat` when an MCP server is killed in the middle of a call (ADR
 //! 0026): against the Python SDK's server and the fake provider, the
-//! killed call fails that one answer, stderr says the server was started
+//! model is told that the killed call failed, stderr says the server was started
 //! again, and the next question's call runs on a new process; with
 //! `--no-restart` the next call fails too.
 
-use std::io::Read;
 use std::process::{Child, Command as Process, Stdio};
-use std::sync::{Arc, Mutex};
 
 use golem_fake_provider::{FakeProvider, Reply, last_tool_result, messages};
 use serde_json::Value;
@@ -36,22 +34,6 @@ fn model(body: &Value) -> Reply {
             arguments: r#"{"message": "after the crash"}"#.into(),
         },
     }
-}
-
-/// What a pipe of `child` has printed so far, read as it comes.
-fn collect(pipe: impl Read + Send + 'static) -> Arc<Mutex<String>> {
-    let text = Arc::new(Mutex::new(String::new()));
-    let sink = Arc::clone(&text);
-    std::thread::spawn(move || {
-        let mut pipe = pipe;
-        let mut buffer = [0u8; 512];
-        while let Ok(read @ 1..) = pipe.read(&mut buffer) {
-            sink.lock()
-                .expect("lock")
-                .push_str(&String::from_utf8_lossy(&buffer[..read]));
-        }
-    });
-    text
 }
 
 /// `golem chat` on `provider` with the Python server, and `extra` flags.
@@ -115,9 +97,15 @@ fn kill_mid_call(extra: &[&str]) -> (String, String, u32, Option<u32>) {
         });
     }
     type_line(&mut child, "run echo");
+    // Both answers tell what the tool said: the killed call's failure,
+    // then the echo or its failure.
     wait_until("the second answer has ended", || {
-        let (out, err) = (stdout.lock().expect("lock"), stderr.lock().expect("lock"));
-        out.contains("The tool said") || err.contains("[py] echo error")
+        stdout
+            .lock()
+            .expect("lock")
+            .matches("The tool said")
+            .count()
+            == 2
     });
     let left = children(golem).first().copied();
     drop(child.stdin.take());
@@ -142,6 +130,11 @@ fn a_server_killed_under_chat_costs_one_call_and_comes_back() {
         "stdout: {stdout}\nstderr: {stderr}"
     );
     assert!(
+        has_line(&stdout, "The tool said: Tool \"slow\" failed", "")
+            && stdout.contains("(signal: 9 (SIGKILL))"),
+        "the model was told how the call ended: {stdout}"
+    );
+    assert!(
         stderr.contains(
             "golem: MCP server \"py\" was lost (the server process exited (signal: 9 (SIGKILL))"
         ),
@@ -155,7 +148,11 @@ fn a_server_killed_under_chat_costs_one_call_and_comes_back() {
 #[test]
 fn without_restarts_the_next_call_fails_as_the_server_ended() {
     let (stdout, stderr, _, left) = kill_mid_call(&["--no-restart"]);
-    assert!(!stdout.contains("The tool said"), "{stdout}");
+    assert!(!stdout.contains("Echo: after the crash"), "{stdout}");
+    assert!(
+        has_line(&stdout, "The tool said: Tool \"echo\" failed", ""),
+        "the model was told the next call failed too: {stdout}"
+    );
     assert!(
         has_line(
             &stderr,

@@ -51,22 +51,39 @@ pub(crate) fn text(text: &str, stream: bool) -> Raw {
     for piece in pieces(text, 3) {
         deltas.push(json!({"type": "text_delta", "text": piece}));
     }
-    events(json!({"type": "text", "text": ""}), deltas, "end_turn")
+    events(
+        vec![(json!({"type": "text", "text": ""}), deltas)],
+        "end_turn",
+    )
 }
 
-pub(crate) fn tool_call(name: &str, arguments: &str, stream: bool) -> Raw {
+pub(crate) fn tool_calls(calls: &[(String, String)], stream: bool) -> Raw {
+    let id = |index: usize| format!("toolu_{}", index + 1);
     if !stream {
-        // `input` is an object: arguments that are not JSON go as a string.
-        let input = serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments));
-        let block = json!([{"type": "tool_use", "id": "toolu_1", "name": name, "input": input}]);
-        return message(block, "tool_use");
+        let blocks: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(index, (name, arguments))| {
+                // `input` is an object: arguments that are not JSON go as a string.
+                let input = serde_json::from_str(arguments).unwrap_or_else(|_| json!(arguments));
+                json!({"type": "tool_use", "id": id(index), "name": name, "input": input})
+            })
+            .collect();
+        return message(Value::Array(blocks), "tool_use");
     }
-    let mut deltas = Vec::new();
-    for piece in pieces(arguments, 5) {
-        deltas.push(json!({"type": "input_json_delta", "partial_json": piece}));
-    }
-    let block = json!({"type": "tool_use", "id": "toolu_1", "name": name, "input": {}});
-    events(block, deltas, "tool_use")
+    let blocks = calls
+        .iter()
+        .enumerate()
+        .map(|(index, (name, arguments))| {
+            let deltas = pieces(arguments, 5)
+                .into_iter()
+                .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}))
+                .collect();
+            let block = json!({"type": "tool_use", "id": id(index), "name": name, "input": {}});
+            (block, deltas)
+        })
+        .collect();
+    events(blocks, "tool_use")
 }
 
 pub(crate) fn error(status: u16, kind: &str, message: &str) -> Raw {
@@ -80,19 +97,19 @@ fn message(content: Value, stop_reason: &str) -> Raw {
     Raw::json(200, &message.to_string())
 }
 
-/// A stream of one content block, `block` then its `deltas`.
-fn events(block: Value, deltas: Vec<Value>, stop_reason: &str) -> Raw {
+/// A stream of content blocks, each its start block then its deltas.
+fn events(blocks: Vec<(Value, Vec<Value>)>, stop_reason: &str) -> Raw {
     let start = json!({"type": "message_start", "message": {"id": "msg_fake", "type": "message",
         "role": "assistant", "content": [], "model": "claude-fake", "stop_reason": null,
         "stop_sequence": null, "usage": {"input_tokens": 15, "output_tokens": 1}}});
-    let mut events = vec![
-        start,
-        json!({"type": "content_block_start", "index": 0, "content_block": block}),
-    ];
-    for delta in deltas {
-        events.push(json!({"type": "content_block_delta", "index": 0, "delta": delta}));
+    let mut events = vec![start];
+    for (index, (block, deltas)) in blocks.into_iter().enumerate() {
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": block}));
+        for delta in deltas {
+            events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+        }
+        events.push(json!({"type": "content_block_stop", "index": index}));
     }
-    events.push(json!({"type": "content_block_stop", "index": 0}));
     events.push(json!({"type": "message_delta",
         "delta": {"stop_reason": stop_reason, "stop_sequence": null},
         "usage": {"output_tokens": 5}}));

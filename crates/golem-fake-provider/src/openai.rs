@@ -44,26 +44,34 @@ pub(crate) fn text(text: &str, stream: bool) -> Raw {
     Raw::sse(halves(&events))
 }
 
-pub(crate) fn tool_call(name: &str, arguments: &str, stream: bool) -> Raw {
+pub(crate) fn tool_calls(calls: &[(String, String)], stream: bool) -> Raw {
     if !stream {
-        let message = json!({"role": "assistant", "content": null, "tool_calls": [{
-            "id": "call_1", "type": "function",
-            "function": {"name": name, "arguments": arguments}
-        }]});
+        let calls: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(index, (name, arguments))| {
+                json!({"id": format!("call_{}", index + 1), "type": "function",
+                    "function": {"name": name, "arguments": arguments}})
+            })
+            .collect();
+        let message = json!({"role": "assistant", "content": null, "tool_calls": calls});
         return Raw::json(200, &completion(message, "tool_calls").to_string());
     }
-    let mut events = vec![chunk(
-        json!({"role": "assistant", "content": null, "tool_calls": [{
-            "index": 0, "id": "call_1", "type": "function",
-            "function": {"name": name, "arguments": ""}
-        }]}),
-        None,
-    )];
-    for piece in pieces(arguments, 5) {
+    let mut events = Vec::new();
+    for (index, (name, arguments)) in calls.iter().enumerate() {
         events.push(chunk(
-            json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}),
+            json!({"role": "assistant", "content": null, "tool_calls": [{
+                "index": index, "id": format!("call_{}", index + 1), "type": "function",
+                "function": {"name": name, "arguments": ""}
+            }]}),
             None,
         ));
+        for piece in pieces(arguments, 5) {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                None,
+            ));
+        }
     }
     events.push(chunk(json!({}), Some("tool_calls")));
     events.push(usage_chunk(20, 9));

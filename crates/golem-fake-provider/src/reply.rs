@@ -20,6 +20,10 @@ pub enum Reply {
         /// The call's arguments, a JSON object as text.
         arguments: String,
     },
+    /// Calls of several tools in one answer, each (name, arguments as a
+    /// JSON text), as [`ToolCall`](Self::ToolCall) writes one; their ids
+    /// are `call_1`, `call_2` ... (`toolu_1` ... for Anthropic).
+    ToolCalls(Vec<(String, String)>),
     /// An error status with the endpoint's documented error body.
     Error {
         /// The HTTP status.

@@ -184,7 +184,7 @@ impl FakeProvider {
 struct Wire {
     path: &'static str,
     text: fn(&str, bool) -> Raw,
-    tool_call: fn(&str, &str, bool) -> Raw,
+    tool_calls: fn(&[(String, String)], bool) -> Raw,
     error: fn(u16, &str, &str) -> Raw,
     /// Why the real API would refuse the request's tools (`rules.rs`).
     refuse: fn(&Value) -> Option<String>,
@@ -195,7 +195,7 @@ struct Wire {
 const OPENAI: Wire = Wire {
     path: openai::PATH,
     text: openai::text,
-    tool_call: openai::tool_call,
+    tool_calls: openai::tool_calls,
     error: openai::error,
     refuse: rules::openai,
     headers: &[],
@@ -204,7 +204,7 @@ const OPENAI: Wire = Wire {
 const ANTHROPIC: Wire = Wire {
     path: anthropic::PATH,
     text: anthropic::text,
-    tool_call: anthropic::tool_call,
+    tool_calls: anthropic::tool_calls,
     error: anthropic::error,
     refuse: rules::anthropic,
     headers: &[("request-id", anthropic::REQUEST_ID)],
@@ -253,7 +253,8 @@ async fn answer(shared: &Shared, wire: &Wire, headers: &HeaderMap, body: &Bytes)
         Reply::Raw(raw) => raw,
         Reply::Hang => std::future::pending().await,
         Reply::Text(text) => (wire.text)(&text, stream),
-        Reply::ToolCall { name, arguments } => (wire.tool_call)(&name, &arguments, stream),
+        Reply::ToolCall { name, arguments } => (wire.tool_calls)(&[(name, arguments)], stream),
+        Reply::ToolCalls(calls) => (wire.tool_calls)(&calls, stream),
         Reply::Error {
             status,
             kind,

@@ -208,6 +208,25 @@ pub fn type_line(child: &mut std::process::Child, line: &str) {
     stdin.flush().expect("flush");
 }
 
+/// What a pipe of a child has printed so far, read as it comes (on a
+/// thread of its own, until the pipe closes).
+pub fn collect(
+    pipe: impl std::io::Read + Send + 'static,
+) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let text = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let sink = std::sync::Arc::clone(&text);
+    std::thread::spawn(move || {
+        let mut pipe = pipe;
+        let mut buffer = [0u8; 512];
+        while let Ok(read @ 1..) = pipe.read(&mut buffer) {
+            sink.lock()
+                .expect("lock")
+                .push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+    });
+    text
+}
+
 pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let start = Instant::now();
     while !done() {

@@ -4,7 +4,9 @@
 //! wrapped in its timeout; as each call finishes it is reported once to the
 //! [`CallObserver`] and settled: its text, or a correction within the
 //! tool's budget, becomes its message content, and anything else fails the
-//! run at once, dropping the calls still running. It does not know the
+//! run at once, dropping the calls still running, unless the agent tells
+//! the model of failures (`ToolFailures::TellModel`): then a failure's one
+//! line is that call's message content and the other calls run on. It does not know the
 //! model, the messages of the conversation, the turn limit, or where a
 //! report goes (spans, a sink): the observer does.
 
@@ -19,6 +21,7 @@ use golem_model::{BoxFuture, Image, ModelRetry, ToolCall};
 use golem_tool::{Liveness, Tool, ToolContext, ToolError, ToolImages};
 use tracing::Instrument;
 
+use super::config::ToolFailures;
 use super::gather::Offered;
 use super::observe::{CallObserver, CallOutcome, Ended, Watched};
 use crate::error::RunError;
@@ -35,6 +38,9 @@ pub(super) struct CallRules {
     /// The longest one call may take
     /// ([`AgentConfig::tool_max_time`](crate::AgentConfig::tool_max_time)).
     pub(super) tool_max_time: Option<Duration>,
+    /// Whether a call's failure fails the run or goes back to the model
+    /// ([`AgentConfig::tool_failures`](crate::AgentConfig::tool_failures)).
+    pub(super) tool_failures: ToolFailures,
 }
 
 /// What one call gives the model: its tool message's text (its result, or
@@ -197,16 +203,22 @@ impl CallRules {
                 }
                 Ok(tool_rejection(tool.name(), &retry))
             }
-            CallOutcome::Done(Err(ToolError::Fatal(source))) => Err(RunError::Tool {
-                tool: tool.name().to_owned(),
-                call_id: call.id.clone(),
-                source,
-            }),
-            CallOutcome::TimedOut(timeout) => Err(RunError::ToolTimeout {
-                tool: tool.name().to_owned(),
-                call_id: call.id.clone(),
-                timeout,
-            }),
+            CallOutcome::Done(Err(ToolError::Fatal(source))) => match self.tool_failures {
+                ToolFailures::TellModel => Ok(tool_failure(tool.name(), &*source)),
+                ToolFailures::FailRun => Err(RunError::Tool {
+                    tool: tool.name().to_owned(),
+                    call_id: call.id.clone(),
+                    source,
+                }),
+            },
+            CallOutcome::TimedOut(timeout) => match self.tool_failures {
+                ToolFailures::TellModel => Ok(tool_timed_out(tool.name(), timeout)),
+                ToolFailures::FailRun => Err(RunError::ToolTimeout {
+                    tool: tool.name().to_owned(),
+                    call_id: call.id.clone(),
+                    timeout,
+                }),
+            },
         }
     }
 }
@@ -267,6 +279,49 @@ async fn with_timeout(
             return CallOutcome::TimedOut(idle);
         }
     }
+}
+
+/// The tool message for a call that failed ([`ToolFailures::TellModel`]):
+/// one line, the error and, when its message does not already say it,
+/// its root cause (a bridged MCP tool's error names the request and wraps
+/// the server's own message or how the server ended).
+fn tool_failure(tool: &str, error: &(dyn std::error::Error + 'static)) -> String {
+    let mut why = error.to_string();
+    let mut root = error.source();
+    while let Some(next) = root.and_then(|cause| cause.source()) {
+        root = Some(next);
+    }
+    if let Some(root) = root.map(ToString::to_string)
+        && !root.is_empty()
+        && !why.contains(&root)
+    {
+        why = format!("{why}: {root}");
+    }
+    format!(
+        "Tool {tool:?} failed, so this call has no result: {}. It was not a problem with the \
+         arguments; try again later, or go on without it.",
+        one_line(&why)
+    )
+}
+
+/// The tool message for a call that outlived its timeout
+/// ([`ToolFailures::TellModel`]).
+fn tool_timed_out(tool: &str, timeout: Duration) -> String {
+    format!(
+        "Tool {tool:?} did not finish within {} s and was cancelled, so this call has no \
+         result. Try a smaller request, or go on without it.",
+        timeout.as_secs_f64()
+    )
+}
+
+/// `text` on one line: its lines, trimmed, joined by spaces, so that a
+/// multi-line error (a dead server's last words) stays one message line.
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The tool message for a call whose arguments the tool rejected.

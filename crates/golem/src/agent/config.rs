@@ -1,6 +1,6 @@
 //! The agent's configuration: [`AgentConfig`], what an application sets
 //! once (the tools and toolsets offered, the instructions, the correction
-//! budgets, the tool timeout, the turn limit), with its defaults. It is data
+//! budgets, the tool timeout, what a tool failure does, the turn limit), with its defaults. It is data
 //! only: it knows nothing of how a run uses it, and checks nothing (the
 //! agent refuses a bad configuration when it is built).
 
@@ -52,6 +52,29 @@ impl ToolSearch {
             ToolSearch::Never => false,
         }
     }
+}
+
+/// What a run does when a tool call fails in a way the model cannot
+/// correct: the tool's own error ([`ToolError::Fatal`](golem_tool::ToolError::Fatal),
+/// such as a bridged MCP tool's JSON-RPC error, or its server dying
+/// mid-call) or a call outliving its timeout. Arguments a tool rejects
+/// ([`ModelRetry`](golem_model::ModelRetry)) always go back to the model,
+/// within the tool's correction budget, whatever this says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ToolFailures {
+    /// The run fails with the typed error
+    /// ([`RunError::Tool`](crate::RunError::Tool),
+    /// [`RunError::ToolTimeout`](crate::RunError::ToolTimeout)), and the
+    /// turn's calls still running are dropped. The default.
+    #[default]
+    FailRun,
+    /// The call's tool message tells the model, in one line, what failed
+    /// (the tool's error with its cause, or the timeout in seconds), and
+    /// the run goes on within its turn limit; the turn's other calls run
+    /// to their own end. The host still hears of the failure
+    /// ([`ToolOutcome::Failed`](crate::ToolOutcome::Failed),
+    /// [`ToolOutcome::TimedOut`](crate::ToolOutcome::TimedOut)).
+    TellModel,
 }
 
 /// How an [`Agent`](crate::Agent) is set up. Every field has a default
@@ -117,6 +140,9 @@ pub struct AgentConfig<Deps> {
     /// over [`tool_timeout`](AgentConfig::tool_timeout). Default: no
     /// limit.
     pub tool_max_time: Option<Duration>,
+    /// Whether a tool call's failure fails the run or goes back to the
+    /// model. Default [`ToolFailures::FailRun`].
+    pub tool_failures: ToolFailures,
     /// The most model requests one run makes. Default
     /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
     pub max_turns: u32,
@@ -138,6 +164,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             tool_retries: 1,
             tool_timeout: None,
             tool_max_time: None,
+            tool_failures: ToolFailures::FailRun,
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,
         }
@@ -157,6 +184,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
             tool_retries: self.tool_retries,
             tool_timeout: self.tool_timeout,
             tool_max_time: self.tool_max_time,
+            tool_failures: self.tool_failures,
             max_turns: self.max_turns,
             output_retries: self.output_retries,
         }
@@ -174,6 +202,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("tool_retries", &self.tool_retries)
             .field("tool_timeout", &self.tool_timeout)
             .field("tool_max_time", &self.tool_max_time)
+            .field("tool_failures", &self.tool_failures)
             .field("max_turns", &self.max_turns)
             .field("output_retries", &self.output_retries)
             .finish()

@@ -91,9 +91,12 @@ pub enum ToolOutcome {
     /// tool's correction budget lasts, and fails the run past it.
     Rejected(String),
     /// The tool failed with an error the model cannot correct (its
-    /// message); the run fails with it.
+    /// message); the run fails with it, or, with
+    /// [`ToolFailures::TellModel`](crate::ToolFailures::TellModel), the
+    /// model is told.
     Failed(String),
-    /// The call outlived its timeout and was dropped; the run fails.
+    /// The call outlived its timeout and was dropped; the run fails, or the
+    /// model is told, as for [`Failed`](Self::Failed).
     TimedOut(Duration),
     /// The call was dropped, unfinished, because another call of its turn
     /// failed the run.

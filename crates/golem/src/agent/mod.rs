@@ -29,7 +29,7 @@ mod unknown;
 
 use calls::CallRules;
 use config::toolset_names;
-pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolSearch};
+pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolFailures, ToolSearch};
 pub use events::{RunEvent, RunSink, ToolOutcome};
 use gather::Sources;
 pub use output::{
@@ -64,7 +64,10 @@ pub use turn::RunOutput;
 /// - any other tool error fails the run ([`RunError::Tool`], the cause
 ///   intact), as does a call that outlives its timeout
 ///   ([`RunError::ToolTimeout`]: its future is dropped, which cancels it);
-///   the turn's calls still running are dropped too;
+///   the turn's calls still running are dropped too. With
+///   [`ToolFailures::TellModel`] such a failure is instead that call's
+///   tool message, one line saying what failed, and the turn's other
+///   calls run on;
 /// - a call of a tool the agent does not have does not run: its tool message
 ///   tells the model the tools there are, and the name it most likely meant
 ///   (a prefix dropped or added), and the turn's other calls still run
@@ -186,6 +189,7 @@ impl<Deps, Output> Agent<Deps, Output> {
                 tool_retries: config.tool_retries,
                 tool_timeout: config.tool_timeout,
                 tool_max_time: config.tool_max_time,
+                tool_failures: config.tool_failures,
             },
             max_turns: config.max_turns,
             output_retries: config.output_retries,
