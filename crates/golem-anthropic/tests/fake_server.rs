@@ -437,9 +437,11 @@ async fn answers_larger_than_the_bound_are_refused() {
 }
 
 #[tokio::test]
-async fn connection_failures_are_retried_then_reported_without_the_key() {
+async fn connection_failures_are_retried_then_reported_with_the_url_without_the_key() {
+    let address = refused_address();
     let config = AnthropicConfig {
-        base_url: format!("http://{}", refused_address()),
+        // Credentials in the URL are not shown.
+        base_url: format!("http://golem:{KEY}@{address}"),
         api_key: Some(ApiKey::new(KEY)),
         retry: RetryPolicy {
             max_attempts: 2,
@@ -454,6 +456,13 @@ async fn connection_failures_are_retried_then_reported_without_the_key() {
         .expect_err("refused");
     assert_eq!(provider_error(&error).kind, ProviderErrorKind::Connection);
     assert!(!format!("{error:?} {error}").contains(KEY));
+    let message = error.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "anthropic: POST http://{address}/v1/messages: Connection refused"
+        )),
+        "{message}"
+    );
 }
 
 #[tokio::test]

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use golem_agent::DEFAULT_MAX_TURNS;
-use golem_agent::mcp::Root;
 use golem_agent::mcp::config::{self, ServerConfig};
+use golem_agent::mcp::{LogLevel, Root};
 use golem_agent::model::{ApiKey, Message, Model};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
@@ -54,9 +54,11 @@ Ctrl-C, SIGTERM and SIGHUP cancel the calls in flight and close every session (a
 HTTP server's with DELETE) before golem exits; --tool-timeout (reset by each progress
 report of the call) and --tool-max-time cancel the one call.
 
-Output: the answer on stdout as it is written; each tool call on stderr as it runs
-(server, tool, arguments, then ok or error and its duration); the usage totals as the
-last line of stderr, also when the run fails or is interrupted.
+Output: the answer on stdout as it is written (escaped at a terminal, exact in a pipe
+or a file); each tool call on stderr as it runs (server, tool, arguments, then ok or
+error and its duration), the servers' log messages of --log-level and above, each after
+its server's name; the usage totals as the last line of stderr, also when the run
+fails or is interrupted. --quiet leaves only the answer and golem's own errors.
 
 Exit status: 0 success; 1 the run ended without an answer (turn limit, a tool failing
 on its own with --fail-on-tool-error); 2 usage error (flags, --model, a missing key, the
@@ -231,6 +233,21 @@ pub struct Options {
     /// to list its tools, in seconds [default: 60].
     #[arg(long, value_name = "SECS", value_parser = parse_seconds, help_heading = "Limits")]
     pub start_timeout: Option<Duration>,
+    /// Write only the answer on stdout and the command's own errors on
+    /// stderr: no tool calls, server logs, notes or usage totals (what a
+    /// server asks the user is still shown).
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+    /// Show the servers' log messages of LEVEL and above: debug, info,
+    /// notice, warning, error, critical, alert or emergency.
+    #[arg(long, value_name = "LEVEL", default_value = "warning", value_parser = parse_log_level, help_heading = "Output")]
+    pub log_level: LogLevel,
+}
+
+/// `--log-level`: a level's name, in any case.
+fn parse_log_level(text: &str) -> Result<LogLevel, String> {
+    text.parse()
+        .map_err(|error: golem_agent::mcp::UnknownLogLevel| error.to_string())
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {
@@ -294,6 +311,10 @@ pub struct Plan {
     pub restart: bool,
     /// `--fail-on-tool-error`: a failed call ends the run.
     pub fail_on_tool_error: bool,
+    /// `--quiet`: the answer and the command's errors only.
+    pub quiet: bool,
+    /// `--log-level`: the least severe server log message shown.
+    pub log_level: LogLevel,
     /// How the servers' requests are answered (`--on-elicitation`,
     /// `--root`, `--allow-sampling`).
     pub answers: Answers,
@@ -376,6 +397,8 @@ impl Plan {
             always_loaded,
             restart: !options.no_restart,
             fail_on_tool_error: options.fail_on_tool_error,
+            quiet: options.quiet,
+            log_level: options.log_level,
             answers,
         })
     }
@@ -690,6 +713,8 @@ mod tests {
             protocol: None,
             no_restart: false,
             fail_on_tool_error: false,
+            quiet: false,
+            log_level: LogLevel::Warning,
             tool_search: SearchMode::Auto,
             eager: false,
             refresh: false,

@@ -87,6 +87,9 @@ impl Failure {
             RunError::Tool { tool, .. } | RunError::ToolTimeout { tool, .. } if calls_shown => {
                 format!("the run ends on the failed call of {tool:?} above (--fail-on-tool-error)")
             }
+            RunError::Tool { tool, source, .. } => {
+                format!("the tool {tool:?} failed: {}", describe(&**source))
+            }
             RunError::ToolTimeout { tool, timeout, .. } => format!(
                 "the tool {tool:?} did not finish within {} s and was cancelled; raise \
                  --tool-timeout (a wait without progress) or --tool-max-time if it needs longer",

@@ -62,7 +62,8 @@ impl Answers {
 /// answer's open line first (nothing else draws on the terminal).
 impl Screen for Output {
     fn note(&self, text: &str) {
-        Output::note(self, text);
+        // What a server asks the user is shown even with --quiet.
+        Output::say(self, text);
     }
 
     fn pause(&self) -> Box<dyn Send> {

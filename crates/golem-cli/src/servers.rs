@@ -13,9 +13,9 @@ use futures_util::future::join_all;
 use golem_agent::mcp::ToolInfo;
 use golem_agent::mcp::config::ServerConfig;
 use golem_agent::mcp::{
-    AlwaysLoaded, Client, ClientConfig, HttpTransport, LazyToolset, LogMessage, Manifest,
-    ManifestStore, McpToolset, Notifications, RestartPolicy, ServerNotification, ServerStderr,
-    SseTransport, StartServer, StdioTransport, ToolsetConfig,
+    AlwaysLoaded, Client, ClientConfig, HttpTransport, LazyToolset, LogLevel, LogMessage,
+    MODERN_PROTOCOL_VERSIONS, Manifest, ManifestStore, McpToolset, Notifications, RestartPolicy,
+    ServerNotification, ServerStderr, SseTransport, StartServer, StdioTransport, ToolsetConfig,
 };
 use golem_agent::model::Usage;
 use golem_agent::tool::Toolset;
@@ -100,6 +100,9 @@ pub struct Servers {
     restart: bool,
     presentation: Presentation,
     manifests: Manifests,
+    /// The least severe server log message asked for and shown
+    /// (`--log-level`); `None`: none (`--quiet`).
+    log_level: Option<LogLevel>,
 }
 
 impl Servers {
@@ -107,12 +110,20 @@ impl Servers {
     /// (and their dropped HTTP sessions renewed) when `restart` says so;
     /// `presentation` says which tools are always loaded and whether images
     /// reach the model; `manifests` says where listings are kept and
-    /// whether a fresh one defers its server's start.
-    pub fn new(restart: bool, presentation: Presentation, manifests: Manifests) -> Self {
+    /// whether a fresh one defers its server's start; the servers' log
+    /// messages at `log_level` or above are asked for and shown (none for
+    /// `None`).
+    pub fn new(
+        restart: bool,
+        presentation: Presentation,
+        manifests: Manifests,
+        log_level: Option<LogLevel>,
+    ) -> Self {
         Servers {
             restart,
             presentation,
             manifests,
+            log_level,
             ..Servers::default()
         }
     }
@@ -178,7 +189,12 @@ impl Servers {
                 };
             // Subscribed before the handshake: a log message may come with it.
             let notifications = client.passive_notifications();
-            let relay = tokio::spawn(relay_logs(name.clone(), notifications, output.clone()));
+            let relay = tokio::spawn(relay_logs(
+                name.clone(),
+                notifications,
+                output.clone(),
+                self.log_level,
+            ));
             self.servers.push(Server {
                 name,
                 client: Some(client),
@@ -192,11 +208,10 @@ impl Servers {
         let handshakes = join_all(self.servers[first..].iter().zip(&stderrs).map(
             |(server, stderr)| {
                 let client = server.client.as_ref().expect("started with the command");
-                // Only whether it succeeded is kept (the answer borrows the client).
-                let handshake = async { client.initialize().await.map(|_| ()) };
+                let handshake = handshake(client, self.log_level);
                 bounded(
                     &server.name,
-                    "initialize",
+                    ("initialize", Some(client)),
                     limit,
                     stderr.as_ref(),
                     handshake,
@@ -216,7 +231,13 @@ impl Servers {
         )?;
         let listings = join_all(self.servers[first..].iter().map(|server| {
             let client = server.client.as_ref().expect("started with the command");
-            bounded(&server.name, "tools/list", limit, None, client.list_tools())
+            bounded(
+                &server.name,
+                ("tools/list", None),
+                limit,
+                None,
+                client.list_tools(),
+            )
         }))
         .await;
         let listings = self.leave_out(
@@ -249,7 +270,7 @@ impl Servers {
         let toolsets = join_all(self.servers[first..started].iter().map(|server| {
             let client = server.client.as_ref().expect("started with the command");
             let listing = McpToolset::new(client, self.toolset_config(server));
-            bounded(&server.name, "tools/list", limit, None, listing)
+            bounded(&server.name, ("tools/list", None), limit, None, listing)
         }))
         .await;
         let mut toolsets = toolsets.into_iter();
@@ -345,7 +366,7 @@ impl Servers {
         }
         // Half the start's bound: the other half is left to a legacy
         // server that ignores the probe.
-        client_config.probe_timeout = client_config.probe_timeout.max(limit / 2);
+        client_config.probe_timeout = limit / 2;
         match self.restart {
             true => client_config.with_restart(RestartPolicy::default()),
             false => client_config,
@@ -385,8 +406,12 @@ impl Servers {
             ..
         } = deferred;
         let client_config = self.client_config(&name, &config, (output, answers), limit);
-        let (output, protocol, restart) =
-            (output.clone(), protocol.map(str::to_owned), self.restart);
+        let (output, protocol, restart, log_level) = (
+            output.clone(),
+            protocol.map(str::to_owned),
+            self.restart,
+            self.log_level,
+        );
         let starter_name = name.clone();
         let start: StartServer = Arc::new(move || {
             let (name, config, client_config) =
@@ -397,9 +422,10 @@ impl Servers {
                     connect(&name, config, protocol.as_deref(), client_config, restart)
                         .map_err(|failure| failure.message)?;
                 let notifications = client.passive_notifications();
-                tokio::spawn(relay_logs(name.clone(), notifications, output));
-                let handshake = async { client.initialize().await.map(|_| ()) };
-                bounded(&name, "initialize", limit, stderr.as_ref(), handshake)
+                tokio::spawn(relay_logs(name.clone(), notifications, output, log_level));
+                let handshake = handshake(&client, log_level);
+                let operation = ("initialize", Some(&client));
+                bounded(&name, operation, limit, stderr.as_ref(), handshake)
                     .await
                     .map_err(|failure| failure.message)?;
                 Ok(client)
@@ -564,10 +590,12 @@ fn tool_prefix(server: &str) -> String {
 }
 
 /// `operation` of server `name`, within `limit`; a timeout is reported
-/// with what a stdio server wrote to stderr by then.
+/// with what a stdio server wrote to stderr by then, and, when `operation`
+/// is `handshaking`'s handshake, names the request the server left
+/// unanswered (`server/discover` or `initialize`).
 async fn bounded<T>(
     name: &str,
-    operation: &str,
+    (operation, handshaking): (&str, Option<&Client>),
     limit: Duration,
     stderr: Option<&ServerStderr>,
     future: impl std::future::Future<Output = Result<T, golem_agent::mcp::Error>>,
@@ -576,7 +604,10 @@ async fn bounded<T>(
         Ok(Ok(value)) => return Ok(value),
         Ok(Err(error)) => error,
         Err(_) => golem_agent::mcp::Error::Timeout {
-            operation: operation.to_owned(),
+            operation: handshaking
+                .and_then(Client::handshake_waiting_on)
+                .unwrap_or(operation)
+                .to_owned(),
             after: limit,
             stderr_tail: stderr.map(ServerStderr::tail).unwrap_or_default(),
         },
@@ -644,12 +675,40 @@ fn first_line(cause: &str) -> String {
     crate::show::one_line(cause.lines().next().unwrap_or_default(), LOG_SHOWN)
 }
 
-/// Prints the server's log messages and its restarts on stderr until its
-/// client is closed.
-async fn relay_logs(name: String, mut notifications: Notifications, output: Output) {
+/// Initializes `client` and asks the server for its log messages from
+/// `least` up: a modern server sends none unless asked, and asking costs
+/// nothing (the level goes in each later request's `_meta`); a legacy one
+/// that declares logging is sent `logging/setLevel`, whose refusal is
+/// ignored (`relay_logs` filters anyway). Only whether it succeeded is
+/// kept (the answer borrows the client).
+async fn handshake(
+    client: &Client,
+    least: Option<LogLevel>,
+) -> Result<(), golem_agent::mcp::Error> {
+    let server = client.initialize().await?;
+    let modern = MODERN_PROTOCOL_VERSIONS.contains(&server.protocol_version.as_str());
+    let logs = modern || server.capabilities.get("logging").is_some();
+    if let (true, Some(level)) = (logs, least) {
+        let _ = client.set_log_level(level).await;
+    }
+    Ok(())
+}
+
+/// Prints the server's log messages at `least` or above (none for `None`)
+/// and its restarts on stderr until its client is closed.
+async fn relay_logs(
+    name: String,
+    mut notifications: Notifications,
+    output: Output,
+    least: Option<LogLevel>,
+) {
     while let Some(notification) = notifications.recv().await {
         match notification {
-            ServerNotification::Log(message) => output.note(&log_line(&name, &message)),
+            ServerNotification::Log(message)
+                if least.is_some_and(|least| message.level >= least) =>
+            {
+                output.note(&log_line(&name, &message))
+            }
             ServerNotification::Restarted { attempt, cause } => output.note(&format!(
                 "MCP server {name:?} was lost ({}); started it again (attempt {attempt}), and \
                  its tools are back",

@@ -21,7 +21,7 @@ use crate::show::{self, Output};
 /// Runs `plan` and returns the exit status; failures are reported on
 /// stderr. The servers started are closed whatever happens.
 pub async fn execute(mut plan: Plan) -> Exit {
-    let output = Output::default();
+    let output = Output::new(plan.quiet);
     let mut signals = match Signals::new() {
         Ok(signals) => signals,
         Err(error) => {
@@ -43,7 +43,9 @@ pub async fn execute(mut plan: Plan) -> Exit {
         always_loaded,
         images: plan.tool_images,
     };
-    let mut servers = Servers::new(plan.restart, presentation, manifests);
+    // Under --quiet no log message is shown, so none is asked for.
+    let log_level = (!plan.quiet).then_some(plan.log_level);
+    let mut servers = Servers::new(plan.restart, presentation, manifests, log_level);
     let exit = work(plan, &mut servers, &output, &mut signals).await;
     output.end_line();
     servers.close().await;
@@ -174,9 +176,11 @@ impl Session<'_> {
         }
         loop {
             if interactive {
-                prompt_marker();
+                self.output.prompt();
             }
-            let line = match signals.or_signal(lines.next_line()).await {
+            let line = signals.or_signal(lines.next_line()).await;
+            self.output.answered();
+            let line = match line {
                 Err(signal) => {
                     exit = signal.report(self.output);
                     break;
@@ -257,7 +261,7 @@ impl Session<'_> {
             .await;
         match result {
             Ok(run) => Ok(run.messages),
-            Err(error) => Err(Failure::run(&error, true)),
+            Err(error) => Err(Failure::run(&error, output.shows_notes())),
         }
     }
 
@@ -320,10 +324,16 @@ fn show_event(event: RunEvent, servers: &Servers, output: &Output, usage: &mut U
             event: StreamEvent::Text(text),
             ..
         } => output.text(&text),
+        // A request counts when it is sent, so that one interrupted before
+        // its answer counts too; its tokens count when they are known.
+        RunEvent::ModelRequest { .. } => usage.requests += 1,
         RunEvent::ModelResponse {
             usage: turn_usage, ..
         } => {
-            *usage += turn_usage;
+            *usage += Usage {
+                requests: 0,
+                ..turn_usage
+            };
         }
         RunEvent::ToolStarted { call, source, .. } => {
             let tool = servers.server_tool(&source, &call.name);
@@ -344,13 +354,6 @@ fn show_event(event: RunEvent, servers: &Servers, output: &Output, usage: &mut U
         }
         _ => {}
     }
-}
-
-/// `> ` on stderr, before a line is read at a terminal.
-fn prompt_marker() {
-    use std::io::Write;
-    let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(b"> ").and_then(|()| stderr.flush());
 }
 
 /// A signal that ends the command (or, in chat, the answer).

@@ -1,6 +1,7 @@
 //! What the command writes: the answer on stdout as it streams, notes and
 //! tool calls on stderr, one line each, and the usage totals.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -14,32 +15,58 @@ const ARGUMENTS_SHOWN: usize = 120;
 const ERROR_SHOWN: usize = 200;
 
 /// The command's two streams. Clones share the state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Output {
     state: Arc<Mutex<State>>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct State {
     /// Whether the last byte written to stdout was not a newline.
     mid_line: bool,
     /// Stdout is a closed pipe: nothing more is written there.
     closed: bool,
+    /// `--quiet`: notes are not written.
+    quiet: bool,
+    /// Stdout is a terminal, where the answer is escaped; a pipe or a file
+    /// gets it exactly.
+    escape: bool,
+    /// Chat's `> ` is on stderr, waiting for the user's line.
+    prompting: bool,
 }
 
 impl Output {
-    /// A fragment of the answer, on stdout at once, with whatever in it
-    /// would drive the terminal (escape sequences, carriage returns, bidi
-    /// controls) escaped: the model's text is shown, never run.
+    /// The streams of a command; `quiet` leaves the notes out.
+    pub fn new(quiet: bool) -> Self {
+        use std::io::IsTerminal;
+        let state = State {
+            mid_line: false,
+            closed: false,
+            quiet,
+            escape: std::io::stdout().is_terminal(),
+            prompting: false,
+        };
+        Output {
+            state: Arc::new(Mutex::new(state)),
+        }
+    }
+
+    /// A fragment of the answer, on stdout at once. At a terminal, whatever
+    /// in it would drive the terminal (escape sequences, carriage returns,
+    /// bidi controls) is escaped: the model's text is shown, never run. In
+    /// a pipe or a file it is the model's text, exactly: data.
     pub fn text(&self, fragment: &str) {
         if fragment.is_empty() {
             return;
         }
-        let fragment = golem_terminal::text(fragment);
         let mut state = self.lock();
         if state.closed {
             return;
         }
+        let fragment = match state.escape {
+            true => golem_terminal::text(fragment),
+            false => Cow::Borrowed(fragment),
+        };
         let mut stdout = std::io::stdout().lock();
         match stdout
             .write_all(fragment.as_bytes())
@@ -58,19 +85,53 @@ impl Output {
         }
     }
 
-    /// A line on stderr, after `golem: `. When both go to a terminal,
-    /// stdout's open line is ended first so that the two do not mix on
-    /// screen; otherwise stdout is left as the model wrote it (a log line
-    /// arriving mid-answer must not change `golem run ... > answer.txt`).
+    /// A note on stderr, after `golem: ` (a tool call, a server's log, the
+    /// usage totals): left out with `--quiet`.
     pub fn note(&self, line: &str) {
+        if !self.lock().quiet {
+            self.say(line);
+        }
+    }
+
+    /// Whether notes are written (not `--quiet`).
+    pub fn shows_notes(&self) -> bool {
+        !self.lock().quiet
+    }
+
+    /// A line on stderr, after `golem: `, even with `--quiet` (what a
+    /// server asks the user). When both streams go to a terminal, stdout's
+    /// open line is ended first so that the two do not mix on screen;
+    /// otherwise stdout is left as the model wrote it (a log line arriving
+    /// mid-answer must not change `golem run ... > answer.txt`). A chat
+    /// prompt waiting for a line is drawn again below it.
+    pub fn say(&self, line: &str) {
         use std::io::IsTerminal;
         if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
             self.end_line();
         }
         // Notes carry what servers and models said: escaped, and indented
         // past their first line so that none of it passes for ours.
-        let line = golem_terminal::message(line);
-        let _ = writeln!(std::io::stderr().lock(), "golem: {line}");
+        let shown = note_text(line, self.lock().prompting);
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr
+            .write_all(shown.as_bytes())
+            .and_then(|()| stderr.flush());
+    }
+
+    /// Chat's `> ` on stderr, before a line is read at a terminal; it stays
+    /// below the notes that come until [`answered`](Self::answered).
+    pub fn prompt(&self) {
+        let mut state = self.lock();
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr
+            .write_all(PROMPT.as_bytes())
+            .and_then(|()| stderr.flush());
+        state.prompting = true;
+    }
+
+    /// The user's line was read: notes no longer draw the prompt again.
+    pub fn answered(&self) {
+        self.lock().prompting = false;
     }
 
     /// A line on stdout (a listing the user asked for).
@@ -82,6 +143,20 @@ impl Output {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// What chat shows when it waits for a line.
+const PROMPT: &str = "> ";
+
+/// What stderr gets for the note `line`: `golem: ` and the line, escaped;
+/// when chat's prompt is waiting, on a line of its own below the prompt,
+/// which is drawn again after it.
+fn note_text(line: &str, prompting: bool) -> String {
+    let line = golem_terminal::message(line);
+    match prompting {
+        true => format!("\ngolem: {line}\n{PROMPT}"),
+        false => format!("golem: {line}\n"),
     }
 }
 
@@ -231,6 +306,29 @@ pub fn one_line(text: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_while_chat_waits_for_a_line_draws_the_prompt_again_below_it() {
+        assert_eq!(note_text("[py] log", false), "golem: [py] log\n");
+        assert_eq!(
+            note_text("[py] log [warning] careful", true),
+            "\ngolem: [py] log [warning] careful\n> "
+        );
+        assert_eq!(
+            note_text("a\u{1b}[2J", true),
+            "\ngolem: a\\u{1b}[2J\n> ",
+            "escaped as any note"
+        );
+    }
+
+    #[test]
+    fn a_note_while_chat_waits_is_drawn_by_the_output_in_that_state() {
+        let output = Output::new(false);
+        output.lock().prompting = true;
+        assert!(output.lock().prompting);
+        output.answered();
+        assert!(!output.lock().prompting, "a line read ends the wait");
+    }
 
     #[test]
     fn arguments_and_errors_are_one_short_line() {

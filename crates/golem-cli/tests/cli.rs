@@ -681,7 +681,8 @@ fn ctrl_c_ends_the_command_and_its_servers() {
         .expect("read");
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("golem: interrupted (Ctrl-C)"), "{stderr}");
-    assert_last_line_is_usage(&stderr, "golem: usage: 0 requests");
+    // The request in flight counts, though it never answered.
+    assert_last_line_is_usage(&stderr, "golem: usage: 1 request,");
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "closing took {:?}",
@@ -876,6 +877,40 @@ fn a_server_that_never_answers_fails_at_the_start_timeout_with_its_stderr() {
             .and(predicate::str::contains("off").not()),
         );
     assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn an_http_server_that_never_answers_the_probe_is_named_at_the_start_timeout() {
+    // Takes connections and reads nothing back: the era probe's
+    // server/discover is the request left unanswered.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("an address").port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(8).collect();
+        drop(held);
+    });
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        &json!({"mcpServers": {"mute": {"url": format!("http://127.0.0.1:{port}/mcp")}}})
+            .to_string(),
+    );
+    let provider = FakeProvider::start_with(parrot);
+    golem()
+        .args([
+            "run",
+            "--model",
+            "openai:m",
+            "--base-url",
+            provider.openai_base_url(),
+        ])
+        .args(["--start-timeout", "1", "hi", "--config"])
+        .arg(&config)
+        .assert()
+        .code(5)
+        .stderr(predicate::str::contains(
+            "MCP server \"mute\": server/discover: no answer from the server within 1s",
+        ));
 }
 
 #[test]

@@ -547,7 +547,7 @@ fn headers_reach_the_server_and_an_http_error_status_exits_4() {
         .assert()
         .code(4)
         .stderr(
-            predicate::str::contains("server/discover: HTTP 401 from ")
+            predicate::str::contains("server/discover: HTTP 401 Unauthorized from ")
                 .and(predicate::str::contains("bad token")),
         );
     let request = server.join().expect("the stand-in server ran");
@@ -574,7 +574,9 @@ fn a_proxy_named_by_http_proxy_carries_plain_http_requests() {
         .args(["-H", "Authorization: Bearer t0ken"])
         .assert()
         .code(4)
-        .stderr(predicate::str::contains("server/discover: HTTP 401 from "));
+        .stderr(predicate::str::contains(
+            "server/discover: HTTP 401 Unauthorized from ",
+        ));
     let request = server.join().expect("the stand-in proxy ran");
     assert!(
         request.starts_with("post http://mcp.example.invalid/mcp http/1.1\r\n"),
@@ -596,7 +598,9 @@ fn no_proxy_sends_plain_http_requests_straight_to_the_server() {
         .args(["-H", "Authorization: Bearer t0ken"])
         .assert()
         .code(4)
-        .stderr(predicate::str::contains("server/discover: HTTP 401 from "));
+        .stderr(predicate::str::contains(
+            "server/discover: HTTP 401 Unauthorized from ",
+        ));
     let request = server.join().expect("the stand-in server ran");
     assert!(request.starts_with("post /mcp http/1.1\r\n"), "{request}");
 }

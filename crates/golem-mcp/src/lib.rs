@@ -113,7 +113,9 @@ pub use server_requests::sampling::{
 };
 pub use session::context::RequestContext;
 pub use session::handle::Client;
-pub use session::notifications::{LogLevel, LogMessage, Notifications, ServerNotification};
+pub use session::notifications::{
+    LogLevel, LogMessage, Notifications, ServerNotification, UnknownLogLevel,
+};
 pub use session::progress::Progress;
 pub use session::protocol::{
     ClientInfo, Era, HowChosen, LATEST_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSION,

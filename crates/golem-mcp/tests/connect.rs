@@ -1,6 +1,7 @@
 //! From an `mcpServers` file to initialized clients: `ServerConfig::connect`
 //! and `Servers::connect_all` against the reference server, with a
-//! disabled, a malformed and a hanging entry beside it.
+//! disabled, a malformed and a hanging entry beside it; an HTTP server
+//! that never answers is named by the request it left unanswered.
 
 mod support;
 
@@ -162,4 +163,34 @@ async fn a_legacy_stdio_server_that_ignores_the_probe_still_starts_within_the_bo
         "{server:?}"
     );
     client.close().await.expect("closed");
+}
+
+#[tokio::test]
+async fn a_timeout_names_the_request_the_server_left_unanswered() {
+    // Takes the connection and never answers: the era probe waits.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let port = listener.local_addr().expect("an address").port();
+    let held = tokio::spawn(async move {
+        let mut connections = Vec::new();
+        while let Ok((connection, _)) = listener.accept().await {
+            connections.push(connection);
+        }
+    });
+    let text = serde_json::json!({"mcpServers": {
+        "mute": {"url": format!("http://127.0.0.1:{port}/mcp")},
+    }})
+    .to_string();
+    let servers = config::parse(&text, |_| None).expect("a valid file");
+
+    let mut results = servers
+        .connect_all(&ClientConfig::default(), Duration::from_millis(500))
+        .await;
+
+    match results.remove("mute").expect("result") {
+        Err(Error::Timeout { operation, .. }) => assert_eq!(operation, "server/discover"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    held.abort();
 }

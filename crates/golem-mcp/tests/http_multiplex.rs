@@ -205,11 +205,21 @@ async fn the_server_going_away_fails_every_call_in_flight_and_later_calls_fast()
                 detail.contains("broke before the response"),
                 "call {n}: the cause is named: {detail}"
             ),
-            ("sse_with_id", TransportError::Http { context, source }) => {
+            (
+                "sse_with_id",
+                TransportError::Http {
+                    context, source, ..
+                },
+            ) => {
                 assert_eq!(*context, "GET (resume the event stream)", "call {n}");
                 assert!(!source.to_string().is_empty());
             }
-            ("json", TransportError::Http { context, source }) => {
+            (
+                "json",
+                TransportError::Http {
+                    context, source, ..
+                },
+            ) => {
                 assert_eq!(*context, "POST", "call {n}");
                 assert!(!source.to_string().is_empty());
             }

@@ -794,9 +794,10 @@ async fn a_server_that_is_not_there_fails_fast() {
     let message = error.to_string();
     assert!(
         // The first request is the era probe (ADR 0018).
-        message.starts_with("mcp: server/discover: POST: ")
-            && message.ends_with("Connection refused (os error 111)"),
-        "the message ends with the root cause: {message}"
+        message.starts_with(&format!(
+            "mcp: server/discover: POST http://{address}/mcp: "
+        )) && message.ends_with("Connection refused (os error 111)"),
+        "the message names the URL and ends with the root cause: {message}"
     );
 }
 

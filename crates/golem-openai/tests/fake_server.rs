@@ -224,9 +224,10 @@ async fn a_stream_cut_mid_message_is_an_error_and_is_not_retried() {
 }
 
 #[tokio::test]
-async fn connection_failures_are_retried_then_reported() {
+async fn connection_failures_are_retried_then_reported_with_the_url() {
+    let address = refused_address();
     let config = OpenAiConfig {
-        base_url: format!("http://{}/v1", refused_address()),
+        base_url: format!("http://{address}/v1"),
         retry: RetryPolicy {
             max_attempts: 2,
             initial_backoff: Duration::from_millis(1),
@@ -239,6 +240,15 @@ async fn connection_failures_are_retried_then_reported() {
         .await
         .expect_err("refused");
     assert_eq!(provider_error(&error).kind, ProviderErrorKind::Connection);
+    // One line naming the request, its URL and the cause, once.
+    let message = error.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "openai: POST http://{address}/v1/chat/completions: Connection refused"
+        )),
+        "{message}"
+    );
+    assert_eq!(message.matches("onnection refused").count(), 1, "{message}");
 }
 
 #[tokio::test]

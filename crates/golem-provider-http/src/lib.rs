@@ -1,6 +1,7 @@
 //! The HTTP plumbing Golem's model providers share (`golem-openai`,
 //! `golem-anthropic`): reading an answer within a time and size bound,
-//! turning a connection failure into a [`ProviderError`] that shows no URL,
+//! turning a connection failure into a [`ProviderError`] (naming the URL it
+//! could not reach, without credentials or query),
 //! reading `Retry-After`, the default client ([`default_client`]: redirects
 //! within the provider's origin only), and the loop that asks again per the
 //! [`RetryPolicy`] ([`ask`]) around a streamed or whole answer. What
@@ -182,15 +183,21 @@ pub struct Reader {
 
 impl Reader {
     /// Sends `request`, within the timeout; a failure to connect is a
-    /// [`ProviderErrorKind::Connection`] error (or `Timeout`).
+    /// [`ProviderErrorKind::Connection`] error (or `Timeout`) that names
+    /// the request and its URL: `POST http://127.0.0.1:9/v1/chat/completions:
+    /// Connection refused (os error 111)`.
     pub async fn send(
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ProviderError> {
-        tokio::time::timeout(self.timeout, request.send())
+        let (client, request) = request.build_split();
+        let request = request.map_err(|error| connection_error(self.provider, error))?;
+        // Kept for the error's message (a standard method is not allocated).
+        let method = request.method().clone();
+        tokio::time::timeout(self.timeout, client.execute(request))
             .await
             .map_err(|_| self.timed_out())?
-            .map_err(|error| connection_error(self.provider, error))
+            .map_err(|error| request_error(self.provider, &method, error))
     }
 
     /// The next chunk of a body, within the timeout; `None` at its end.
@@ -292,6 +299,42 @@ pub fn connection_error(provider: &'static str, error: reqwest::Error) -> Provid
         source = cause.source();
     }
     ProviderError::new(provider, kind, message)
+}
+
+/// A request that got no answer as a [`ProviderError`]: the request and
+/// its URL (without credentials, query or fragment: a proxy's credentials
+/// or a key may be there), then what went wrong, once. reqwest's and
+/// hyper's own words ("error sending request", "client error (Connect)")
+/// say nothing the innermost cause does not.
+fn request_error(
+    provider: &'static str,
+    method: &reqwest::Method,
+    error: reqwest::Error,
+) -> ProviderError {
+    let Some(url) = error.url().map(shown_url) else {
+        return connection_error(provider, error);
+    };
+    let error = error.without_url();
+    let kind = if error.is_timeout() {
+        ProviderErrorKind::Timeout
+    } else {
+        ProviderErrorKind::Connection
+    };
+    let mut root: &(dyn std::error::Error + 'static) = &error;
+    while let Some(cause) = root.source() {
+        root = cause;
+    }
+    ProviderError::new(provider, kind, format!("{method} {url}: {root}"))
+}
+
+/// `url` as an error may show it: without credentials, query or fragment.
+fn shown_url(url: &reqwest::Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.set_query(None);
+    shown.set_fragment(None);
+    shown.to_string()
 }
 
 /// How long an answer asks to wait before trying again: `retry-after-ms`

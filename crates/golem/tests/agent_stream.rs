@@ -54,6 +54,7 @@ fn outline(events: &[RunEvent]) -> Vec<String> {
     events
         .iter()
         .map(|event| match event {
+            RunEvent::ModelRequest { turn } => format!("{turn} request"),
             RunEvent::Model { turn, event } => match event {
                 StreamEvent::Text(text) => format!("{turn} text {text}"),
                 StreamEvent::ToolCallStarted { index, name, .. } => {
@@ -105,6 +106,7 @@ async fn fragments_tool_calls_and_answers_arrive_in_order() {
     assert_eq!(
         outline(&events),
         [
+            "1 request",
             "1 model calls #0 clock",
             "1 arguments #0 {\"tz\"",
             "1 arguments #0 :\"UTC",
@@ -112,6 +114,7 @@ async fn fragments_tool_calls_and_answers_arrive_in_order() {
             "1 answered ToolCalls",
             "1 start c1 clock from the agent's tools",
             "1 finish c1 clock Ok(\"12:00\")",
+            "2 request",
             "2 text It is",
             "2 text  noon",
             "2 text .",

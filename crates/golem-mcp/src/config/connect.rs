@@ -87,15 +87,18 @@ impl ServerConfig {
         // bound, leaving the other half to a legacy server that ignores it
         // (issue 34).
         if matches!(self, ServerConfig::Stdio(_)) {
-            config.probe_timeout = config.probe_timeout.max(timeout / 2);
+            config.probe_timeout = timeout / 2;
         }
         let (client, stderr) = self.client(config)?;
         match tokio::time::timeout(timeout, client.initialize_or_close()).await {
             Ok(result) => result.map(|()| client),
             Err(_) => {
+                // The request the server left unanswered: the era probe's
+                // `server/discover`, or `initialize`.
+                let operation = client.handshake_waiting_on().unwrap_or("initialize");
                 let _ = client.close().await;
                 Err(Error::Timeout {
-                    operation: "initialize".to_owned(),
+                    operation: operation.to_owned(),
                     after: timeout,
                     stderr_tail: stderr.map(|stderr| stderr.tail()).unwrap_or_default(),
                 })
@@ -113,8 +116,10 @@ impl Servers {
     /// `timeout` for its start and handshake, and returns one result per
     /// entry, by name. A stdio server's era probe may take half of that (a
     /// server slow to answer it is not taken for a legacy one; a legacy one
-    /// that ignores it still has the other half), whatever `config`'s
-    /// shorter [`probe_timeout`](ClientConfig::probe_timeout).
+    /// that ignores it still has the other half), in place of `config`'s
+    /// [`probe_timeout`](ClientConfig::probe_timeout). A timeout names the
+    /// request the server left unanswered (`server/discover` or
+    /// `initialize`).
     ///
     /// Disabled entries (`"disabled": true`) are left out; a malformed entry
     /// gets its [`ConfigError`](crate::config::ConfigError) as

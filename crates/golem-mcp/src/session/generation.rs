@@ -35,6 +35,10 @@ pub(crate) struct Generation {
     /// server's answer is accepted.
     pub(in crate::session) initialized: AtomicBool,
     pub(in crate::session) lifecycle: Mutex<Lifecycle>,
+    /// The handshake message [`lifecycle`](Self::lifecycle) waits on, kept
+    /// apart: the lifecycle is locked for as long as the handshake runs,
+    /// and this is read when a bound around it ran out.
+    waiting_on: StdMutex<Option<&'static str>>,
     /// Whether `close` has closed the transport (a `close` dropped half-way
     /// leaves it `false`, and the next one closes it again).
     pub(in crate::session) transport_closed: Mutex<bool>,
@@ -70,6 +74,7 @@ impl Generation {
             listener: StdMutex::new(None),
             initialized: AtomicBool::new(false),
             lifecycle: Mutex::new(Lifecycle::New),
+            waiting_on: StdMutex::new(None),
             transport_closed: Mutex::new(false),
             driver: StdMutex::new(Some(Box::pin(driver.run()))),
             inbound: StdMutex::new(None),
@@ -87,6 +92,17 @@ impl Generation {
     /// What the generation's handshake learnt of the server.
     pub(crate) fn server_info(&self) -> Option<&ServerInfo> {
         self.server.get()
+    }
+
+    /// The handshake message still unanswered (see
+    /// [`Client::handshake_waiting_on`](crate::Client::handshake_waiting_on)).
+    pub(in crate::session) fn waiting_on(&self) -> Option<&'static str> {
+        *lock(&self.waiting_on)
+    }
+
+    /// Notes which handshake message the lifecycle waits on now.
+    pub(in crate::session) fn set_waiting_on(&self, method: Option<&'static str>) {
+        *lock(&self.waiting_on) = method;
     }
 
     /// How many times the session was renewed on this connection.

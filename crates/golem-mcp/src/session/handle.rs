@@ -281,6 +281,30 @@ impl Client {
         self.inner.server.get()
     }
 
+    /// The handshake message still unanswered: `server/discover` while
+    /// the era probe waits for its answer, `initialize` while the legacy
+    /// handshake waits for the server's, `notifications/initialized` while
+    /// that is being sent; `None` before [`initialize`](Client::initialize)
+    /// is first called and once it has succeeded or failed.
+    ///
+    /// For the message of a bound around `initialize` that ran out: it
+    /// names the request the server never answered (`server/discover`, to a
+    /// server that ignores it for longer than the bound), not `initialize`
+    /// whatever was sent.
+    ///
+    /// ```no_run
+    /// # async fn run(client: golem_mcp::Client) {
+    /// use std::time::Duration;
+    /// if tokio::time::timeout(Duration::from_secs(30), client.initialize()).await.is_err() {
+    ///     let request = client.handshake_waiting_on().unwrap_or("initialize");
+    ///     eprintln!("no answer to {request} within 30 s");
+    /// }
+    /// # }
+    /// ```
+    pub fn handshake_waiting_on(&self) -> Option<&'static str> {
+        self.generation().waiting_on()
+    }
+
     pub(in crate::session) fn server_or_invalid(&self) -> Result<&ServerInfo, Error> {
         self.inner.server.get().ok_or_else(|| {
             Error::invalid_response("initialize", "no server information was recorded")

@@ -137,6 +137,49 @@ impl std::fmt::Display for LogLevel {
     }
 }
 
+impl LogLevel {
+    /// Every level, least severe first.
+    pub const ALL: [LogLevel; 8] = [
+        LogLevel::Debug,
+        LogLevel::Info,
+        LogLevel::Notice,
+        LogLevel::Warning,
+        LogLevel::Error,
+        LogLevel::Critical,
+        LogLevel::Alert,
+        LogLevel::Emergency,
+    ];
+}
+
+/// A level's name (`"warning"`), in any case and with spaces around it
+/// (`"Warning "`), as a command line gives it; anything else is
+/// [`UnknownLogLevel`].
+///
+/// ```
+/// use golem_mcp::LogLevel;
+///
+/// assert_eq!("Warning".parse(), Ok(LogLevel::Warning));
+/// assert!("loud".parse::<LogLevel>().is_err());
+/// ```
+impl std::str::FromStr for LogLevel {
+    type Err = UnknownLogLevel;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let name = text.trim().to_ascii_lowercase();
+        LogLevel::ALL
+            .into_iter()
+            .find(|level| level.to_string() == name)
+            .ok_or_else(|| UnknownLogLevel(text.to_owned()))
+    }
+}
+
+/// A name that is not a [`LogLevel`]'s; its message lists the names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0:?} is not a log level: debug, info, notice, warning, error, critical, alert or emergency"
+)]
+pub struct UnknownLogLevel(pub String);
+
 impl LogMessage {
     /// The message as one line of text: a string as is, other JSON compact.
     pub fn text(&self) -> String {

@@ -40,12 +40,18 @@ pub enum TransportError {
     #[error("{0}")]
     HttpStatus(Box<HttpStatusError>),
     /// An HTTP request failed before an answer (connection refused, reset,
-    /// TLS failure, ...). The message ends with the root cause (the HTTP
-    /// client's own message says little: "error sending request").
-    #[error("{context}: {}", with_root_cause(&**.source))]
+    /// TLS failure, ...), or an answer's body broke. The message names the
+    /// request and its URL and ends with the root cause, once:
+    /// `POST http://127.0.0.1:9/mcp: Connection refused (os error 111)`.
+    #[error("{}: {}", request_line(.context, .url.as_deref()), with_root_cause(&**.source))]
     Http {
-        /// What the transport was doing, e.g. `POST`.
+        /// What the transport was doing, e.g. `POST` or `GET (resume the
+        /// event stream)`.
         context: &'static str,
+        /// The URL of the request that failed, without credentials, query
+        /// or fragment (as [`HttpStatusError::url`]); `None` when the
+        /// answer had begun and its body broke, as the URL was reached.
+        url: Option<String>,
         /// The HTTP client's error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
@@ -96,8 +102,9 @@ impl TransportError {
                 TransportError::MessageTooLarge { limit: *limit }
             }
             TransportError::HttpStatus(status) => TransportError::HttpStatus(status.clone()),
-            TransportError::Http { context, .. } => TransportError::Http {
+            TransportError::Http { context, url, .. } => TransportError::Http {
                 context,
+                url: url.clone(),
                 source: Box::new(SharedCause(self.clone())),
             },
             TransportError::StreamEnded { detail } => TransportError::StreamEnded {
@@ -154,6 +161,9 @@ impl std::error::Error for SharedCause {
 pub struct HttpStatusError {
     /// The HTTP status code.
     pub status: u16,
+    /// The status's standard reason phrase (`Internal Server Error` for
+    /// 500), when it has one: the message shows it after the code.
+    pub reason: Option<&'static str>,
     /// The URL that answered.
     pub url: String,
     /// The start of the answer's body (at most 1 KiB), for diagnostics.
@@ -187,7 +197,15 @@ impl HttpStatusError {
 
 impl fmt::Display for HttpStatusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "HTTP {} from {}", self.status, self.url)?;
+        write!(f, "HTTP {}", self.status)?;
+        if let Some(reason) = self.reason {
+            write!(f, " {reason}")?;
+        }
+        write!(f, " from {}", self.url)?;
+        // Whether the message says what the status means here; if not, and
+        // the body is empty, it says so, lest the reader look for more.
+        let explained =
+            self.session_expired || matches!(self.status, 401 | 404) || self.location.is_some();
         if self.session_expired {
             write!(
                 f,
@@ -215,6 +233,8 @@ impl fmt::Display for HttpStatusError {
         let excerpt = one_line(&self.body_excerpt, DISPLAYED_BODY);
         if !excerpt.is_empty() {
             write!(f, ": {excerpt}")?;
+        } else if !explained {
+            f.write_str(" (empty body)")?;
         }
         Ok(())
     }
@@ -295,6 +315,19 @@ impl fmt::Display for ProcessExit {
     }
 }
 
+/// What a [`TransportError::Http`] names: the request, with its URL after
+/// the method when there is one (`GET http://…/mcp (resume the event
+/// stream)`), so that a refused connection says where it was refused.
+fn request_line(context: &str, url: Option<&str>) -> String {
+    let Some(url) = url else {
+        return context.to_owned();
+    };
+    match context.split_once(" (") {
+        Some((method, purpose)) => format!("{method} {url} ({purpose}"),
+        None => format!("{context} {url}"),
+    }
+}
+
 /// `error`'s message, followed by its innermost cause's when that says
 /// something more ("error sending request: Connection refused (os error
 /// 111)"), so that a one-line message names what actually went wrong.
@@ -331,8 +364,17 @@ mod tests {
     use super::*;
 
     fn status(status: u16, body: &str) -> HttpStatusError {
+        // The phrases `http::StatusCode::canonical_reason` gives.
+        let reason = match status {
+            307 => "Temporary Redirect",
+            400 => "Bad Request",
+            401 => "Unauthorized",
+            404 => "Not Found",
+            _ => "Internal Server Error",
+        };
         HttpStatusError {
             status,
+            reason: Some(reason),
             url: "http://127.0.0.1:1/mcp".to_owned(),
             body_excerpt: body.to_owned(),
             session_expired: false,
@@ -350,7 +392,7 @@ mod tests {
         };
         let text = error.to_string();
         assert!(
-            text.starts_with("HTTP 307 from http://127.0.0.1:1/mcp (a redirect to https://elsewhere.example/mcp, another origin: not followed"),
+            text.starts_with("HTTP 307 Temporary Redirect from http://127.0.0.1:1/mcp (a redirect to https://elsewhere.example/mcp, another origin: not followed"),
             "{text}"
         );
     }
@@ -359,7 +401,7 @@ mod tests {
     fn a_401_says_how_to_authorize() {
         assert_eq!(
             status(401, "").to_string(),
-            "HTTP 401 from http://127.0.0.1:1/mcp (the server requires authorization: send a \
+            "HTTP 401 Unauthorized from http://127.0.0.1:1/mcp (the server requires authorization: send a \
              token in an \"Authorization: Bearer …\" header)"
         );
     }
@@ -372,11 +414,11 @@ mod tests {
                 "<!DOCTYPE html>\n<html>\n  <h1>Not   Found</h1>\n</html>"
             )
             .to_string(),
-            "HTTP 500 from http://127.0.0.1:1/mcp: Not Found"
+            "HTTP 500 Internal Server Error from http://127.0.0.1:1/mcp: Not Found"
         );
         assert_eq!(
             status(500, "line one\n\tline two").to_string(),
-            "HTTP 500 from http://127.0.0.1:1/mcp: line one line two"
+            "HTTP 500 Internal Server Error from http://127.0.0.1:1/mcp: line one line two"
         );
         let long = status(500, &"é".repeat(300)).to_string();
         assert!(
@@ -386,8 +428,32 @@ mod tests {
         // Not markup: a '<' in plain text stays.
         assert_eq!(
             status(400, "a < b").to_string(),
-            "HTTP 400 from http://127.0.0.1:1/mcp: a < b"
+            "HTTP 400 Bad Request from http://127.0.0.1:1/mcp: a < b"
         );
+    }
+
+    #[test]
+    fn an_empty_body_is_said_to_be_empty_where_nothing_else_explains_the_status() {
+        assert_eq!(
+            status(500, "").to_string(),
+            "HTTP 500 Internal Server Error from http://127.0.0.1:1/mcp (empty body)"
+        );
+        // Whitespace is no more of a body.
+        assert_eq!(
+            status(500, " \n").to_string(),
+            "HTTP 500 Internal Server Error from http://127.0.0.1:1/mcp (empty body)"
+        );
+        let unnamed = HttpStatusError {
+            reason: None,
+            ..status(599, "")
+        };
+        assert_eq!(
+            unnamed.to_string(),
+            "HTTP 599 from http://127.0.0.1:1/mcp (empty body)"
+        );
+        // A status the message explains needs no word on its body.
+        assert!(!status(401, "").to_string().contains("empty body"));
+        assert!(!status(404, "").to_string().contains("empty body"));
     }
 
     #[test]
@@ -395,9 +461,39 @@ mod tests {
         let io = io::Error::new(io::ErrorKind::ConnectionRefused, "Connection refused");
         let error = TransportError::Http {
             context: "POST",
+            url: None,
             source: Box::new(io),
         };
         assert_eq!(error.to_string(), "POST: Connection refused");
+    }
+
+    #[test]
+    fn a_failed_request_names_its_url_after_the_method() {
+        let refused = || io::Error::new(io::ErrorKind::ConnectionRefused, "Connection refused");
+        let url = Some("http://127.0.0.1:9/mcp".to_owned());
+        let post = TransportError::Http {
+            context: "POST",
+            url: url.clone(),
+            source: Box::new(refused()),
+        };
+        assert_eq!(
+            post.to_string(),
+            "POST http://127.0.0.1:9/mcp: Connection refused"
+        );
+        let get = TransportError::Http {
+            context: "GET (resume the event stream)",
+            url,
+            source: Box::new(refused()),
+        };
+        assert_eq!(
+            get.to_string(),
+            "GET http://127.0.0.1:9/mcp (resume the event stream): Connection refused"
+        );
+        // A copy for another request in flight says the same.
+        assert_eq!(
+            Arc::new(get).duplicate().to_string(),
+            "GET http://127.0.0.1:9/mcp (resume the event stream): Connection refused"
+        );
     }
 
     #[test]

@@ -110,6 +110,9 @@ pub struct Knobs {
     pub unavailable: AtomicBool,
     /// `tools/list` gets a redirect (307) to this URL.
     pub redirect_to: Mutex<Option<String>>,
+    /// A `POST` of this JSON-RPC method is recorded and never answered (its
+    /// connection stays open): a server that ignores it.
+    pub silent_to: Mutex<Option<&'static str>>,
 }
 
 impl Default for Knobs {
@@ -122,6 +125,7 @@ impl Default for Knobs {
             unavailable_resumes: AtomicUsize::new(0),
             unavailable: AtomicBool::new(false),
             redirect_to: Mutex::new(None),
+            silent_to: Mutex::new(None),
         }
     }
 }
@@ -611,6 +615,10 @@ async fn answer_post(state: &Arc<State>, headers: &HeaderMap, message: Value) ->
         return text_response(503, "text/plain", "down for now");
     }
     let method = message["method"].as_str().unwrap_or_default();
+    let silent = *state.knobs.silent_to.lock().expect("lock");
+    if silent == Some(method) {
+        return std::future::pending().await;
+    }
     // A legacy server: the era probe, outside a session, gets what the
     // TypeScript SDK answers (server-everything's 400 and -32000), and the
     // client falls back to the handshake.

@@ -1,6 +1,6 @@
-//! What a streaming run reports while it goes: [`RunEvent`] (model
-//! fragments, each answer's end and usage, each tool call's start and end,
-//! a call of a tool there is not),
+//! What a streaming run reports while it goes: [`RunEvent`] (each model
+//! request sent, model fragments, each answer's end and usage, each tool
+//! call's start and end, a call of a tool there is not),
 //! [`ToolOutcome`] (how a call ended, in words a host can show) and
 //! [`RunSink`], the callback that receives them, with `emit`, which delivers
 //! an event only when a run streams. It knows nothing of the run loop, of
@@ -18,6 +18,13 @@ use golem_model::{FinishReason, StreamEvent, ToolCall, Usage};
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RunEvent {
+    /// A model request is sent: the first event of each turn. A host that
+    /// counts requests counts it here, so that one interrupted before its
+    /// answer counts too.
+    ModelRequest {
+        /// The model request: 1 for the first.
+        turn: u32,
+    },
     /// Something the model streamed: a fragment of its text, a tool call it
     /// began writing, or a fragment of that call's arguments (see
     /// [`StreamEvent`]).

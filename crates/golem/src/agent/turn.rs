@@ -129,6 +129,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             request.tools = view.specs;
             output::bound_images(&mut request.messages);
             let span = telemetry::model_span(turn, &request);
+            emit(&mut sink, || RunEvent::ModelRequest { turn });
             let started = Instant::now();
             let response = match sink.as_deref_mut() {
                 None => self.model.request(&request).instrument(span.clone()).await,

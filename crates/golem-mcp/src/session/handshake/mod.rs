@@ -74,10 +74,26 @@ impl Client {
     /// Runs `session`'s handshake to its end, or resumes it where a dropped
     /// one left it (see [`initialize`](Client::initialize)).
     pub(crate) async fn handshake(&self, session: &Arc<Generation>) -> Result<(), Error> {
+        let mut lifecycle = session.lifecycle.lock().await;
+        let result = self.advance(session, &mut lifecycle).await;
+        // Under the lock, so that a handshake another call starts next is
+        // not said to be over.
+        session.set_waiting_on(lifecycle.waiting_on());
+        result
+    }
+
+    /// Takes `lifecycle` to its end, noting before each wait which message
+    /// it waits on: a bound around `initialize` that runs out names it
+    /// ([`Client::handshake_waiting_on`]).
+    async fn advance(
+        &self,
+        session: &Arc<Generation>,
+        lifecycle: &mut Lifecycle,
+    ) -> Result<(), Error> {
         let operation = Operation("initialize", None);
         let connection = &session.connection;
-        let mut lifecycle = session.lifecycle.lock().await;
         loop {
+            session.set_waiting_on(lifecycle.waiting_on());
             if matches!(*lifecycle, Lifecycle::Ready) {
                 return Ok(());
             }

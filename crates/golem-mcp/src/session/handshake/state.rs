@@ -57,6 +57,19 @@ pub(in crate::session) enum Lifecycle {
     Ready,
 }
 
+impl Lifecycle {
+    /// The handshake message this stage waits on: the probe's answer, the
+    /// answer to `initialize`, or the send of `notifications/initialized`.
+    pub(in crate::session) fn waiting_on(&self) -> Option<&'static str> {
+        match self {
+            Lifecycle::New | Lifecycle::Ready => None,
+            Lifecycle::Probing { .. } => Some("server/discover"),
+            Lifecycle::Initializing { .. } => Some("initialize"),
+            Lifecycle::Confirming { .. } => Some("notifications/initialized"),
+        }
+    }
+}
+
 /// A spawned send, aborted if the client goes away first.
 pub(in crate::session) struct AbortOnDropResult(JoinHandle<Result<(), TransportError>>);
 

@@ -91,8 +91,10 @@ impl Client {
         let ready = match tokio::time::timeout(within, self.handshake(&session)).await {
             Ok(Ok(())) => self.same_revision(&session),
             Ok(Err(error)) => Err(error),
+            // The request the server never answered: the probe, when the
+            // restarted server ignores it for longer than the bound.
             Err(_) => Err(Error::Timeout {
-                operation: "initialize".into(),
+                operation: session.waiting_on().unwrap_or("initialize").into(),
                 after: within,
                 stderr_tail: String::new(),
             }),

@@ -31,6 +31,8 @@ use reqwest::header::{
 };
 use reqwest::{Method, StatusCode, Url};
 
+use super::headers::redact;
+
 /// How many redirects within the endpoint's origin are followed (reqwest's
 /// own default).
 pub(super) const MAX_REDIRECTS: usize = 10;
@@ -188,21 +190,27 @@ impl Request {
         self
     }
 
-    /// Sends the request and waits for the answer's head.
+    /// Sends the request and waits for the answer's head; without one,
+    /// the error says where the request went.
     ///
     /// Cancel safe: dropped, the request is abandoned; a connection it had
     /// half written is closed, not reused (hyper's and reqwest's rule), so
     /// the server sees the whole request or none.
-    pub(in crate::transports) async fn send(self) -> Result<Response, HttpError> {
+    pub(in crate::transports) async fn send(self) -> Result<Response, Unanswered> {
         if self.invalid_header {
-            return Err(HttpError::InvalidHeader);
+            let url = match (&self.client, &self.target) {
+                (_, Target::Other(url)) => Some(&**url),
+                (HttpClient::Direct(direct), Target::Endpoint) => Some(&*direct.endpoint),
+                (HttpClient::Reqwest(_), Target::Endpoint) => None,
+            };
+            return Err(Unanswered::at(url, HttpError::InvalidHeader));
         }
         match &self.client {
             HttpClient::Direct(direct) => send_direct(direct.clone(), self).await,
             HttpClient::Reqwest(client) => {
                 // Only the direct client has an endpoint target.
                 let Target::Other(url) = self.target else {
-                    return Err(HttpError::InvalidUrl);
+                    return Err(Unanswered::at(None, HttpError::InvalidUrl));
                 };
                 let mut request = client.request(self.method, *url).headers(self.headers);
                 if !self.body.is_empty() {
@@ -215,8 +223,46 @@ impl Request {
                     .map(|response| Response {
                         inner: Inner::Reqwest(Box::new(response)),
                     })
-                    .map_err(|error| HttpError::Reqwest(error.without_url()))
+                    .map_err(|error| {
+                        // The URL is the one that failed (a redirect's,
+                        // perhaps); the error keeps none.
+                        let url = error.url().map(redact);
+                        Unanswered {
+                            error: HttpError::Reqwest(error.without_url()),
+                            url,
+                        }
+                    })
             }
+        }
+    }
+}
+
+/// A request that got no answer: why, and the URL it went to (without
+/// credentials, query or fragment), which the transport error names. Made
+/// only on failure: a request copies no URL.
+#[derive(Debug)]
+pub(in crate::transports) struct Unanswered {
+    /// Why there is no answer.
+    pub(in crate::transports) error: HttpError,
+    /// Where the request went (the redirect's target, when it failed
+    /// there); `None` for a request that never had one to send to.
+    pub(in crate::transports) url: Option<String>,
+}
+
+impl Unanswered {
+    fn at(url: Option<&Url>, error: HttpError) -> Unanswered {
+        Unanswered {
+            error,
+            url: url.map(redact),
+        }
+    }
+}
+
+impl fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.url {
+            Some(url) => write!(f, "{url}: {}", self.error),
+            None => self.error.fmt(f),
         }
     }
 }
@@ -225,7 +271,7 @@ impl Request {
 /// endpoint's origin (ADR 0017): `307` and `308` with the same method and
 /// body, `301`, `302` and `303` as a `GET` without one. A redirect to
 /// another origin is the answer.
-async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Response, HttpError> {
+async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Response, Unanswered> {
     // The origin redirects must stay in, once one comes.
     let mut origin = None;
     let mut redirects = 0;
@@ -245,7 +291,8 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
                 }
                 direct.endpoint_uri.clone()
             }
-            Target::Other(url) => Uri::try_from(url.as_str()).map_err(|_| HttpError::InvalidUrl)?,
+            Target::Other(url) => Uri::try_from(url.as_str())
+                .map_err(|_| Unanswered::at(Some(url), HttpError::InvalidUrl))?,
         };
         // Copies (the body's shares its bytes): hyper takes the request, and
         // a redirect sends it again.
@@ -253,8 +300,9 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
         *sent.method_mut() = request.method.clone();
         *sent.uri_mut() = uri;
         *sent.headers_mut() = request.headers.clone();
-        let response = direct.pool.request(sent).await.map_err(HttpError::Send)?;
         let from = url_of(&direct, &request.target);
+        let response = (direct.pool.request(sent).await)
+            .map_err(|error| Unanswered::at(Some(from), HttpError::Send(error)))?;
         let next = redirect(&response, from)
             .filter(|next| next.origin() == *origin.get_or_insert_with(|| from.origin()));
         let Some(next) = next else {
@@ -267,7 +315,7 @@ async fn send_direct(direct: Arc<Direct>, mut request: Request) -> Result<Respon
             });
         };
         if redirects == MAX_REDIRECTS {
-            return Err(HttpError::TooManyRedirects);
+            return Err(Unanswered::at(Some(from), HttpError::TooManyRedirects));
         }
         redirects += 1;
         let status = response.status();
@@ -399,7 +447,8 @@ impl Response {
 }
 
 /// Why a request got no answer, or its body broke. Never names the URL
-/// (its query may hold a credential).
+/// (its query may hold a credential): [`Unanswered`] says where, without
+/// one.
 #[derive(Debug)]
 pub(in crate::transports) enum HttpError {
     /// hyper could not send it or read the answer's head (refused, reset,
@@ -420,16 +469,31 @@ pub(in crate::transports) enum HttpError {
 impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            HttpError::Send(_) => f.write_str("error sending request"),
+            // hyper-util's own words ("client error (Connect)") say
+            // nothing: the innermost cause says what happened, once.
+            HttpError::Send(error) => f.write_str(&innermost(error)),
             HttpError::Body(_) => f.write_str("error reading the answer's body"),
             HttpError::InvalidHeader => f.write_str("a header value cannot be sent"),
             HttpError::InvalidUrl => {
                 f.write_str("the URL cannot be sent as an HTTP request's target")
             }
             HttpError::TooManyRedirects => write!(f, "more than {MAX_REDIRECTS} redirects"),
+            // As for `Send`: "error sending request" says nothing more.
+            HttpError::Reqwest(error) if error.is_request() || error.is_connect() => {
+                f.write_str(&innermost(error))
+            }
             HttpError::Reqwest(error) => error.fmt(f),
         }
     }
+}
+
+/// The message of `error`'s innermost cause (its own when it has none).
+fn innermost(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut root = error;
+    while let Some(source) = root.source() {
+        root = source;
+    }
+    root.to_string()
 }
 
 impl std::error::Error for HttpError {

@@ -12,7 +12,7 @@ use super::authorize::{MAX_AUTHORIZATIONS, refusal};
 use super::client::{Request, Response};
 use super::headers::{MCP_METHOD, MCP_NAME, SESSION};
 use super::shared::{Shared, addressed_to};
-use super::status::{http_error, status_error, status_error_with};
+use super::status::{body_error, http_error, status_error, status_error_with};
 use super::stream;
 use crate::wire::jsonrpc::{self, Route};
 use crate::wire::mcp_headers::header_value;
@@ -311,14 +311,14 @@ async fn read_json(mut response: Response, limit: usize) -> Result<Bytes, Transp
     let Some(first) = response
         .chunk()
         .await
-        .map_err(|error| http_error("read the JSON answer", error))?
+        .map_err(|error| body_error("read the JSON answer", error))?
     else {
         return Ok(Bytes::new());
     };
     let Some(second) = response
         .chunk()
         .await
-        .map_err(|error| http_error("read the JSON answer", error))?
+        .map_err(|error| body_error("read the JSON answer", error))?
     else {
         return match first.len() > limit {
             true => Err(too_large),
@@ -331,7 +331,7 @@ async fn read_json(mut response: Response, limit: usize) -> Result<Bytes, Transp
     while let Some(chunk) = response
         .chunk()
         .await
-        .map_err(|error| http_error("read the JSON answer", error))?
+        .map_err(|error| body_error("read the JSON answer", error))?
     {
         if body.len() + chunk.len() > limit {
             return Err(too_large);

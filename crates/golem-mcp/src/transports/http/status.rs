@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderValue, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 
-use super::client::{HttpError, Response};
+use super::client::{HttpError, Response, Unanswered};
 
 use super::headers::redact;
 use crate::wire::transport_error::{HttpStatusError, TransportError};
@@ -60,6 +60,7 @@ pub(in crate::transports) fn status_error_with(
     let url = redact(url);
     TransportError::HttpStatus(Box::new(HttpStatusError {
         status: status.as_u16(),
+        reason: status.canonical_reason(),
         url,
         body_excerpt,
         session_expired,
@@ -81,11 +82,26 @@ async fn read_excerpt(mut response: Response) -> String {
     String::from_utf8_lossy(&body).trim().to_owned()
 }
 
-/// An HTTP client error (never with the URL, which may carry credentials
-/// in its query; the error's operation already says what failed).
-pub(in crate::transports) fn http_error(context: &'static str, error: HttpError) -> TransportError {
+/// A request that got no answer: the error names its URL (already without
+/// credentials, query or fragment), so that a refused connection says
+/// where.
+pub(in crate::transports) fn http_error(
+    context: &'static str,
+    unanswered: Unanswered,
+) -> TransportError {
     TransportError::Http {
         context,
+        url: unanswered.url,
+        source: Box::new(unanswered.error),
+    }
+}
+
+/// An answer whose body broke: the URL answered, so the error does not
+/// name it again.
+pub(in crate::transports) fn body_error(context: &'static str, error: HttpError) -> TransportError {
+    TransportError::Http {
+        context,
+        url: None,
         source: Box::new(error),
     }
 }

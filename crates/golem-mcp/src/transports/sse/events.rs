@@ -13,7 +13,7 @@ use tokio::task::AbortHandle;
 
 use super::open::{Opened, stream_error};
 use super::shared::{InboundSender, LinkState};
-use crate::transports::http::status::http_error;
+use crate::transports::http::status::body_error;
 use crate::wire::transport::Inbound;
 use crate::wire::transport_error::TransportError;
 
@@ -57,7 +57,7 @@ async fn read(
                         .to_owned(),
                 };
             }
-            Err(error) => break http_error("read the event stream", error),
+            Err(error) => break body_error("read the event stream", error),
         }
     };
     shared.ended.store(true, Ordering::Release);

@@ -11,7 +11,7 @@ use super::shared::LinkState;
 use crate::transports::http::authorize::{MAX_AUTHORIZATIONS, refusal};
 use crate::transports::http::client::{Request, Response};
 use crate::transports::http::headers::redact;
-use crate::transports::http::status::{http_error, status_error};
+use crate::transports::http::status::{body_error, http_error, status_error};
 use crate::wire::transport_error::TransportError;
 
 /// Why the stream could not be opened, and whether the server answered
@@ -183,7 +183,7 @@ async fn read_endpoint(
                     detail: "the server's event stream ended before its endpoint event".to_owned(),
                 });
             }
-            Err(error) => return Err(http_error("read the event stream", error)),
+            Err(error) => return Err(body_error("read the event stream", error)),
         }
     }
 }
