@@ -541,7 +541,8 @@ fn a_provider_error_exits_3_without_showing_the_key() {
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("HTTP 401"), "{stderr}");
     assert!(stderr.contains("Incorrect API key provided."), "{stderr}");
-    assert_last_line_is_usage(&stderr, "golem: usage: 0 requests");
+    // Sent, and refused: it counts.
+    assert_last_line_is_usage(&stderr, "golem: usage: 1 request, 0 input tokens");
     assert!(!stderr.contains(KEY), "{stderr}");
     assert_eq!(provider.request_count(), 1, "a 401 is not retried");
 }
@@ -954,10 +955,15 @@ fn a_models_escape_sequences_are_shown_not_run() {
     let hostile =
         "\x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 \x1b]0;title\x07 \roverwritten \u{202e}fdp.exe";
     let provider = FakeProvider::start([Reply::Text(hostile.into())]);
-    let output = run_on(&provider)
-        .arg("Say something")
-        .output()
-        .expect("golem runs");
+    let mut command = Process::new(env!("CARGO_BIN_EXE_golem"));
+    command
+        .env("XDG_CACHE_HOME", fresh_cache())
+        .env("OPENAI_API_KEY", KEY)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["run", "--model", "openai:gpt-fake", "--base-url"])
+        .arg(provider.openai_base_url())
+        .arg("Say something");
+    let output = support::pty::run_on_pty(command);
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     for forbidden in ['\x1b', '\x07', '\r', '\u{202e}'] {

@@ -170,7 +170,14 @@ fn a_tool_timeout_cancels_the_call_and_ends_the_session() {
     let recorder = Recorder::start();
     let provider = hanging_call();
     let dir = TempDir::new();
-    let mut golem = golem_on(&recorder, &provider, &dir, &["--tool-timeout", "0.5"]);
+    // The timeout ends the run (told to the model, the model would call
+    // again): the call is cancelled, then the session ended.
+    let mut golem = golem_on(
+        &recorder,
+        &provider,
+        &dir,
+        &["--tool-timeout", "0.5", "--fail-on-tool-error"],
+    );
 
     let exit = {
         let start = std::time::Instant::now();

@@ -2,7 +2,7 @@
 //! provider: the servers' log messages from `--log-level` up (default
 //! `warning`), each after its server's name; `--quiet` leaves the answer
 //! and golem's own errors only; the answer is the model's text exactly in
-//! a pipe.
+//! a pipe, escaped on a terminal.
 
 use golem_fake_provider::{FakeProvider, Reply};
 
@@ -99,4 +99,25 @@ fn the_answer_is_exact_in_a_pipe() {
 
     assert_eq!(status, Some(0), "{stderr}");
     assert_eq!(stdout, CONTROLS);
+}
+
+#[test]
+fn the_answer_is_escaped_on_a_terminal() {
+    let provider = FakeProvider::start_with(|_| Reply::Text(CONTROLS.into()));
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem"));
+    command
+        .env("XDG_CACHE_HOME", fresh_cache())
+        .env("OPENAI_API_KEY", KEY)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["run", "--model", "openai:gpt-fake", "--base-url"])
+        .arg(provider.openai_base_url())
+        .arg("Go");
+
+    let output = support::pty::run_on_pty(command);
+
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        text(&output.stdout),
+        "raw:\\u{0}\\u{1}\\u{7}\\u{1b}[0m\\u{7f}\\r\n"
+    );
 }

@@ -102,6 +102,16 @@ impl Failure {
     /// A failure of the client library, with the exit status its kind
     /// deserves.
     pub fn from_mcp(error: &golem_mcp::Error) -> Self {
+        if let Some(operation) = echoed(error) {
+            return Failure::new(
+                Exit::Transport,
+                format!(
+                    "{operation}: the server sent our own request back instead of answering \
+                     it: it is not an MCP server (a program that echoes its input, such as \
+                     `cat`, does this); check the server command"
+                ),
+            );
+        }
         let exit = match error {
             golem_mcp::Error::Protocol { .. } => Exit::Protocol,
             // A malformed -H value, a --cwd that is not a directory, a URL
@@ -180,6 +190,28 @@ impl Failure {
         }
         json!({ "error": error })
     }
+}
+
+/// The operation, when `error` is the client's own refusal come back: a
+/// "server" that echoes its input (`cat`) sends our request back, the
+/// client refuses it as a server request it does not offer (-32601, "this
+/// client does not offer" the method), and the echo of that refusal then
+/// answers our request, which would blame the client. The refusal is the
+/// error (a JSON-RPC error), or ends what made an answer invalid (a
+/// `server/discover` probe pinned to the modern era).
+fn echoed(error: &golem_mcp::Error) -> Option<&str> {
+    let (operation, said) = match error {
+        golem_mcp::Error::Protocol {
+            operation, source, ..
+        } if source.code == -32601 => (operation, source.message.as_str()),
+        golem_mcp::Error::InvalidResponse {
+            operation, detail, ..
+        } => (operation, detail.as_str()),
+        _ => return None,
+    };
+    let method = operation.split(' ').next().unwrap_or_default();
+    let refusal = format!("Method not found: this client does not offer {method:?}");
+    said.ends_with(&refusal).then_some(operation.as_str())
 }
 
 /// An error's message without the library's `mcp: ` prefix, followed by its
@@ -287,6 +319,45 @@ mod tests {
             source: std::io::Error::from(std::io::ErrorKind::NotFound),
         };
         assert_eq!(Failure::from_mcp(&spawn).exit, Exit::Transport);
+    }
+
+    #[test]
+    fn our_own_refusal_echoed_back_says_the_server_is_no_mcp_server() {
+        let refusal = |operation: &str, method: &str| golem_mcp::Error::Protocol {
+            operation: operation.into(),
+            source: ProtocolError {
+                code: -32601,
+                message: format!("Method not found: this client does not offer {method:?}"),
+                data: None,
+            },
+        };
+        let echoed = Failure::from_mcp(&refusal("initialize", "initialize"));
+        assert_eq!(echoed.exit, Exit::Transport);
+        assert!(
+            echoed
+                .message
+                .starts_with("initialize: the server sent our own request back"),
+            "{echoed:?}"
+        );
+        assert!(echoed.answer.is_none(), "{echoed:?}");
+        let listed = Failure::from_mcp(&refusal("tools/call echo", "tools/call"));
+        assert!(listed.message.contains("not an MCP server"), "{listed:?}");
+        let pinned = golem_mcp::Error::InvalidResponse {
+            operation: "server/discover".into(),
+            detail: "the server does not speak protocol 2026-07-28: error -32601: Method not \
+                     found: this client does not offer \"server/discover\""
+                .into(),
+        };
+        assert!(
+            Failure::from_mcp(&pinned)
+                .message
+                .contains("not an MCP server"),
+            "{:?}",
+            Failure::from_mcp(&pinned)
+        );
+        // A server's own -32601 for another method is its answer.
+        let refused = Failure::from_mcp(&refusal("tools/call echo", "sampling/createMessage"));
+        assert_eq!(refused.exit, Exit::Protocol);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! ```text
 //! golem-mcp info                    [SERVER]
 //! golem-mcp list [--long]           [SERVER]
-//! golem-mcp call TOOL [ARGS_JSON] [--arg NAME=VALUE]... [SERVER]
+//! golem-mcp call TOOL [ARGS_JSON] [--arg NAME=VALUE]... [--output DIR] [SERVER]
 //! golem-mcp resources [--templates] [SERVER]
 //! golem-mcp read URI [--output FILE | --raw] [SERVER]
 //! golem-mcp prompts                 [SERVER]
@@ -24,7 +24,9 @@
 //! server hears of the abandoned call and the session ends, within 2 s). With
 //! `--json` a failure is also one JSON object on stdout. It answers the server's elicitation requests
 //! (`--on-elicitation`) and `roots/list` (`--root`), prints the server's log
-//! messages on stderr, and declares no sampling capability. HTTP servers
+//! messages on stderr, and declares no sampling capability. A tool's
+//! result, a resource's text and a prompt's messages are written exact to a
+//! pipe or a file and escaped on a terminal (`run/output.rs`). HTTP servers
 //! that require OAuth are authorized when they ask (`plan/oauth.rs`).
 //! `golem-mcp --help` says the rest.
 //!

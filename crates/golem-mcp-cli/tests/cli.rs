@@ -954,7 +954,30 @@ fn a_server_command_without_the_separator_gets_a_tip() {
 }
 
 #[test]
+fn a_program_that_echoes_our_requests_is_named_as_no_mcp_server() {
+    // `cat` sends each request back: the client refuses it as a server
+    // request and `cat` returns that refusal as the answer.
+    for pinned in [vec![], vec!["--protocol", "2026-07-28"]] {
+        golem_mcp()
+            .arg("info")
+            .args(&pinned)
+            .args(["--", "cat"])
+            .assert()
+            .code(4)
+            .stderr(
+                predicate::str::contains(
+                    "the server sent our own request back instead of answering it: it is not \
+                     an MCP server",
+                )
+                .and(predicate::str::contains("this client does not offer").not()),
+            );
+    }
+}
+
+#[test]
 fn a_server_that_never_answers_shows_its_stderr_at_the_timeout() {
+    // The era probe (10 s) outlasts the 2 s: server/discover is the
+    // request left unanswered.
     golem_mcp()
         .args(["list", "--timeout", "2", "--", "sh", "-c"])
         .arg("echo 'could not bind port 8080' >&2; exec sleep 100")
@@ -963,7 +986,7 @@ fn a_server_that_never_answers_shows_its_stderr_at_the_timeout() {
         .stderr(
             predicate::str::contains(
                 "timed out after 2 s while connecting to the server: the server never \
-                 answered initialize; its stderr ended with:\n  could not bind port 8080",
+                 answered server/discover; its stderr ended with:\n  could not bind port 8080",
             )
             .and(predicate::str::contains("raise --timeout").not()),
         );

@@ -3,7 +3,9 @@
 //! resources, end to end against real servers nobody here wrote, installed
 //! by `scripts/install-peers.sh`: `@modelcontextprotocol/server-everything`
 //! (npm) and the official Python SDK's server
-//! (`peers/python/mcp_py_server.py`). A missing peer fails the test.
+//! (`peers/python/mcp_py_server.py`); and a Python SDK server of ours that
+//! lists nothing (`tests/fixtures/py_empty_server.py`). A missing peer
+//! fails the test.
 
 mod support;
 
@@ -354,5 +356,36 @@ fn a_feature_the_server_does_not_offer_is_an_empty_listing_or_a_usage_error() {
             .stderr(predicate::str::contains(format!(
                 "it declares no {capability} capability"
             )));
+    }
+}
+
+/// `-- python tests/fixtures/py_empty_server.py`: a Python SDK server that
+/// declares tools, resources and prompts, and lists none.
+fn empty_stdio() -> [String; 3] {
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/py_empty_server.py");
+    ["--".into(), support::python(), support::installed(script)]
+}
+
+#[test]
+fn an_empty_listing_says_so_on_stderr() {
+    for (args, listing) in [
+        (vec!["list"], "tools"),
+        (vec!["prompts"], "prompts"),
+        (vec!["resources"], "resources"),
+        (vec!["resources", "--templates"], "resource templates"),
+    ] {
+        let output = golem_mcp()
+            .args(&args)
+            .args(empty_stdio())
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {output:?}");
+        assert_eq!(output.stdout, b"", "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&output.stderr),
+            format!("golem-mcp: the server lists no {listing}\n"),
+            "{args:?}"
+        );
     }
 }

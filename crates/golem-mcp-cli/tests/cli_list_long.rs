@@ -1,7 +1,9 @@
 //! `list --long` against real servers: a line per parameter (name, type,
 //! required or optional, default, allowed values, the first line of its
-//! description), nested objects indented, a very long schema summarised;
-//! `list --json` keeps the schema as the server sent it.
+//! description), nested objects indented (each variant of a union of
+//! models under a line of its own), a docstring without its source
+//! indentation, a very long schema summarised; `list --json` keeps the
+//! schema as the server sent it.
 
 mod support;
 
@@ -90,5 +92,36 @@ fn the_python_peers_tools_show_their_parameters() {
     assert!(
         block(&text, "refuse").contains("\n  parameters: none\n"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_docstring_loses_its_indentation_and_each_model_of_a_union_shows_its_fields() {
+    let output = golem_mcp()
+        .args(["list", "--long"])
+        .args(schema_stdio())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    // The last tool listed; its description has a blank line of its own.
+    let (_, draw) = text.split_once("\n\ndraw\n").expect("draw is listed last");
+    assert_eq!(
+        format!("draw\n{draw}"),
+        "draw\n  Draw shapes.\n\n  Each shape is drawn in order:\n      circles first,\n      \
+         then squares.\n  parameters:\n    \
+         shape: object, required\n      \
+         variant 1 of 2 (Circle):\n        \
+         radius: number, required — In pixels.\n      \
+         variant 2 of 2 (Square):\n        \
+         side: number, required\n    \
+         more: array of object, optional, default []\n      \
+         variant 1 of 2 (Circle):\n        \
+         radius: number, required — In pixels.\n      \
+         variant 2 of 2 (Square):\n        \
+         side: number, required\n    \
+         maybe: object or null, optional, default null\n      \
+         radius: number, required — In pixels.\n  \
+         output:\n    result: string, required\n"
     );
 }

@@ -1,8 +1,12 @@
 //! What the test files of the `golem` binary share: the binary under
 //! [`PATIENCE`] with a test key, the npm peers `scripts/install-peers.sh`
 //! installs (a missing one fails the test), [`TempDir`] with its
-//! `mcpServers` files, and the waits on processes (each bounded).
+//! `mcpServers` files, the waits on processes (each bounded), and a
+//! pseudo-terminal for stdout (`pty`, shared with golem-mcp's tests).
 #![allow(dead_code)]
+
+#[path = "../../../golem-mcp-cli/tests/support/pty.rs"]
+pub mod pty;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

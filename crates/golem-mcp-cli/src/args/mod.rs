@@ -43,9 +43,18 @@ call --arg NAME=VALUE (repeatable) types each value by the tool's input schema
 objects as JSON) and adds it to ARGS_JSON; a value that does not fit, or a name
 the schema lacks, is a usage error naming the parameter.
 
+call --output DIR writes each image, audio and embedded blob of the result, decoded,
+to DIR/TOOL-INDEX.EXT (replacing a file there) and names the file in place of its
+placeholder line.
+
+A tool's result, a resource's text and a prompt's messages go to a pipe or a file
+exactly as the server sent them, and escaped (\\u{1b}, \\r) on a terminal; listings,
+info and stderr messages are always escaped; --json is always exact.
+
 list --long shows each parameter on a line: name, type, required or optional,
 default, allowed values, the first line of its description; nested objects
-indented; long schemas cut after 40 lines (list --json has them whole).
+indented (each variant of a union under a line of its own); long schemas cut
+after 40 lines (list --json has them whole).
 
 --json: the answer as JSON on stdout; a failure as one object on stdout,
 {\"error\": {\"kind\", \"exit\", \"message\", \"jsonrpc\": {...}, \"http\": {...}}}
@@ -61,6 +70,7 @@ Examples:
   golem-mcp list -- npx -y @modelcontextprotocol/server-everything
   golem-mcp call echo '{\"message\":\"hi\"}' --url http://127.0.0.1:3001/mcp
   golem-mcp call get-sum --arg a=2 --arg b=40 -- npx -y @modelcontextprotocol/server-everything
+  golem-mcp call get-tiny-image --output images -- npx -y @modelcontextprotocol/server-everything
   golem-mcp info --config servers.json --server everything";
 
 /// Inspect and call any Model Context Protocol server from a shell.
@@ -122,6 +132,13 @@ pub enum Command {
         /// timeout cancels it on the server.
         #[arg(long)]
         task: bool,
+        /// Write each image, audio and embedded blob of the result, decoded,
+        /// to a file in DIR (made if missing): TOOL-INDEX.EXT, INDEX being
+        /// the item's place in the content list (from 0) and EXT the media
+        /// type's extension (.bin if unknown). A file already there is
+        /// replaced. The text names the files instead of the placeholders.
+        #[arg(short, long, value_name = "DIR", conflicts_with = "json")]
+        output: Option<PathBuf>,
         /// A stdio server to start: `-- COMMAND [ARGS...]`.
         #[arg(last = true, value_name = "COMMAND")]
         server_command: Vec<String>,

@@ -53,6 +53,8 @@ pub enum Action {
         pairs: Vec<Pair>,
         /// `--task`: run it as a task.
         task: bool,
+        /// `--output DIR`: where the result's binary items are written.
+        output: Option<PathBuf>,
     },
     /// `resources`, `read`, `prompts`, `prompt`, `complete`, `ping`.
     Features(FeatureAction),
@@ -121,8 +123,12 @@ impl Plan {
                 args_json,
                 arg,
                 task,
+                output,
                 server_command,
             } => {
+                if let Some(dir) = &output {
+                    check_output_dir(dir)?;
+                }
                 let arguments = read_arguments(&args_json, stdin)?;
                 let pairs = typed::parse_pairs(&arg)?;
                 if tool.trim().is_empty() {
@@ -136,6 +142,7 @@ impl Plan {
                         arguments,
                         pairs,
                         task,
+                        output,
                     },
                     server_command,
                 )
@@ -194,6 +201,19 @@ fn elicitation_mode(
     }
 }
 
+/// `call --output DIR`, before the server is started: a path that exists
+/// must be a directory (a missing one is made when the result comes).
+fn check_output_dir(dir: &std::path::Path) -> Result<(), Failure> {
+    match std::fs::metadata(dir) {
+        Ok(found) if !found.is_dir() => Err(Failure::usage(format!(
+            "--output {} is not a directory; call --output names the directory the \
+             result's images, audio and blobs are written to",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `--root DIR` entries as `file://` roots; relative paths are taken from
 /// the directory golem-mcp runs in. `None` when there are none.
 fn roots(dirs: &[PathBuf]) -> Result<Option<Vec<Root>>, Failure> {
@@ -233,6 +253,17 @@ mod tests {
             usage_message(elicitation_mode(Some(Mode::Ask), true, true))
                 .contains("ARGS_JSON \"-\"")
         );
+    }
+
+    #[test]
+    fn call_output_must_be_a_directory_if_it_exists() {
+        let file = std::env::temp_dir().join(format!("golem-mcp-output-{}", std::process::id()));
+        std::fs::write(&file, b"x").expect("written");
+        let message = usage_message(check_output_dir(&file));
+        assert!(message.contains("is not a directory"), "{message}");
+        assert!(check_output_dir(&file.with_extension("missing")).is_ok());
+        assert!(check_output_dir(&std::env::temp_dir()).is_ok());
+        let _ = std::fs::remove_file(&file);
     }
 
     #[test]

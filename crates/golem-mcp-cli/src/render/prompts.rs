@@ -30,7 +30,12 @@ pub fn prompts_text(prompts: &[Prompt]) -> String {
             if !arguments.is_empty() {
                 let _ = write!(line, " {}", arguments.join(" "));
             }
-            if let Some(about) = prompt.title.as_ref().or(prompt.description.as_ref()) {
+            // The SDKs send an empty description for a prompt without one.
+            if let Some(about) = [&prompt.title, &prompt.description]
+                .into_iter()
+                .flatten()
+                .find(|about| !about.trim().is_empty())
+            {
                 let _ = write!(line, "  ({about})");
             }
             line.push('\n');
@@ -107,4 +112,24 @@ pub fn completion_note(completion: &Completion) -> Option<String> {
         ),
         None => "golem-mcp: the server has more values".to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prompt_is_shown_with_its_arguments_and_a_title_or_description_if_any() {
+        let prompts: Vec<Prompt> = serde_json::from_str(
+            r#"[{"name": "greet", "description": "Says hi",
+                 "arguments": [{"name": "who", "required": true}, {"name": "tone"}]},
+                {"name": "bare", "description": ""},
+                {"name": "titled", "title": "Titled", "description": "unused"}]"#,
+        )
+        .expect("prompts");
+        assert_eq!(
+            prompts_text(&prompts),
+            "greet who [tone]  (Says hi)\nbare\ntitled  (Titled)\n"
+        );
+    }
 }

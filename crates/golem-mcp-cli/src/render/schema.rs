@@ -1,10 +1,10 @@
 //! What `list --long` shows of a JSON Schema: one line per parameter, in
 //! the order the schema declares them (its name, type, required or
 //! optional, default, allowed values and the first line of its
-//! description), the properties of nested objects indented
-//! below theirs, and past a bound, a line saying what was left out (the
-//! whole schema is `list --json`'s). It knows nothing of tools: it is given
-//! a schema.
+//! description), the properties of nested objects indented below theirs
+//! (each object variant of an `anyOf` or `oneOf` under a line of its own),
+//! and past a bound, a line saying what was left out (the whole schema is
+//! `list --json`'s). It knows nothing of tools: it is given a schema.
 
 use std::fmt::Write as _;
 
@@ -154,12 +154,41 @@ impl<'a> Lines<'a> {
                 continue;
             }
             self.line(name, property, required.contains(&name.as_str()), indent);
-            match nested(self.root, property) {
-                Some(inner) if depth + 1 < MAX_DEPTH => self.object(inner, indent + 2, depth + 1),
-                Some(inner) => self.left_out += count_nested(self.root, inner, 0),
-                None => {}
+            if depth + 1 < MAX_DEPTH {
+                self.below(property, indent + 2, depth + 1);
+            } else {
+                self.left_out += count_nested(self.root, property, 0);
             }
         }
+    }
+
+    /// The objects below `property`'s line: one object's properties, or
+    /// each variant's under a line naming it (`variant 1 of 2 (Circle):`).
+    fn below(&mut self, property: &'a Json, indent: usize, depth: usize) {
+        match nested(self.root, property).as_slice() {
+            [] => {}
+            [only] => self.object(only, indent, depth),
+            variants => {
+                for (index, variant) in variants.iter().enumerate() {
+                    if self.shown < MAX_LINES {
+                        self.variant_line(index + 1, variants.len(), variant, indent);
+                    }
+                    self.object(variant, indent + 2, depth);
+                }
+            }
+        }
+    }
+
+    /// `variant 1 of 2 (Title):`, the title when the variant has one.
+    fn variant_line(&mut self, number: usize, of: usize, variant: &Json, indent: usize) {
+        self.shown += 1;
+        let mut line = format!("{:indent$}variant {number} of {of}", "");
+        if let Some(title) = variant.get("title").and_then(Json::as_str) {
+            let _ = write!(line, " ({})", short(title));
+        }
+        line.push(':');
+        self.out.push_str(&golem_terminal::one_line(&line));
+        self.out.push('\n');
     }
 
     /// `name: type, required, default 3, one of 1, 2, 3 — First line.`
@@ -195,39 +224,60 @@ impl<'a> Lines<'a> {
     }
 }
 
-/// The object whose properties are shown below `property`'s line: its own,
-/// or those of its array's items.
-fn nested<'a>(root: &'a Json, property: &'a Json) -> Option<&'a Json> {
+/// The objects whose properties are shown below `property`'s line: its
+/// own, or each object variant of its `anyOf` or `oneOf` (`Circle |
+/// Square`; `Circle | None` has one), or the same of its array's items.
+fn nested<'a>(root: &'a Json, property: &'a Json) -> Vec<&'a Json> {
     let property = resolve(root, property);
-    let has_properties = |schema: &Json| {
-        schema
-            .get("properties")
-            .and_then(Json::as_object)
-            .is_some_and(|properties| !properties.is_empty())
-    };
-    if has_properties(property) {
-        return Some(property);
+    let own = objects(root, property);
+    if !own.is_empty() {
+        return own;
     }
-    let items = resolve(root, property.get("items")?);
-    has_properties(items).then_some(items)
+    match property.get("items") {
+        Some(items) => objects(root, resolve(root, items)),
+        None => Vec::new(),
+    }
 }
 
-/// How many property lines are below `schema`, all levels, counted to a
-/// depth where a recursive schema stops.
+/// `schema` itself if it has properties, else its variants that do.
+fn objects<'a>(root: &'a Json, schema: &'a Json) -> Vec<&'a Json> {
+    if has_properties(schema) {
+        return vec![schema];
+    }
+    ["anyOf", "oneOf"]
+        .into_iter()
+        .filter_map(|key| schema.get(key).and_then(Json::as_array))
+        .flatten()
+        .map(|variant| resolve(root, variant))
+        .filter(|variant| has_properties(variant))
+        .collect()
+}
+
+fn has_properties(schema: &Json) -> bool {
+    schema
+        .get("properties")
+        .and_then(Json::as_object)
+        .is_some_and(|properties| !properties.is_empty())
+}
+
+/// How many lines are below `schema`'s, all levels (a variant's own line
+/// included), counted to a depth where a recursive schema stops.
 fn count_nested(root: &Json, schema: &Json, depth: usize) -> usize {
     if depth > MAX_DEPTH * 4 {
         return 0;
     }
-    let Some(object) = nested(root, schema) else {
-        return 0;
+    let objects = nested(root, schema);
+    let labels = match objects.len() {
+        0 | 1 => 0,
+        variants => variants,
     };
-    let Some(properties) = object.get("properties").and_then(Json::as_object) else {
-        return 0;
-    };
-    properties
+    let properties: usize = objects
         .iter()
+        .filter_map(|object| object.get("properties").and_then(Json::as_object))
+        .flat_map(|properties| properties.iter())
         .map(|(_, property)| 1 + count_nested(root, property, depth + 1))
-        .sum()
+        .sum();
+    labels + properties
 }
 
 /// `"a", "b", "c"`, and past [`MAX_CHOICES`] how many more.
@@ -310,6 +360,43 @@ mod tests {
              \x20   age: integer, optional, default 36\n\
              \x20 rows: array of object, optional\n\
              \x20   id: integer, required\n"
+        );
+    }
+
+    #[test]
+    fn each_object_variant_of_a_union_shows_its_fields() {
+        let union = schema(
+            r##"{
+            "type": "object",
+            "properties": {
+                "shape": {"anyOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
+                "more": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/Circle"},
+                    {"type": "object", "properties": {"side": {"type": "number"}}}]}},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Circle"}, {"type": "null"}]}
+            },
+            "required": ["shape"],
+            "$defs": {
+                "Circle": {"type": "object", "title": "Circle",
+                    "properties": {"radius": {"type": "number"}}, "required": ["radius"]},
+                "Square": {"type": "object", "title": "Square",
+                    "properties": {"side": {"type": "number"}}}
+            }
+        }"##,
+        );
+        assert_eq!(
+            parameters(&union, 2),
+            "  shape: object, required\n\
+             \x20   variant 1 of 2 (Circle):\n\
+             \x20     radius: number, required\n\
+             \x20   variant 2 of 2 (Square):\n\
+             \x20     side: number, optional\n\
+             \x20 more: array of object, optional\n\
+             \x20   variant 1 of 2 (Circle):\n\
+             \x20     radius: number, required\n\
+             \x20   variant 2 of 2:\n\
+             \x20     side: number, optional\n\
+             \x20 maybe: object or null, optional\n\
+             \x20   radius: number, required\n"
         );
     }
 

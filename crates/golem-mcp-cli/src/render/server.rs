@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use golem_mcp::{HowChosen, ServerInfo};
 use serde_json::{Value, json};
 
-use crate::render::text::{indented, pretty};
+use crate::render::text::{dedented, indented, pretty};
 
 /// `info` for people: identity, protocol, capabilities, instructions.
 pub fn info_text(server: &ServerInfo) -> String {
@@ -31,10 +31,10 @@ pub fn info_text(server: &ServerInfo) -> String {
         "capabilities: {}",
         capabilities_summary(&server.capabilities)
     );
-    match server.instructions.as_deref().map(str::trim_end) {
+    match server.instructions.as_deref().map(dedented) {
         Some(instructions) if !instructions.is_empty() => {
             out.push_str("instructions:\n");
-            out.push_str(&indented(instructions));
+            out.push_str(&indented(&instructions));
         }
         _ => out.push_str("instructions: none\n"),
     }

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::render::ordered::Json;
 use crate::render::schema;
-use crate::render::text::{indented, pretty};
+use crate::render::text::{dedented, indented, pretty};
 
 /// `list`: one name per line; `--long` adds title, description, the
 /// behaviour hints, task support, and a line per parameter of the input
@@ -33,13 +33,9 @@ pub fn list_text(tools: &[ToolInfo], long: bool) -> String {
             let _ = write!(out, " ({title})");
         }
         out.push('\n');
-        if let Some(description) = tool
-            .description
-            .as_deref()
-            .map(str::trim)
-            .filter(|text| !text.is_empty())
-        {
-            out.push_str(&indented(description));
+        let description = tool.description.as_deref().map(dedented);
+        if let Some(description) = description.filter(|text| !text.is_empty()) {
+            out.push_str(&indented(&description));
         }
         if let Some(hints) = tool.annotations.as_ref().map(hints_text) {
             out.push_str(&indented(&format!("hints: {hints}")));

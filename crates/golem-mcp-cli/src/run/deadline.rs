@@ -53,29 +53,31 @@ pub async fn alongside<T>(job: impl Future<Output = T>, side: impl Future<Output
 }
 
 /// What a timeout says: what was being done and, for a server that never
-/// answered `initialize`, what it wrote to stderr meanwhile (usually why:
-/// a port in use, a missing key) instead of advice to wait longer.
+/// finished its handshake (`unanswered` names the request it left
+/// unanswered: `server/discover` or `initialize`; `None` once initialized),
+/// what it wrote to stderr meanwhile (usually why: a port in use, a missing
+/// key) instead of advice to wait longer.
 pub fn timeout_message(
     timeout: Duration,
     stage: &str,
-    initialized: bool,
+    unanswered: Option<&str>,
     stderr: Option<&ServerStderr>,
 ) -> String {
     let head = format!("timed out after {} s while {stage}", timeout.as_secs_f64());
-    if initialized {
+    let Some(request) = unanswered else {
         return format!("{head}; raise --timeout if the server needs longer");
-    }
+    };
     let tail = stderr.map(ServerStderr::tail).unwrap_or_default();
     let tail = tail.trim_end();
     if tail.is_empty() {
         format!(
-            "{head}: the server never answered initialize; check that the command starts an \
+            "{head}: the server never answered {request}; check that the command starts an \
              MCP server speaking on stdin/stdout (or the URL is its MCP endpoint), or raise \
              --timeout if it is slow to start"
         )
     } else {
         let lines: Vec<&str> = tail.lines().collect();
         let shown = lines[lines.len().saturating_sub(STDERR_LINES_SHOWN)..].join("\n");
-        format!("{head}: the server never answered initialize; its stderr ended with:\n{shown}")
+        format!("{head}: the server never answered {request}; its stderr ended with:\n{shown}")
     }
 }

@@ -17,6 +17,7 @@ mod logs;
 mod output;
 mod prompts;
 mod resources;
+mod save;
 mod server;
 mod signals;
 mod task;
@@ -130,7 +131,12 @@ pub async fn execute(plan: Plan) -> Exit {
                     timeout_message(
                         plan.timeout,
                         feedback.current_stage(),
-                        client.server().is_some(),
+                        // The handshake's request left unanswered, if
+                        // the handshake did not finish.
+                        match client.server() {
+                            Some(_) => None,
+                            None => Some(client.handshake_waiting_on().unwrap_or("initialize")),
+                        },
                         server_stderr.as_ref(),
                     ),
                 ),
@@ -205,16 +211,20 @@ async fn work(
             tool,
             arguments,
             pairs,
-            task: false,
-        } => tools::call(client, tool, (arguments, pairs), json, kept, feedback).await,
-        Action::Call {
-            tool,
-            arguments,
-            pairs,
-            task: true,
+            task,
+            output,
         } => {
+            let sink = tools::ResultSink {
+                json,
+                save_to: output.as_deref(),
+            };
             let arguments = (arguments.as_ref(), pairs.as_slice());
-            task::call(client, tool, arguments, (json, quiet), task_slot, feedback).await
+            match task {
+                false => tools::call(client, tool, arguments, sink, kept, feedback).await,
+                true => {
+                    task::call(client, tool, arguments, (sink, quiet), task_slot, feedback).await
+                }
+            }
         }
         Action::Features(action) => {
             if let Some(outcome) = capabilities::unless_offered(server, action, json, feedback) {

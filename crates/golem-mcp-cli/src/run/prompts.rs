@@ -1,5 +1,6 @@
-//! `prompts`, `prompt` and `complete`: the list, one prompt got with its
-//! arguments, and an argument completed. It knows nothing of the checks
+//! `prompts`, `prompt` and `complete`: the list (an empty one said so on
+//! stderr), one prompt got with its arguments (its messages are data:
+//! exact unless stdout is a terminal), and an argument completed. It knows nothing of the checks
 //! made on the arguments (`plan/features.rs`).
 
 use std::collections::BTreeMap;
@@ -13,7 +14,7 @@ use crate::render::prompts::{
     completion_json, completion_note, completion_text, prompt_json, prompt_text, prompts_json,
     prompts_text,
 };
-use crate::run::output::emit;
+use crate::run::output::{emit, emit_data, note_if_empty};
 
 /// `prompts`: the server's prompts.
 pub async fn list(client: &Client, json: bool, feedback: &mut Feedback) -> Result<Exit, Failure> {
@@ -21,6 +22,7 @@ pub async fn list(client: &Client, json: bool, feedback: &mut Feedback) -> Resul
     feedback.stage("listing prompts");
     let listed = client.list_prompts().await.map_err(mcp)?;
     feedback.finish();
+    note_if_empty(&listed, "prompts");
     emit(
         &match json {
             true => prompts_json(&listed),
@@ -43,13 +45,10 @@ pub async fn get(
     feedback.stage(format!("getting prompt {name}"));
     let prompt = client.get_prompt(name, arguments).await.map_err(mcp)?;
     feedback.finish();
-    emit(
-        &match json {
-            true => prompt_json(&prompt),
-            false => prompt_text(&prompt),
-        },
-        json,
-    )?;
+    match json {
+        true => emit(&prompt_json(&prompt), json)?,
+        false => emit_data(&prompt_text(&prompt))?,
+    }
     Ok(Exit::Success)
 }
 

@@ -1,5 +1,6 @@
-//! `resources` (and `--templates`) and `read`: the lists, and a resource
-//! read to stdout as text, or its bytes (blobs decoded) to stdout
+//! `resources` (and `--templates`) and `read`: the lists (an empty one
+//! said so on stderr), and a resource read to stdout as text (data: exact
+//! unless stdout is a terminal), or its bytes (blobs decoded) to stdout
 //! (`--raw`) or a file (`--output`). It knows nothing of the checks made
 //! on the sink (`plan/features.rs`).
 
@@ -11,7 +12,7 @@ use crate::plan::features::Sink;
 use crate::render::resources::{
     read_json, read_text, resources_json, resources_text, templates_json, templates_text,
 };
-use crate::run::output::{emit, write_file, write_stdout};
+use crate::run::output::{emit, emit_data, note_if_empty, write_file, write_stdout};
 
 /// `resources`: the server's resources.
 pub async fn list(client: &Client, json: bool, feedback: &mut Feedback) -> Result<Exit, Failure> {
@@ -19,6 +20,7 @@ pub async fn list(client: &Client, json: bool, feedback: &mut Feedback) -> Resul
     feedback.stage("listing resources");
     let resources = client.list_resources().await.map_err(mcp)?;
     feedback.finish();
+    note_if_empty(&resources, "resources");
     emit(
         &match json {
             true => resources_json(&resources),
@@ -39,6 +41,7 @@ pub async fn templates(
     feedback.stage("listing resource templates");
     let templates = client.list_resource_templates().await.map_err(mcp)?;
     feedback.finish();
+    note_if_empty(&templates, "resource templates");
     emit(
         &match json {
             true => templates_json(&templates),
@@ -63,7 +66,7 @@ pub async fn read(
     feedback.finish();
     match sink {
         Sink::Text if json => emit(&read_json(&read), json)?,
-        Sink::Text => emit(&read_text(&read), json)?,
+        Sink::Text => emit_data(&read_text(&read))?,
         Sink::Raw => write_stdout(&bytes(&read)?)?,
         Sink::File(path) => write_file(path, &bytes(&read)?)?,
     }

@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use crate::failure::{Exit, Failure, describe};
 use crate::feedback::Feedback;
 use crate::plan::typed::{Pair, typed_arguments};
-use crate::run::tools::{find_tool, finish_call};
+use crate::run::tools::{ResultSink, find_tool, finish_call};
 
 /// `call --task`: the call as a task, each status shown, its result
 /// printed.
@@ -22,7 +22,7 @@ pub async fn call(
     client: &Client,
     tool: &str,
     (arguments, pairs): (&RawValue, &[Pair]),
-    (json, quiet): (bool, bool),
+    (sink, quiet): (ResultSink<'_>, bool),
     task_slot: &TaskSlot,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
@@ -49,7 +49,7 @@ pub async fn call(
         .await
         .map_err(mcp)?;
     task_slot.finished();
-    finish_call(client, tool, raw, json, feedback).await
+    finish_call(client, tool, raw, sink, feedback).await
 }
 
 /// How `call --task` runs its task: the command cancels the task itself on

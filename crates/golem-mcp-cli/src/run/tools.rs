@@ -1,11 +1,14 @@
 //! `list` and `call`: the tools listed (and kept for the next run), or one
 //! called with `Client::call_tool_raw` so that `--json` prints the server's
-//! bytes; on a connection that mirrors `x-mcp-header` parameters, with the
-//! tool's annotations known first (`know_header_parameters`).
+//! bytes (and `--output` writes its binary items to files: `save.rs`); on
+//! a connection that mirrors `x-mcp-header` parameters, with the tool's
+//! annotations known first (`know_header_parameters`).
 //! After a refusal (`isError` or a JSON-RPC error) the tools are listed to
 //! tell an unknown tool (a usage error, exit 2) from a failing one (exit 1
 //! or 3). It knows nothing of tasks (`task.rs`) beyond lending them the
 //! end of a call.
+
+use std::path::Path;
 
 use golem_mcp::{CallResult, Client, ToolInfo};
 use serde_json::value::RawValue;
@@ -13,14 +16,25 @@ use serde_json::value::RawValue;
 use crate::failure::{Exit, Failure, describe};
 use crate::feedback::Feedback;
 use crate::plan::typed::{Pair, typed_arguments};
-use crate::render::content::call_text;
+use crate::render::content::{Saved, call_text};
 use crate::render::text::line;
 use crate::render::tools::{list_json, list_text, some_names};
 use crate::run::kept::KeptTools;
-use crate::run::output::emit;
+use crate::run::output::{emit, emit_data, note_if_empty};
+use crate::run::save::save_binaries;
 
 /// How many tool names an "unknown tool" message lists.
 pub const NAMES_SHOWN: usize = 20;
+
+/// Where `call` puts its result: its text on stdout (with `--json`, the
+/// server's bytes), and with `--output DIR` its binary items in files.
+#[derive(Debug, Clone, Copy)]
+pub struct ResultSink<'a> {
+    /// `--json`.
+    pub json: bool,
+    /// `--output DIR`.
+    pub save_to: Option<&'a Path>,
+}
 
 /// `list`: the tools, by name or (`--long`) in detail, or as JSON.
 pub async fn list(
@@ -42,6 +56,7 @@ pub async fn list(
         list_text(&tools, long)
     };
     feedback.finish();
+    note_if_empty(&tools, "tools");
     emit(&text, json)?;
     Ok(Exit::Success)
 }
@@ -53,7 +68,7 @@ pub async fn call(
     client: &Client,
     tool: &str,
     (arguments, pairs): (&RawValue, &[Pair]),
-    json: bool,
+    sink: ResultSink<'_>,
     kept: Option<&KeptTools>,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
@@ -94,7 +109,7 @@ pub async fn call(
             return Err(mcp(error));
         }
     };
-    finish_call(client, tool, raw, json, feedback).await
+    finish_call(client, tool, raw, sink, feedback).await
 }
 
 /// Before a call on a connection that mirrors `x-mcp-header` parameters
@@ -129,12 +144,13 @@ async fn know_header_parameters(
 }
 
 /// The end of `call`: the result printed (its text, or with `--json` its
-/// bytes), and the exit status it deserves.
+/// bytes; with `--output`, its binary items written to files first), and
+/// the exit status it deserves.
 pub async fn finish_call(
     client: &Client,
     tool: &str,
     raw: Box<RawValue>,
-    json: bool,
+    sink: ResultSink<'_>,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
     let result: CallResult = serde_json::from_str(raw.get()).map_err(|error| {
@@ -148,10 +164,14 @@ pub async fn finish_call(
         check_tool_exists(client, tool, &result.text()).await?;
     }
     feedback.finish();
-    if json {
-        emit(&line(raw.get()), json)?;
+    if sink.json {
+        emit(&line(raw.get()), true)?;
     } else {
-        emit(&line(&call_text(&result)), json)?;
+        let saved = match sink.save_to {
+            Some(dir) => saved_to(dir, tool, &result)?,
+            None => Vec::new(),
+        };
+        emit_data(&line(&call_text(&result, &saved)))?;
     }
     if result.is_error {
         eprintln!("golem-mcp: the tool {tool:?} answered with an error (isError)");
@@ -159,6 +179,19 @@ pub async fn finish_call(
     } else {
         Ok(Exit::Success)
     }
+}
+
+/// `--output DIR`: the result's binary items written there; a result with
+/// none says so on stderr, lest an empty directory look like a failure.
+fn saved_to(dir: &Path, tool: &str, result: &CallResult) -> Result<Vec<Saved>, Failure> {
+    let saved = save_binaries(tool, &result.content, dir)?;
+    if saved.is_empty() {
+        eprintln!(
+            "golem-mcp: the result has no image, audio or blob to write to {}",
+            dir.display()
+        );
+    }
+    Ok(saved)
 }
 
 /// The tool named `tool` among those listed, or a usage error naming the

@@ -2,12 +2,13 @@
 //! file of the crate (`mod support;`): the binary under a time bound, the
 //! real peers installed by `scripts/install-peers.sh` (a missing peer fails
 //! the test), temporary directories, and, in `process.rs`, waits on what a
-//! running command shows (a line on its pipe, a process gone). It knows
-//! nothing of any one test.
+//! running command shows (a line on its pipe, a process gone), and in
+//! `pty.rs` a terminal for its stdout. It knows nothing of any one test.
 
 #![allow(dead_code)] // each test binary uses a part
 
 pub mod process;
+pub mod pty;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -25,14 +26,22 @@ pub const PATIENCE: Duration = Duration::from_secs(90);
 /// own (the tool lists it keeps), so that no test sees another's or the
 /// user's.
 pub fn golem_mcp() -> Command {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let mut command = Command::from_std(golem_mcp_std());
+    command.timeout(PATIENCE);
+    command
+}
+
+/// [`golem_mcp`] as a `std::process::Command`, for a test that gives it
+/// its own stdio (a terminal: `pty.rs`) and bounds it itself.
+pub fn golem_mcp_std() -> std::process::Command {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
     let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "golem-mcp-cache-{}-{}",
         std::process::id(),
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        NEXT.fetch_add(1, Ordering::Relaxed)
     ));
-    let mut command = Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
-    command.timeout(PATIENCE).env("XDG_CACHE_HOME", cache);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem-mcp"));
+    command.env("XDG_CACHE_HOME", cache);
     command
 }
 
