@@ -150,7 +150,8 @@ pub struct Options {
     pub strict: bool,
     /// Speak exactly this MCP protocol revision (e.g. 2026-07-28 or
     /// 2025-11-25) with every server, instead of finding each server's era
-    /// with a server/discover probe.
+    /// with a server/discover probe (a config entry's "protocol" pins one
+    /// server's).
     #[arg(long, value_name = "VERSION", value_parser = parse_protocol, help_heading = "Tools")]
     pub protocol: Option<String>,
     /// Do not start a stdio MCP server again when it exits during the run,
@@ -294,8 +295,9 @@ pub struct Plan {
     pub tool_max_time: Duration,
     /// `--start-timeout`.
     pub start_timeout: Duration,
-    /// `--protocol`: the MCP revision pinned, if any.
-    pub protocol: Option<String>,
+    /// The MCP revision each server pinned speaks, by name: `--protocol`
+    /// for all, else an entry's `"protocol"`; the others are probed.
+    pub protocols: HashMap<String, String>,
     /// `--tool-search`.
     pub tool_search: SearchMode,
     /// `--max-tool-output`: `None` for no limit.
@@ -365,8 +367,20 @@ impl Plan {
         };
         // Named servers are the user's choice: they fail, never skipped.
         let strict = options.strict || !options.servers.is_empty();
-        let (mut servers, skipped, always_loaded) =
+        let (mut servers, skipped, entries) =
             select_servers(options.config.as_deref(), &options.servers, strict)?;
+        // The command line beats the file.
+        let protocols = entries
+            .iter()
+            .filter_map(|(name, entry)| {
+                let version = options.protocol.as_deref().or(entry.protocol)?;
+                Some((name.clone(), version.to_owned()))
+            })
+            .collect();
+        let always_loaded = entries
+            .into_iter()
+            .map(|(name, entry)| (name, entry.always_loaded))
+            .collect();
         withhold_model_keys(&mut servers, options.api_key_env.as_deref());
         Ok(Plan {
             mode,
@@ -385,7 +399,7 @@ impl Plan {
             start_timeout: options
                 .start_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_START_TIMEOUT_SECS)),
-            protocol: options.protocol,
+            protocols,
             tool_search: options.tool_search,
             read_manifests: !options.eager && !options.refresh,
             tool_images: !options.no_tool_images,
@@ -623,11 +637,22 @@ fn withhold_model_keys(servers: &mut [(String, ServerConfig)], named: Option<&st
 /// The servers chosen, by name, and the entries left out (with why).
 /// The entries chosen, those that could not be read, and each chosen
 /// one's `"alwaysLoad"`.
+/// The servers chosen, the entries left out, and what the file says of
+/// each server beyond its transport.
 type Selected = (
     Vec<(String, ServerConfig)>,
     Vec<Failure>,
-    HashMap<String, AlwaysLoaded>,
+    HashMap<String, Entry>,
 );
+
+/// What an entry says of its server beyond how to reach it.
+#[derive(Debug, Default)]
+struct Entry {
+    /// `"alwaysLoad"`.
+    always_loaded: AlwaysLoaded,
+    /// `"protocol"`: the revision it pins, if any.
+    protocol: Option<&'static str>,
+}
 
 /// The servers of `--config` named by `--server` (all by default), and the
 /// entries that could not be read (left out, unless `strict`: then the
@@ -659,12 +684,17 @@ fn select_servers(
         unique
     };
     let (mut selected, mut skipped) = (Vec::new(), Vec::new());
-    let mut always_by_name: HashMap<String, AlwaysLoaded> = HashMap::new();
+    let mut entries: HashMap<String, Entry> = HashMap::new();
     for name in names {
         match servers.get(&name) {
             Ok(server) => match always_loaded(&servers, &name) {
-                Ok(always) => {
-                    always_by_name.insert(name.clone(), always);
+                Ok(always_loaded) => {
+                    let protocol = servers.protocol(&name);
+                    let entry = Entry {
+                        always_loaded,
+                        protocol,
+                    };
+                    entries.insert(name.clone(), entry);
                     selected.push((name, server));
                 }
                 // A bad entry: left out, as any other, unless strict.
@@ -675,7 +705,7 @@ fn select_servers(
             Err(error) => skipped.push(Failure::usage(describe_config(&error))),
         }
     }
-    Ok((selected, skipped, always_by_name))
+    Ok((selected, skipped, entries))
 }
 
 fn describe_config(error: &config::ConfigError) -> String {

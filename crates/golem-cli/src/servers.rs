@@ -134,7 +134,8 @@ impl Servers {
     /// together: every process is spawned first, then the handshakes and
     /// listings run at once, so several npm servers start in the time of
     /// the slowest, not of all of them in turn. Each listing is kept as the
-    /// server's manifest.
+    /// server's manifest. A server named in `protocols` speaks that
+    /// revision; the others' era is probed.
     ///
     /// A server with a fresh manifest is not started here: its tools are
     /// offered from the manifest, and it starts (within `limit`) on the
@@ -154,7 +155,7 @@ impl Servers {
         limit: Duration,
         output: &Output,
         strict: bool,
-        protocol: Option<&str>,
+        protocols: &HashMap<String, String>,
         answers: &Answers,
     ) -> Result<Vec<Failure>, Failure> {
         // The servers of this call: those before (none, in practice) are
@@ -178,15 +179,20 @@ impl Servers {
                 continue;
             }
             let client_config = self.client_config(&name, &config, (output, answers), limit);
-            let (client, stderr) =
-                match connect(&name, config, protocol, client_config, self.restart) {
-                    Ok(connected) => connected,
-                    Err(failure) if strict => return Err(failure),
-                    Err(failure) => {
-                        failed.push(failure);
-                        continue;
-                    }
-                };
+            let (client, stderr) = match connect(
+                &name,
+                config,
+                protocols.get(&name).map(String::as_str),
+                client_config,
+                self.restart,
+            ) {
+                Ok(connected) => connected,
+                Err(failure) if strict => return Err(failure),
+                Err(failure) => {
+                    failed.push(failure);
+                    continue;
+                }
+            };
             // Subscribed before the handshake: a log message may come with it.
             let notifications = client.passive_notifications();
             let relay = tokio::spawn(relay_logs(
@@ -284,6 +290,7 @@ impl Servers {
             }
         }
         for (index, server) in (started..).zip(deferred) {
+            let protocol = protocols.get(&server.name).map(String::as_str);
             let toolset = self.deferred_toolset(
                 &self.servers[index],
                 server,

@@ -59,7 +59,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
             plan.start_timeout,
             output,
             plan.strict,
-            plan.protocol.as_deref(),
+            &plan.protocols,
             &plan.answers,
         ))
         .await;

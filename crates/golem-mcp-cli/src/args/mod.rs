@@ -203,7 +203,8 @@ pub struct Options {
     #[arg(short, long, global = true)]
     pub verbose: bool,
     /// Speak exactly this protocol revision (e.g. 2026-07-28 or 2025-11-25)
-    /// instead of finding the server's era with a server/discover probe.
+    /// instead of finding the server's era with a server/discover probe
+    /// [default: the config entry's "protocol", if any].
     #[arg(long, global = true, value_name = "VERSION", value_parser = parse_protocol, help_heading = "Server")]
     pub protocol: Option<String>,
     /// How to answer a server that asks the user for input: ask on the

@@ -33,10 +33,19 @@ use typed::Pair;
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 
 /// What to ask the server.
+/// How `info` names a revision pinned with `--protocol`.
+const PINNED_WITH_OPTION: &str = "with --protocol";
+/// How `info` names a revision pinned by the config entry's `"protocol"`.
+const PINNED_IN_CONFIG: &str = "in the config";
+
 #[derive(Debug)]
 pub enum Action {
-    /// `info`.
-    Info,
+    /// `info`, and where a pinned revision was pinned (`with --protocol`,
+    /// `in the config`), to say how it was chosen.
+    Info {
+        /// How `info` names the pin, when the revision is pinned.
+        pinned: &'static str,
+    },
     /// `list`, with or without `--long`.
     List {
         /// Descriptions and schemas too.
@@ -85,7 +94,8 @@ pub struct Plan {
     pub log_level: Option<LogLevel>,
     /// `--quiet`.
     pub quiet: bool,
-    /// `--protocol`: the revision pinned, if any.
+    /// The revision pinned, if any: `--protocol`, else the config entry's
+    /// `"protocol"`.
     pub protocol: Option<String>,
     /// The OAuth provider of an HTTP server, for `login` and `logout`.
     pub oauth: Option<std::sync::Arc<golem_mcp::auth::OAuthProvider>>,
@@ -112,8 +122,13 @@ impl Plan {
             arguments_from_stdin,
         )?;
         let roots = roots(&options.roots)?;
-        let (action, server_command) = match command {
-            Command::Info { server_command } => (Action::Info, server_command),
+        let (mut action, server_command) = match command {
+            Command::Info { server_command } => (
+                Action::Info {
+                    pinned: PINNED_WITH_OPTION,
+                },
+                server_command,
+            ),
             Command::List {
                 long,
                 server_command,
@@ -156,13 +171,28 @@ impl Plan {
             Command::Login => (Action::Login, Vec::new()),
             Command::Logout => (Action::Logout, Vec::new()),
         };
-        let (mut target, settings) = select_target(&options, server_command)?;
+        let (mut target, entry) = select_target(&options, server_command)?;
+        // The command line beats the file.
+        let protocol = match (&options.protocol, entry.protocol) {
+            (Some(version), _) => Some(version.clone()),
+            (None, Some(version)) => {
+                if let Action::Info { pinned } = &mut action {
+                    *pinned = PINNED_IN_CONFIG;
+                }
+                Some(version.to_owned())
+            }
+            (None, None) => None,
+        };
         let console = ConsoleSlot::default();
-        let oauth = oauth::attach(&options.auth, settings, &mut target, &console)?;
+        let oauth = oauth::attach(&options.auth, entry.oauth, &mut target, &console)?;
+        // `-v` prints the server's stderr lines as they come, prefixed and
+        // escaped (`run/logs.rs`); their tail still goes in error messages.
         if let Target::Stdio(stdio) = &mut target
             && options.verbose
         {
-            stdio.stderr = StderrMode::Inherit;
+            stdio.stderr = StderrMode::Lines {
+                tail: StderrMode::DEFAULT_TAIL,
+            };
         }
         Ok(Plan {
             target,
@@ -176,7 +206,7 @@ impl Plan {
             roots,
             log_level: options.log_level,
             quiet: options.quiet,
-            protocol: options.protocol.clone(),
+            protocol,
             oauth,
             console,
         })

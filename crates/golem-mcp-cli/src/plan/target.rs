@@ -2,7 +2,7 @@
 //! exactly once (`--url`, `--config FILE --server NAME` or `-- COMMAND`)
 //! with the options that belong to it (`-e`, `--cwd`, `-H` or `--sse`), reading the
 //! config file's entry. It knows nothing of the subcommand or of OAuth
-//! beyond handing on the entry's `"oauth"` settings.
+//! beyond handing on the entry's `"oauth"` settings and `"protocol"`.
 
 use golem_mcp::config::{self, OAuthSettings, ServerConfig};
 use golem_mcp::{HttpConfig, StdioConfig};
@@ -45,12 +45,22 @@ impl Target {
 const NAME_A_SERVER: &str = "name the server with --url URL, with --config FILE --server NAME, \
                              or with -- COMMAND [ARGS...] at the end to start one";
 
+/// What a config entry says of its server beyond how to reach it.
+#[derive(Debug, Default)]
+pub struct EntrySettings {
+    /// Its `"oauth"` settings.
+    pub oauth: Option<OAuthSettings>,
+    /// The revision its `"protocol"` pins.
+    pub protocol: Option<&'static str>,
+}
+
 /// Exactly one way of naming the server, with the options that belong to it,
-/// and the `"oauth"` settings of its config entry, if any.
+/// and what its config entry says beyond that (nothing for `--url` or a
+/// command).
 pub fn select_target(
     options: &Options,
     server_command: Vec<String>,
-) -> Result<(Target, Option<OAuthSettings>), Failure> {
+) -> Result<(Target, EntrySettings), Failure> {
     let mut named = Vec::new();
     if options.url.is_some() {
         named.push("--url");
@@ -74,7 +84,7 @@ pub fn select_target(
     }
     let env = parse_env(&options.env)?;
     let headers = parse_headers(&options.headers)?;
-    let mut settings = None;
+    let mut settings = EntrySettings::default();
     if options.sse && options.url.is_none() {
         return Err(Failure::usage(
             "--sse says that --url is an HTTP+SSE event stream; add --url URL (a config entry \
@@ -87,8 +97,8 @@ pub fn select_target(
             false => Target::Http(HttpConfig::new(url.clone())),
         }
     } else if let Some(path) = &options.config {
-        let (target, oauth) = from_config(path, options.server.as_deref())?;
-        settings = oauth;
+        let (target, entry) = from_config(path, options.server.as_deref())?;
+        settings = entry;
         target
     } else if let Some((command, args)) = server_command.split_first() {
         Target::Stdio(StdioConfig {
@@ -129,7 +139,7 @@ pub fn select_target(
 fn from_config(
     path: &std::path::Path,
     server: Option<&str>,
-) -> Result<(Target, Option<OAuthSettings>), Failure> {
+) -> Result<(Target, EntrySettings), Failure> {
     let servers = config::load(path).map_err(|error| Failure::usage(describe_config(&error)))?;
     let Some(name) = server else {
         let names: Vec<&str> = servers.names().collect();
@@ -146,11 +156,14 @@ fn from_config(
             )
         }));
     };
-    let oauth = servers.oauth(name).cloned();
+    let entry = EntrySettings {
+        oauth: servers.oauth(name).cloned(),
+        protocol: servers.protocol(name),
+    };
     match servers.get(name) {
-        Ok(ServerConfig::Stdio(stdio)) => Ok((Target::Stdio(stdio), oauth)),
-        Ok(ServerConfig::Http(http)) => Ok((Target::Http(http), oauth)),
-        Ok(ServerConfig::Sse(http)) => Ok((Target::Sse(http), oauth)),
+        Ok(ServerConfig::Stdio(stdio)) => Ok((Target::Stdio(stdio), entry)),
+        Ok(ServerConfig::Http(http)) => Ok((Target::Http(http), entry)),
+        Ok(ServerConfig::Sse(http)) => Ok((Target::Sse(http), entry)),
         // Not printed: a configuration may hold secrets.
         Ok(_) => Err(Failure::usage(format!(
             "the server {name:?} uses a transport this version of golem-mcp cannot use"

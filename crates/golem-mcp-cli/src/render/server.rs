@@ -10,8 +10,10 @@ use serde_json::{Value, json};
 
 use crate::render::text::{dedented, indented, pretty};
 
-/// `info` for people: identity, protocol, capabilities, instructions.
-pub fn info_text(server: &ServerInfo) -> String {
+/// `info` for people: identity, protocol (a pinned one said to be pinned
+/// `pinned`: `with --protocol`, `in the config`), capabilities,
+/// instructions.
+pub fn info_text(server: &ServerInfo, pinned: &str) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
     let identity = format!("{} {}", server.name, server.version);
@@ -24,7 +26,7 @@ pub fn info_text(server: &ServerInfo) -> String {
         out,
         "protocol:     {} ({})",
         server.protocol_version,
-        how_chosen(&server.chosen)
+        how_chosen(&server.chosen, pinned)
     );
     let _ = writeln!(
         out,
@@ -42,14 +44,14 @@ pub fn info_text(server: &ServerInfo) -> String {
 }
 
 /// How the revision was chosen, in a few words.
-fn how_chosen(chosen: &HowChosen) -> String {
+fn how_chosen(chosen: &HowChosen, pinned: &str) -> String {
     match chosen {
         HowChosen::Discovered => "discovered with server/discover".to_owned(),
         HowChosen::FellBack { probe } => format!(
             "initialize, after server/discover got {}",
             golem_terminal::one_line(probe)
         ),
-        HowChosen::Pinned => "pinned with --protocol".to_owned(),
+        HowChosen::Pinned => format!("pinned {pinned}"),
         HowChosen::LegacyTransport => {
             "initialize, no probe: the HTTP+SSE transport carries no other era".to_owned()
         }
@@ -125,6 +127,12 @@ pub fn ping_json(milliseconds: f64) -> String {
 mod tests {
     use super::*;
 
+    /// `info` of a server whose revision, if pinned, was pinned with
+    /// `--protocol`.
+    fn info_text_with_option(server: &ServerInfo) -> String {
+        info_text(server, "with --protocol")
+    }
+
     fn server(capabilities: Value, instructions: Option<&str>) -> ServerInfo {
         let mut server = ServerInfo::new("demo", "1.2");
         server.title = Some("Demo Server".into());
@@ -136,7 +144,7 @@ mod tests {
 
     #[test]
     fn info_shows_identity_protocol_capabilities_and_instructions() {
-        let text = info_text(&server(
+        let text = info_text_with_option(&server(
             serde_json::json!({"tools": {"listChanged": true}, "logging": {}, "resources": {"subscribe": false, "listChanged": true}}),
             Some("Use echo.\n\nBe kind.\n"),
         ));
@@ -148,7 +156,11 @@ mod tests {
              capabilities: logging, resources (listChanged), tools (listChanged)\n\
              instructions:\n  Use echo.\n\n  Be kind.\n"
         );
-        let bare = info_text(&server(serde_json::json!({}), None));
+        assert!(
+            info_text(&server(serde_json::json!({}), None), "in the config")
+                .contains("protocol:     2025-11-25 (pinned in the config)\n")
+        );
+        let bare = info_text_with_option(&server(serde_json::json!({}), None));
         assert!(bare.contains("capabilities: none\n"), "{bare}");
         assert!(bare.ends_with("instructions: none\n"), "{bare}");
         let json: Value =
@@ -162,11 +174,11 @@ mod tests {
             probe: "error -32601: Method not found".into(),
         };
         assert!(
-            info_text(&fell_back).contains(
+            info_text_with_option(&fell_back).contains(
                 "protocol:     2025-11-25 (initialize, after server/discover got error -32601: Method not found)"
             ),
             "{}",
-            info_text(&fell_back)
+            info_text_with_option(&fell_back)
         );
         assert_eq!(json["capabilities"], serde_json::json!({"tools": {}}));
     }
@@ -175,7 +187,7 @@ mod tests {
     fn a_server_without_a_version_has_no_trailing_blank() {
         let mut info = server(json!({}), None);
         info.version = String::new();
-        let text = info_text(&info);
+        let text = info_text_with_option(&info);
         let first = text.lines().next().expect("a first line");
         assert_eq!(first, first.trim_end(), "{text:?}");
     }

@@ -205,7 +205,7 @@ async fn work(
         // Handled before connecting (`account.rs`); the session shows the
         // authorization worked.
         Action::Login | Action::Logout => Ok(Exit::Success),
-        Action::Info => server::info(server, json, feedback),
+        Action::Info { pinned } => server::info(server, pinned, json, feedback),
         Action::List { long } => tools::list(client, *long, json, kept, feedback).await,
         Action::Call {
             tool,

@@ -8,12 +8,18 @@ use crate::feedback::Feedback;
 use crate::render::server::{info_json, info_text, ping_json, ping_text};
 use crate::run::output::emit;
 
-/// `info`: the server's identity, protocol, capabilities and instructions.
-pub fn info(server: &ServerInfo, json: bool, feedback: &mut Feedback) -> Result<Exit, Failure> {
+/// `info`: the server's identity, protocol, capabilities and instructions;
+/// `pinned` says where a pinned revision was pinned.
+pub fn info(
+    server: &ServerInfo,
+    pinned: &str,
+    json: bool,
+    feedback: &mut Feedback,
+) -> Result<Exit, Failure> {
     let text = if json {
         info_json(server)
     } else {
-        info_text(server)
+        info_text(server, pinned)
     };
     feedback.finish();
     emit(&text, json)?;

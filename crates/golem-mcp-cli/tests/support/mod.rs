@@ -204,6 +204,22 @@ pub fn python_sse() -> HttpPeer {
     listening(command, port, "sse")
 }
 
+/// `@cyanheads/git-mcp-server` (npm) over streamable HTTP, once it accepts
+/// connections: a real server that answers the session-less
+/// `server/discover` probe with HTTP 500.
+pub fn git_http() -> HttpPeer {
+    let port = free_port();
+    let mut command =
+        std::process::Command::new(installed(peers().join("node_modules/.bin/git-mcp-server")));
+    command
+        .env("MCP_TRANSPORT_TYPE", "http")
+        .env("MCP_HTTP_HOST", "127.0.0.1")
+        .env("MCP_HTTP_PORT", port.to_string())
+        .env("MCP_LOG_LEVEL", "error")
+        .stdout(Stdio::null());
+    listening(command, port, "mcp")
+}
+
 /// `tests/fixtures/py_recording_server.py` over streamable HTTP, once it
 /// accepts connections, with the lines it records (one per HTTP request,
 /// and its `wait` tool's `tool started` and `tool cancelled`).
@@ -228,7 +244,7 @@ fn listening(mut command: std::process::Command, port: u16, path: &str) -> HttpP
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("the Python server starts");
+        .expect("the server starts");
     let mut peer = HttpPeer {
         child,
         url: format!("http://127.0.0.1:{port}/{path}"),
@@ -237,7 +253,7 @@ fn listening(mut command: std::process::Command, port: u16, path: &str) -> HttpP
     let deadline = Instant::now() + PATIENCE;
     while TcpStream::connect_timeout(&address, Duration::from_millis(200)).is_err() {
         if let Ok(Some(status)) = peer.child.try_wait() {
-            panic!("the Python server exited before listening: {status}");
+            panic!("the server exited before listening: {status}");
         }
         assert!(
             Instant::now() < deadline,

@@ -119,7 +119,8 @@ impl Servers {
     /// that ignores it still has the other half), in place of `config`'s
     /// [`probe_timeout`](ClientConfig::probe_timeout). A timeout names the
     /// request the server left unanswered (`server/discover` or
-    /// `initialize`).
+    /// `initialize`). An entry's `"protocol"` ([`Servers::protocol`])
+    /// pins its revision in place of `config`'s choice.
     ///
     /// Disabled entries (`"disabled": true`) are left out; a malformed entry
     /// gets its [`ConfigError`](crate::config::ConfigError) as
@@ -154,8 +155,13 @@ impl Servers {
         timeout: Duration,
     ) -> BTreeMap<String, Result<Client, Error>> {
         let connects = self.enabled().map(|name| async move {
+            // The entry's own pinned revision, else `config`'s choice.
+            let config = match self.protocol(name) {
+                Some(version) => config.clone().with_protocol(version),
+                None => config.clone(),
+            };
             let result = match self.get(name) {
-                Ok(server) => server.connect_within(config.clone(), timeout).await,
+                Ok(server) => server.connect_within(config, timeout).await,
                 Err(error) => Err(Error::Config(error)),
             };
             (name.to_owned(), result)

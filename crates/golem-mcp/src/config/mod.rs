@@ -27,8 +27,12 @@
 //! entry whose server turns out to speak only HTTP+SSE works too: the
 //! transport falls back to it.) An entry with
 //! `"disabled": true` stays readable but is left out of
-//! [`Servers::connect_all`] and [`Servers::enabled`]. Other fields (hosts add
-//! their own) are kept, unread, for the application: [`Servers::extra`].
+//! [`Servers::connect_all`] and [`Servers::enabled`]. `"protocol":
+//! "2025-11-25"` pins that entry's revision ([`Servers::protocol`]) where
+//! the others are probed (for a server that answers the era probe badly);
+//! it must be a revision this client speaks, and `2026-07-28` does not fit
+//! an `"sse"` entry. Other fields (hosts add their own) are kept, unread,
+//! for the application: [`Servers::extra`].
 //!
 //! # Connecting
 //!
@@ -147,12 +151,14 @@ pub struct OAuthSettings {
 struct Slot {
     config: Result<ServerConfig, ConfigError>,
     disabled: bool,
+    /// The revision `"protocol"` pins, when the entry is well-formed.
+    protocol: Option<&'static str>,
     extra: Map<String, Value>,
 }
 
 /// The entry fields this module reads; any other is [`Servers::extra`].
-const KNOWN_FIELDS: [&str; 9] = [
-    "type", "command", "args", "env", "cwd", "url", "headers", "disabled", "oauth",
+const KNOWN_FIELDS: [&str; 10] = [
+    "type", "command", "args", "env", "cwd", "url", "headers", "disabled", "oauth", "protocol",
 ];
 
 impl Servers {
@@ -171,6 +177,24 @@ impl Servers {
     /// the file does not have).
     pub fn is_disabled(&self, name: &str) -> bool {
         self.entries.get(name).is_some_and(|slot| slot.disabled)
+    }
+
+    /// The revision the entry `name` pins with `"protocol"` (a well-formed
+    /// entry's; a bad value fails [`get`](Servers::get)), for
+    /// [`ClientConfig::with_protocol`](crate::ClientConfig::with_protocol);
+    /// [`connect_all`](Servers::connect_all) applies it. `None`: the era
+    /// is probed.
+    ///
+    /// ```
+    /// let servers = golem_mcp::config::parse(
+    ///     r#"{"mcpServers": {"git": {"url": "http://127.0.0.1:3015/mcp", "protocol": "2025-11-25"}}}"#,
+    ///     |_| None,
+    /// )?;
+    /// assert_eq!(servers.protocol("git"), Some("2025-11-25"));
+    /// # Ok::<(), golem_mcp::config::ConfigError>(())
+    /// ```
+    pub fn protocol(&self, name: &str) -> Option<&'static str> {
+        self.entries.get(name).and_then(|slot| slot.protocol)
     }
 
     /// The fields of entry `name` that this module does not read (such as a
@@ -365,11 +389,62 @@ impl<E: Fn(&str) -> Option<String>> Entry<'_, E> {
                 )),
             ),
         };
+        let (config, protocol) = match config.and_then(|server| {
+            let protocol = self.protocol(entry, &server)?;
+            Ok((server, protocol))
+        }) {
+            Ok((server, protocol)) => (Ok(server), protocol),
+            Err(error) => (Err(error), None),
+        };
         Slot {
             config,
             disabled,
+            protocol,
             extra,
         }
+    }
+
+    /// The entry's `"protocol"`: a revision this client speaks, and one the
+    /// transport can carry (HTTP+SSE carries only the initialize era).
+    fn protocol(
+        &self,
+        entry: &Value,
+        server: &ServerConfig,
+    ) -> Result<Option<&'static str>, ConfigError> {
+        let Some(fields) = entry.as_object() else {
+            return Ok(None);
+        };
+        let Some(text) = self.string(fields, "protocol")? else {
+            return Ok(None);
+        };
+        let modern = crate::MODERN_PROTOCOL_VERSIONS;
+        let known: Vec<&'static str> = modern
+            .iter()
+            .chain(crate::SUPPORTED_PROTOCOL_VERSIONS)
+            .copied()
+            .collect();
+        let Some(version) = known.iter().copied().find(|known| *known == text.trim()) else {
+            return Err(self.invalid(
+                "protocol",
+                format!(
+                    "{text:?} is not a revision this client speaks: {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        #[cfg(feature = "http")]
+        if matches!(server, ServerConfig::Sse(_)) && modern.contains(&version) {
+            return Err(self.invalid(
+                "protocol",
+                format!(
+                    "an \"sse\" entry speaks the initialize era; {version} does not fit it (use \
+                     2025-11-25 or earlier, or a streamable-HTTP entry)"
+                ),
+            ));
+        }
+        #[cfg(not(feature = "http"))]
+        let _ = server;
+        Ok(Some(version))
     }
 
     fn read(&self, entry: &Value) -> Result<ServerConfig, ConfigError> {
@@ -725,6 +800,53 @@ mod tests {
             }
             other => panic!("expected an invalid entry, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_entry_may_pin_its_protocol_revision() {
+        let servers = servers(
+            r#"{"mcpServers": {
+                "git": {"url": "http://127.0.0.1:3015/mcp", "protocol": " 2025-11-25"},
+                "old": {"type": "sse", "url": "http://127.0.0.1:8000/sse", "protocol": "2024-11-05"},
+                "new": {"command": "srv", "protocol": "2026-07-28"},
+                "probed": {"command": "srv"}
+            }}"#,
+        );
+        assert_eq!(servers.protocol("git"), Some("2025-11-25"));
+        assert_eq!(servers.protocol("old"), Some("2024-11-05"));
+        assert_eq!(servers.protocol("new"), Some("2026-07-28"));
+        assert_eq!(servers.protocol("probed"), None);
+        assert_eq!(servers.protocol("absent"), None);
+        assert!(
+            !servers
+                .extra("git")
+                .expect("entry")
+                .contains_key("protocol"),
+            "read here, not left to the application"
+        );
+        let (field, problem) = invalid(
+            r#"{"mcpServers": {"x": {"command": "srv", "protocol": "2099-01-01"}}}"#,
+            "x",
+        );
+        assert_eq!(field, "mcpServers.x.protocol");
+        assert!(
+            problem
+                .starts_with("\"2099-01-01\" is not a revision this client speaks: 2026-07-28, "),
+            "{problem}"
+        );
+        let (field, problem) = invalid(
+            r#"{"mcpServers": {"x": {"command": "srv", "protocol": 20251125}}}"#,
+            "x",
+        );
+        assert_eq!(
+            (field.as_str(), problem.as_str()),
+            ("mcpServers.x.protocol", "expected a string, found a number")
+        );
+        let (_, problem) = invalid(
+            r#"{"mcpServers": {"x": {"type": "sse", "url": "http://h/sse", "protocol": "2026-07-28"}}}"#,
+            "x",
+        );
+        assert!(problem.contains("2026-07-28 does not fit it"), "{problem}");
     }
 
     #[test]
