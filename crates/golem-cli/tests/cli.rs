@@ -955,14 +955,8 @@ fn a_models_escape_sequences_are_shown_not_run() {
     let hostile =
         "\x1b[31mred\x1b[0m \x1b]52;c;aGk=\x07 \x1b]0;title\x07 \roverwritten \u{202e}fdp.exe";
     let provider = FakeProvider::start([Reply::Text(hostile.into())]);
-    let mut command = Process::new(env!("CARGO_BIN_EXE_golem"));
-    command
-        .env("XDG_CACHE_HOME", fresh_cache())
-        .env("OPENAI_API_KEY", KEY)
-        .env_remove("ANTHROPIC_API_KEY")
-        .args(["run", "--model", "openai:gpt-fake", "--base-url"])
-        .arg(provider.openai_base_url())
-        .arg("Say something");
+    let mut command = run_on_std(&provider);
+    command.arg("Say something");
     let output = support::pty::run_on_pty(command);
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");

@@ -104,14 +104,8 @@ fn the_answer_is_exact_in_a_pipe() {
 #[test]
 fn the_answer_is_escaped_on_a_terminal() {
     let provider = FakeProvider::start_with(|_| Reply::Text(CONTROLS.into()));
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem"));
-    command
-        .env("XDG_CACHE_HOME", fresh_cache())
-        .env("OPENAI_API_KEY", KEY)
-        .env_remove("ANTHROPIC_API_KEY")
-        .args(["run", "--model", "openai:gpt-fake", "--base-url"])
-        .arg(provider.openai_base_url())
-        .arg("Go");
+    let mut command = run_on_std(&provider);
+    command.arg("Go");
 
     let output = support::pty::run_on_pty(command);
 

@@ -30,18 +30,25 @@ fn lines_with(text: &str, part: &str) -> usize {
     text.lines().filter(|line| line.contains(part)).count()
 }
 
-#[test]
-fn a_servers_json_rpc_error_goes_to_the_model_and_the_run_answers() {
+/// `golem run` on the Python server, whose `refuse` the model calls, with
+/// `extra` flags: the output, and the provider (for the requests it got).
+fn refused(extra: &[&str]) -> (std::process::Output, FakeProvider) {
     let dir = TempDir::new();
     let config = python_server_config(&dir);
     let provider = FakeProvider::start_with(caller("refuse", "{}"));
-
     let output = run_on(&provider)
         .arg("--config")
         .arg(&config)
+        .args(extra)
         .arg("Try refuse")
         .output()
         .expect("runs");
+    (output, provider)
+}
+
+#[test]
+fn a_servers_json_rpc_error_goes_to_the_model_and_the_run_answers() {
+    let (output, provider) = refused(&[]);
 
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
@@ -72,17 +79,7 @@ fn a_servers_json_rpc_error_goes_to_the_model_and_the_run_answers() {
 
 #[test]
 fn with_fail_on_tool_error_the_error_ends_the_run_with_its_status_said_once() {
-    let dir = TempDir::new();
-    let config = python_server_config(&dir);
-    let provider = FakeProvider::start_with(caller("refuse", "{}"));
-
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .arg("--fail-on-tool-error")
-        .arg("Try refuse")
-        .output()
-        .expect("runs");
+    let (output, provider) = refused(&["--fail-on-tool-error"]);
 
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     assert_eq!(output.status.code(), Some(3), "a server's error: {stderr}");

@@ -298,12 +298,15 @@ async fn a_stream_without_an_endpoint_event_fails_within_the_bound() {
 #[tokio::test]
 async fn the_fallback_reports_the_refusal_when_the_url_is_no_event_stream_either() {
     let (url, fake) = serve_with(ENDPOINT, false, legacy_server(echo)).await;
-    let client = Client::new(HttpTransport::new(HttpConfig::new(url)).expect("valid"));
+    let transport = HttpTransport::new(HttpConfig::new(url)).expect("valid");
+    let fallback = transport.fallback();
+    let client = Client::new(transport);
     let error = bounded(client.initialize()).await.expect_err("refused");
     let TransportError::HttpStatus(status) = transport_error(&error) else {
         panic!("expected the refusal of initialize, got {error:?}");
     };
     assert_eq!(status.status, 405, "{error}");
+    assert_eq!(fallback.refused_with(), None, "no HTTP+SSE connection");
     let requests: Vec<Method> = fake.seen().into_iter().map(|seen| seen.method).collect();
     assert_eq!(
         requests,

@@ -119,9 +119,16 @@ async fn a_python_fastmcp_server_over_http_sse_explicitly() {
 async fn a_python_fastmcp_server_over_http_sse_through_the_streamable_fallback() {
     let peer = python_sse();
     let transport = HttpTransport::new(HttpConfig::new(peer.url.clone())).expect("valid");
+    let fallback = transport.fallback();
+    assert_eq!(fallback.refused_with(), None, "nothing sent yet");
     let client = Client::with_config(transport, answering());
     let (era, chosen) = initialized(&client).await;
     assert_eq!(era, Era::Legacy);
+    assert_eq!(
+        fallback.refused_with(),
+        Some(405),
+        "the handle says the connection went on over HTTP+SSE, and why"
+    );
     // The probe's POST to the event stream's URL: 405 (a GET-only route).
     assert!(
         matches!(&chosen, HowChosen::FellBack { probe } if probe.contains("405")),

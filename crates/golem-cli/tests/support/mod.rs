@@ -117,6 +117,19 @@ pub fn run_on_anthropic(provider: &FakeProvider) -> Command {
     command
 }
 
+/// `golem run` with the fake OpenAI-compatible model of `provider`, as a
+/// std command (to run on a pseudo-terminal, `pty::run_on_pty`).
+pub fn run_on_std(provider: &FakeProvider) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem"));
+    command
+        .env("XDG_CACHE_HOME", fresh_cache())
+        .env("OPENAI_API_KEY", KEY)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["run", "--model", "openai:gpt-fake", "--base-url"])
+        .arg(provider.openai_base_url());
+    command
+}
+
 /// `golem` with the test key, and a cache directory of its own (cut tool
 /// outputs, manifests), so that no test sees another's or the user's.
 pub fn golem() -> Command {

@@ -93,6 +93,27 @@ pub struct HttpTransport {
     /// The HTTP+SSE connection, once the server turned out to speak only
     /// that transport.
     legacy: OnceLock<Link>,
+    /// The status streamable HTTP was refused with, once the connection
+    /// went on over HTTP+SSE ([`HttpTransport::fallback`]).
+    fell_back: Arc<OnceLock<u16>>,
+}
+
+/// Whether an [`HttpTransport`]'s connection went on over the HTTP+SSE
+/// transport of 2024-11-05 (the server refused streamable HTTP), and after
+/// which HTTP status: what `golem-mcp info` says. Taken with
+/// [`HttpTransport::fallback`] before the transport goes into a client;
+/// clones share the state, which stays readable after the transport is
+/// dropped.
+#[derive(Debug, Clone, Default)]
+pub struct SseFallback(Arc<OnceLock<u16>>);
+
+impl SseFallback {
+    /// The HTTP status streamable HTTP's `initialize` was refused with,
+    /// when the connection went on over HTTP+SSE; `None` while it is
+    /// streamable HTTP (or nothing was sent yet).
+    pub fn refused_with(&self) -> Option<u16> {
+        self.0.get().copied()
+    }
 }
 
 impl fmt::Debug for HttpTransport {
@@ -147,7 +168,15 @@ impl HttpTransport {
             }),
             inbound: Mutex::new(receiver),
             legacy: OnceLock::new(),
+            fell_back: Arc::default(),
         })
+    }
+
+    /// A handle that tells, once the handshake ran, whether the connection
+    /// went on over HTTP+SSE and why ([`SseFallback::refused_with`]). It
+    /// stays valid after the transport is moved into a client.
+    pub fn fallback(&self) -> SseFallback {
+        SseFallback(Arc::clone(&self.fell_back))
     }
 
     /// The session id the server assigned, if any.
@@ -398,6 +427,7 @@ impl HttpTransport {
         // One `initialize` is sent at a time, so no other fallback can
         // have won; were one to, its link is kept and this one dropped.
         let _ = self.legacy.set(link);
+        let _ = self.fell_back.set(refused.status);
         let Some(legacy) = self.legacy.get() else {
             return Err(TransportError::Closed); // unreachable: just set
         };
