@@ -124,13 +124,13 @@ pub use session::protocol::{
 pub use session::restart::RestartPolicy;
 pub use session::serving::{HandlerError, HandlerFuture};
 #[cfg(feature = "http")]
-pub use transports::http::{HttpConfig, HttpTransport, ResumePolicy};
+pub use transports::http::{HttpConfig, HttpTransport, ResumePolicy, SseFallback};
 pub use transports::observe::{Observed, WireEvent};
 #[cfg(feature = "http")]
 pub use transports::sse::SseTransport;
 pub use transports::stdio::{
-    DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrMode, StdioConfig,
-    StdioTransport,
+    DEFAULT_MAX_MESSAGE_BYTES, ServerStderr, ShutdownTimeouts, StderrEvent, StderrLines,
+    StderrMode, StdioConfig, StdioTransport,
 };
 pub use wire::call_result::CallResult;
 pub use wire::content::{Content, Role};

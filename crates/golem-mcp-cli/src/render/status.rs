@@ -1,8 +1,9 @@
 //! The one-line stderr texts of what happens meanwhile: a server's log
-//! message and a task's status, the server's text escaped. It knows
+//! message, a stdio server's stderr line (`-v`) and a task's status, the
+//! server's text escaped. It knows
 //! nothing of the console that writes them.
 
-use golem_mcp::{LogMessage, Task};
+use golem_mcp::{LogMessage, StderrEvent, StderrLines, Task};
 use serde_json::{Map, Value};
 
 /// A server's log message as one line of stderr, e.g. `golem-mcp: server
@@ -75,6 +76,31 @@ pub fn log_text(data: &Value) -> String {
     }
 }
 
+/// A line of a stdio server's stderr as `-v` shows it, e.g. `golem-mcp:
+/// server stderr: listening on port 3000`: the server's text with control
+/// characters escaped, like a log message's (its stderr is its log too).
+/// A cut line and lines dropped say so.
+pub fn stderr_line(event: &StderrEvent) -> String {
+    let mut line = String::from("golem-mcp: server stderr:");
+    match event {
+        StderrEvent::Line { text, cut } => {
+            if !text.is_empty() {
+                line.push(' ');
+                line.push_str(&golem_terminal::one_line(text));
+            }
+            if *cut {
+                line.push_str(&format!("… (cut at {} bytes)", StderrLines::MAX_LINE_BYTES));
+            }
+        }
+        StderrEvent::Dropped { lines } => line.push_str(&format!(
+            " ({lines} line(s) not shown: the server wrote them faster than they were printed)"
+        )),
+        // A kind of event this version does not know: nothing to show.
+        _ => {}
+    }
+    line
+}
+
 /// A task's status as one line, e.g. `task 7f3a: working (Analyzing
 /// content...)`; the server's text with control characters escaped.
 pub fn task_status(task: &Task) -> String {
@@ -97,6 +123,30 @@ pub fn task_status(task: &Task) -> String {
 mod tests {
     use super::*;
     use serde_json::Value;
+
+    #[test]
+    fn a_server_stderr_line_is_prefixed_and_escaped() {
+        let line = |text: &str, cut| StderrEvent::Line {
+            text: text.into(),
+            cut,
+        };
+        assert_eq!(
+            stderr_line(&line("\u{1b}[31mred\u{1b}[0m\tok", false)),
+            "golem-mcp: server stderr: \\u{1b}[31mred\\u{1b}[0m\tok"
+        );
+        assert_eq!(stderr_line(&line("", false)), "golem-mcp: server stderr:");
+        assert_eq!(
+            stderr_line(&line("long", true)),
+            format!(
+                "golem-mcp: server stderr: long… (cut at {} bytes)",
+                StderrLines::MAX_LINE_BYTES
+            )
+        );
+        assert!(
+            stderr_line(&StderrEvent::Dropped { lines: 3 })
+                .starts_with("golem-mcp: server stderr: (3 line(s) not shown")
+        );
+    }
 
     #[test]
     fn a_task_status_is_one_line_with_its_message_escaped() {

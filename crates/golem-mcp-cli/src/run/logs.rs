@@ -1,15 +1,16 @@
 //! The server's log messages: `--log-level` asked for (when the server
 //! declares logging), and each message printed on stderr as it arrives
-//! (`--quiet` hides them), above the spinner. It knows nothing of the
-//! subcommand running meanwhile.
+//! (`--quiet` hides them), above the spinner; with `-v`, a stdio server's
+//! stderr lines too. It knows nothing of the subcommand running meanwhile.
 
 use std::time::Duration;
 
-use golem_mcp::{Client, LogLevel, Notifications, ServerNotification};
+use golem_mcp::{Client, LogLevel, Notifications, ServerNotification, StderrLines};
+use tokio::task::JoinHandle;
 
 use crate::failure::describe;
 use crate::feedback::Console;
-use crate::render::status::log_line;
+use crate::render::status::{log_line, stderr_line};
 
 /// Prints the server's log messages as they arrive, until the client is
 /// gone.
@@ -34,6 +35,34 @@ fn show(notification: &ServerNotification, console: &Console, quiet: bool) {
         && !quiet
     {
         console.line(log_line(message));
+    }
+}
+
+/// `-v`: a stdio server's stderr lines printed as they come
+/// (`golem-mcp: server stderr: …`, escaped), on a task of their own, from
+/// the server's start until its stderr ends.
+pub struct StderrRelay(JoinHandle<()>);
+
+impl StderrRelay {
+    /// Starts printing `lines` through `console` (held back, like log
+    /// messages, while a prompt is on screen).
+    pub fn start(mut lines: StderrLines, console: &Console) -> Self {
+        let console = console.clone();
+        StderrRelay(tokio::spawn(async move {
+            while let Some(event) = lines.recv().await {
+                console.line(stderr_line(&event));
+            }
+        }))
+    }
+
+    /// Waits, for at most `limit`, until the server's last line is printed:
+    /// its stderr ends once it is gone with its process group, so only a
+    /// process that left the group and kept stderr open makes this wait
+    /// the whole limit. What it writes later is not printed.
+    pub async fn finish(mut self, limit: Duration) {
+        if tokio::time::timeout(limit, &mut self.0).await.is_err() {
+            self.0.abort();
+        }
     }
 }
 

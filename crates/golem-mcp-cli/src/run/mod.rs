@@ -26,7 +26,7 @@ mod tools;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use golem_mcp::{Client, ClientConfig, LogLevel};
+use golem_mcp::{Client, ClientConfig, LogLevel, ServerStderr};
 
 use crate::failure::{Exit, Failure, describe};
 use crate::feedback::Feedback;
@@ -35,7 +35,7 @@ use crate::plan::{Action, Plan};
 use connect::connect;
 use deadline::{alongside, timeout_message, within};
 use golem_elicit::Elicitor;
-use logs::{drain_logs, relay_logs, set_log_level};
+use logs::{StderrRelay, drain_logs, relay_logs, set_log_level};
 use signals::{Signal, Signals};
 use task::{TaskSlot, cancel_abandoned};
 
@@ -47,6 +47,11 @@ use task::{TaskSlot, cancel_abandoned};
 /// left of it. Past that the server's process group is killed (when the
 /// runtime drops the transport's shutdown task).
 const CLOSE_LIMIT: Duration = Duration::from_secs(2);
+
+/// How long `-v` waits, once the server is gone, for its last stderr lines
+/// to be printed: they are read to the end of its stderr, which comes with
+/// the end of its process group, at once.
+const STDERR_LIMIT: Duration = Duration::from_millis(500);
 
 /// How the work ended early, when it did.
 enum Cut {
@@ -91,6 +96,12 @@ pub async fn execute(plan: Plan) -> Exit {
     // Subscribed before anything is sent: the first log message may come
     // with the handshake.
     let mut notifications = client.passive_notifications();
+    // `-v` (the only way lines are handed over): the server's stderr lines,
+    // those it wrote while starting included.
+    let stderr_relay = server_stderr
+        .as_ref()
+        .and_then(ServerStderr::lines)
+        .map(|lines| StderrRelay::start(lines, &console));
     let started = tokio::time::Instant::now();
     let task_slot = TaskSlot::default();
     let outcome = {
@@ -121,8 +132,12 @@ pub async fn execute(plan: Plan) -> Exit {
     let exit = match outcome {
         Ok(Ok(exit)) => exit,
         // A server process that exited has no session to end; dropping the
-        // client reaps it and kills what is left of its process group.
-        Ok(Err(failure)) if failure.server_exited => return failure.report(json),
+        // client reaps it and kills what is left of its process group. Its
+        // last stderr lines (why it exited, often) come before the message.
+        Ok(Err(failure)) if failure.server_exited => {
+            last_stderr_lines(stderr_relay).await;
+            return failure.report(json);
+        }
         Ok(Err(failure)) => failure.report(json),
         Err(cut) => {
             let failure = match cut {
@@ -150,7 +165,10 @@ pub async fn execute(plan: Plan) -> Exit {
             // within a bound of its own: the deadline is gone.
             let end_by = tokio::time::Instant::now() + CLOSE_LIMIT;
             tokio::select! {
-                () = tell_the_server(&client, &task_slot, end_by) => {}
+                () = async {
+                    tell_the_server(&client, &task_slot, end_by).await;
+                    last_stderr_lines(stderr_relay).await;
+                } => {}
                 // A second signal: the user will not wait.
                 _ = signals.recv() => {}
             }
@@ -159,7 +177,16 @@ pub async fn execute(plan: Plan) -> Exit {
     };
     let end_by = deadline.min(tokio::time::Instant::now() + CLOSE_LIMIT);
     close_by(&client, end_by).await;
+    last_stderr_lines(stderr_relay).await;
     exit
+}
+
+/// With `-v`, once the server is gone: its stderr lines not printed yet,
+/// within [`STDERR_LIMIT`].
+async fn last_stderr_lines(relay: Option<StderrRelay>) {
+    if let Some(relay) = relay {
+        relay.finish(STDERR_LIMIT).await;
+    }
 }
 
 /// After a timeout or a signal: the task `call --task` left running is

@@ -281,8 +281,9 @@ pub struct ProcessExit {
     /// The end of what the server wrote to stderr (empty when stderr was
     /// inherited or discarded), lossily decoded as UTF-8.
     pub stderr_tail: String,
-    /// Whether stderr was captured at all (`StderrMode::Tail`); when it was
-    /// not, an empty tail says nothing about what the server wrote.
+    /// Whether stderr was captured at all (`StderrMode::Tail` or `Lines`);
+    /// when it was not, an empty tail says nothing about what the server
+    /// wrote.
     pub stderr_captured: bool,
     /// Lines the server wrote to stdout that were not JSON-RPC messages and
     /// were skipped (the last few, each shortened).

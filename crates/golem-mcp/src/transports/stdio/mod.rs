@@ -3,12 +3,14 @@
 //!
 //! `config.rs` says how to start the server; `writer.rs` is the write side;
 //! this module spawns the server and is the read side; `process.rs` owns the
-//! process group; `stderr.rs` drains stderr into a tail.
+//! process group; `stderr.rs` drains stderr into a tail, and
+//! `stderr_lines.rs` cuts it into lines for the application.
 
 mod config;
 mod lines;
 mod process;
 mod stderr;
+mod stderr_lines;
 mod writer;
 
 use std::collections::VecDeque;
@@ -34,6 +36,7 @@ use lines::LineBuffer;
 pub use process::ShutdownTimeouts;
 use process::{ServerProcess, Supervised};
 pub use stderr::{ServerStderr, StderrMode};
+pub use stderr_lines::{StderrEvent, StderrLines};
 use writer::{WriteStop, Writer};
 
 /// How long to keep reading stdout after the server process exited, for a
@@ -157,7 +160,7 @@ impl StdioTransport {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(match config.stderr {
-                StderrMode::Tail(_) => Stdio::piped(),
+                StderrMode::Tail(_) | StderrMode::Lines { .. } => Stdio::piped(),
                 StderrMode::Inherit => Stdio::inherit(),
                 StderrMode::Discard => Stdio::null(),
             })
@@ -178,6 +181,10 @@ impl StdioTransport {
         let (stderr, stderr_task) = match (config.stderr, child.stderr.take()) {
             (StderrMode::Tail(limit), Some(pipe)) => {
                 let (stderr, task) = ServerStderr::drain(pipe, limit);
+                (stderr, Some(task))
+            }
+            (StderrMode::Lines { tail }, Some(pipe)) => {
+                let (stderr, task) = ServerStderr::drain_lines(pipe, tail);
                 (stderr, Some(task))
             }
             _ => (ServerStderr::default(), None),
@@ -209,7 +216,8 @@ impl StdioTransport {
         })
     }
 
-    /// The server's stderr tail. The handle stays valid after the transport
+    /// The server's stderr tail, and its lines in [`StderrMode::Lines`]
+    /// ([`ServerStderr::lines`]). The handle stays valid after the transport
     /// is moved into a client or dropped.
     pub fn stderr(&self) -> ServerStderr {
         self.stderr.clone()
