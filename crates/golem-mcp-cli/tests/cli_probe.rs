@@ -3,10 +3,13 @@
 //! 500 to the session-less `server/discover`): the probe falls back to the
 //! initialize era and says why; a config entry's `"protocol"` pins the
 //! revision and `info` says it was pinned there; `--protocol` beats it.
+//! `info` also says what carried the session: an HTTP+SSE server reached
+//! through its URL is named as such, with the status that refused
+//! streamable HTTP.
 
 mod support;
 
-use support::{TempDir, git_http, golem_mcp};
+use support::{TempDir, git_http, golem_mcp, python_sse};
 
 #[test]
 fn a_server_that_fails_the_probe_with_a_500_is_reached_in_the_initialize_era() {
@@ -93,6 +96,33 @@ fn a_bad_entry_protocol_is_a_usage_error_naming_the_field() {
         String::from_utf8_lossy(&output.stderr).contains(
             "mcpServers.git.protocol: \"2099-01-01\" is not a revision this client speaks"
         ),
+        "{output:?}"
+    );
+}
+
+#[test]
+fn info_says_the_session_went_on_over_http_sse_and_why() {
+    let sse = python_sse();
+
+    let output = golem_mcp()
+        .args(["info", "--url", &sse.url])
+        .output()
+        .expect("runs");
+
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        stdout
+            .contains("transport:    HTTP+SSE (2024-11-05), after streamable HTTP got HTTP 405\n"),
+        "{stdout}"
+    );
+    let git = git_http();
+    let output = golem_mcp()
+        .args(["info", "--url", &git.url])
+        .output()
+        .expect("runs");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("transport:    streamable HTTP\n"),
         "{output:?}"
     );
 }

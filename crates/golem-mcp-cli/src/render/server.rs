@@ -10,10 +10,37 @@ use serde_json::{Value, json};
 
 use crate::render::text::{dedented, indented, pretty};
 
+/// What carried the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A stdio server.
+    Stdio,
+    /// Streamable HTTP.
+    StreamableHttp,
+    /// HTTP+SSE (2024-11-05): asked for, or `after` streamable HTTP was
+    /// refused with that status.
+    Sse {
+        /// The status that refused streamable HTTP, when it fell back.
+        after: Option<u16>,
+    },
+}
+
+/// The transport in a few words.
+fn transport_text(transport: Transport) -> String {
+    match transport {
+        Transport::Stdio => "stdio".to_owned(),
+        Transport::StreamableHttp => "streamable HTTP".to_owned(),
+        Transport::Sse { after: None } => "HTTP+SSE (2024-11-05)".to_owned(),
+        Transport::Sse {
+            after: Some(status),
+        } => format!("HTTP+SSE (2024-11-05), after streamable HTTP got HTTP {status}"),
+    }
+}
+
 /// `info` for people: identity, protocol (a pinned one said to be pinned
-/// `pinned`: `with --protocol`, `in the config`), capabilities,
-/// instructions.
-pub fn info_text(server: &ServerInfo, pinned: &str) -> String {
+/// `pinned`: `with --protocol`, `in the config`), transport,
+/// capabilities, instructions.
+pub fn info_text(server: &ServerInfo, pinned: &str, transport: Transport) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
     let identity = format!("{} {}", server.name, server.version);
@@ -28,6 +55,7 @@ pub fn info_text(server: &ServerInfo, pinned: &str) -> String {
         server.protocol_version,
         how_chosen(&server.chosen, pinned)
     );
+    let _ = writeln!(out, "transport:    {}", transport_text(transport));
     let _ = writeln!(
         out,
         "capabilities: {}",
@@ -61,7 +89,7 @@ fn how_chosen(chosen: &HowChosen, pinned: &str) -> String {
 
 /// `info --json`: the server's description in the protocol's shape, with
 /// the revision chosen and how.
-pub fn info_json(server: &ServerInfo) -> String {
+pub fn info_json(server: &ServerInfo, transport: Transport) -> String {
     let chosen = match &server.chosen {
         HowChosen::Discovered => json!({"by": "discovery"}),
         HowChosen::FellBack { probe } => json!({"by": "fallback", "probe": probe}),
@@ -78,6 +106,14 @@ pub fn info_json(server: &ServerInfo) -> String {
         "protocolVersion": server.protocol_version,
         "supportedVersions": server.supported_versions,
         "chosen": chosen,
+        "transport": match transport {
+            Transport::Stdio => json!({"kind": "stdio"}),
+            Transport::StreamableHttp => json!({"kind": "streamable-http"}),
+            Transport::Sse { after: None } => json!({"kind": "sse"}),
+            Transport::Sse { after: Some(status) } => {
+                json!({"kind": "sse", "fellBackAfter": status})
+            }
+        },
         "capabilities": server.capabilities,
         "instructions": server.instructions,
     });
@@ -130,7 +166,7 @@ mod tests {
     /// `info` of a server whose revision, if pinned, was pinned with
     /// `--protocol`.
     fn info_text_with_option(server: &ServerInfo) -> String {
-        info_text(server, "with --protocol")
+        info_text(server, "with --protocol", Transport::Stdio)
     }
 
     fn server(capabilities: Value, instructions: Option<&str>) -> ServerInfo {
@@ -153,22 +189,37 @@ mod tests {
             "server:       demo 1.2\n\
              title:        Demo Server\n\
              protocol:     2025-11-25 (pinned with --protocol)\n\
+             transport:    stdio\n\
              capabilities: logging, resources (listChanged), tools (listChanged)\n\
              instructions:\n  Use echo.\n\n  Be kind.\n"
         );
         assert!(
-            info_text(&server(serde_json::json!({}), None), "in the config")
-                .contains("protocol:     2025-11-25 (pinned in the config)\n")
+            info_text(
+                &server(serde_json::json!({}), None),
+                "in the config",
+                Transport::Stdio
+            )
+            .contains("protocol:     2025-11-25 (pinned in the config)\n")
         );
         let bare = info_text_with_option(&server(serde_json::json!({}), None));
         assert!(bare.contains("capabilities: none\n"), "{bare}");
         assert!(bare.ends_with("instructions: none\n"), "{bare}");
-        let json: Value =
-            serde_json::from_str(&info_json(&server(serde_json::json!({"tools": {}}), None)))
-                .expect("JSON");
+        let json: Value = serde_json::from_str(&info_json(
+            &server(serde_json::json!({"tools": {}}), None),
+            Transport::Sse { after: Some(405) },
+        ))
+        .expect("JSON");
         assert_eq!(json["serverInfo"]["name"], "demo");
         assert_eq!(json["protocolVersion"], "2025-11-25");
         assert_eq!(json["chosen"], serde_json::json!({"by": "pinned"}));
+        assert_eq!(
+            json["transport"],
+            serde_json::json!({"kind": "sse", "fellBackAfter": 405})
+        );
+        assert_eq!(
+            transport_text(Transport::Sse { after: Some(405) }),
+            "HTTP+SSE (2024-11-05), after streamable HTTP got HTTP 405"
+        );
         let mut fell_back = server(serde_json::json!({}), None);
         fell_back.chosen = HowChosen::FellBack {
             probe: "error -32601: Method not found".into(),

@@ -32,7 +32,7 @@ use crate::failure::{Exit, Failure, describe};
 use crate::feedback::Feedback;
 use crate::plan::features::FeatureAction;
 use crate::plan::{Action, Plan};
-use connect::connect;
+use connect::{Carrier, connect};
 use deadline::{alongside, timeout_message, within};
 use golem_elicit::Elicitor;
 use logs::{StderrRelay, drain_logs, relay_logs, set_log_level};
@@ -86,7 +86,7 @@ pub async fn execute(plan: Plan) -> Exit {
     let as_task = matches!(plan.action, Action::Call { task: true, .. });
     config = task::configure(config, as_task);
     let kept = kept::KeptTools::for_target(&plan.target);
-    let (client, server_stderr) = match connect(plan.target, config, plan.verbose) {
+    let (client, server_stderr, carrier) = match connect(plan.target, config, plan.verbose) {
         Ok(connected) => connected,
         Err(failure) => {
             feedback.finish();
@@ -106,7 +106,7 @@ pub async fn execute(plan: Plan) -> Exit {
     let task_slot = TaskSlot::default();
     let outcome = {
         let job = work(
-            &client,
+            (&client, &carrier),
             &plan.action,
             (json, plan.quiet),
             plan.log_level,
@@ -214,7 +214,7 @@ async fn close_by(client: &Client, end_by: tokio::time::Instant) {
 
 /// Initializes the session, sets `--log-level`, and runs the subcommand.
 async fn work(
-    client: &Client,
+    (client, carrier): (&Client, &Carrier),
     action: &Action,
     (json, quiet): (bool, bool),
     log_level: Option<LogLevel>,
@@ -232,7 +232,7 @@ async fn work(
         // Handled before connecting (`account.rs`); the session shows the
         // authorization worked.
         Action::Login | Action::Logout => Ok(Exit::Success),
-        Action::Info { pinned } => server::info(server, pinned, json, feedback),
+        Action::Info { pinned } => server::info(server, (pinned, carrier), json, feedback),
         Action::List { long } => tools::list(client, *long, json, kept, feedback).await,
         Action::Call {
             tool,

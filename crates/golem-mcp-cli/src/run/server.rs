@@ -5,21 +5,33 @@ use golem_mcp::{Client, ServerInfo};
 
 use crate::failure::{Exit, Failure};
 use crate::feedback::Feedback;
-use crate::render::server::{info_json, info_text, ping_json, ping_text};
+use crate::render::server::{Transport, info_json, info_text, ping_json, ping_text};
+use crate::run::connect::Carrier;
 use crate::run::output::emit;
 
-/// `info`: the server's identity, protocol, capabilities and instructions;
-/// `pinned` says where a pinned revision was pinned.
+/// `info`: the server's identity, protocol, transport, capabilities and
+/// instructions; `pinned` says where a pinned revision was pinned,
+/// `carrier` what carries the session.
 pub fn info(
     server: &ServerInfo,
-    pinned: &str,
+    (pinned, carrier): (&str, &Carrier),
     json: bool,
     feedback: &mut Feedback,
 ) -> Result<Exit, Failure> {
+    let transport = match carrier {
+        Carrier::Stdio => Transport::Stdio,
+        Carrier::Sse => Transport::Sse { after: None },
+        Carrier::Http(fallback) => match fallback.refused_with() {
+            None => Transport::StreamableHttp,
+            Some(status) => Transport::Sse {
+                after: Some(status),
+            },
+        },
+    };
     let text = if json {
-        info_json(server)
+        info_json(server, transport)
     } else {
-        info_text(server, pinned)
+        info_text(server, pinned, transport)
     };
     feedback.finish();
     emit(&text, json)?;
