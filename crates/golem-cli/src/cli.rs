@@ -15,6 +15,7 @@ use golem_agent::model::{ApiKey, Message, Model};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
 
+use crate::approve::{ApproveMode, Pattern, Policy, ToolRules, entry_rules};
 use crate::exit::Failure;
 use crate::requests::Answers;
 use crate::tool_search::{SearchMode, always_loaded};
@@ -40,6 +41,11 @@ Tools: the tools of every server of the --config file (an mcpServers JSON file),
 the servers named by --server. A server whose tool names clash with another's has its
 tools prefixed with its name (fs_read_file). The servers are started once and closed
 at the end, also on Ctrl-C.
+
+Approval: tools that say they only read run at once; any other call is asked about at
+the terminal (one key: y, n, or a for the rest of the command), or, when stdin is not a
+terminal, denied (the model is told). --approve, --allow-tool, --ask-tool, --deny-tool
+and an entry's allowTools, askTools and denyTools change which.
 
 A tool's error, and a call of a tool no server offers, go back to the model (which is
 told the tools there are), within --max-turns. So does a call that fails (the server's
@@ -187,6 +193,28 @@ pub struct Options {
     /// afresh (the new lists are kept).
     #[arg(long, help_heading = "Tools")]
     pub refresh: bool,
+    /// Which tools run without asking: read-only (those that say they only
+    /// read, readOnlyHint), all, or none; the others are asked about at
+    /// the terminal, or denied (the model is told) when stdin is not one.
+    #[arg(
+        long,
+        value_name = "WHICH",
+        value_enum,
+        default_value = "read-only",
+        overrides_with = "approve",
+        help_heading = "Tools"
+    )]
+    pub approve: ApproveMode,
+    /// Run the tools whose offered name matches PATTERN without asking
+    /// ("*" for any characters; repeatable).
+    #[arg(long = "allow-tool", value_name = "PATTERN", help_heading = "Tools")]
+    pub allow_tools: Vec<String>,
+    /// Ask before every call of the tools matching PATTERN (repeatable).
+    #[arg(long = "ask-tool", value_name = "PATTERN", help_heading = "Tools")]
+    pub ask_tools: Vec<String>,
+    /// Do not offer the tools matching PATTERN at all (repeatable).
+    #[arg(long = "deny-tool", value_name = "PATTERN", help_heading = "Tools")]
+    pub deny_tools: Vec<String>,
     /// End the run when a tool call fails (the server's error, a timeout,
     /// the server ending mid-call), with the exit status of its cause
     /// [default: the model is told what failed and the run goes on].
@@ -313,6 +341,9 @@ pub struct Plan {
     pub restart: bool,
     /// `--fail-on-tool-error`: a failed call ends the run.
     pub fail_on_tool_error: bool,
+    /// Which calls run without asking, which are asked about, which tools
+    /// are not offered.
+    pub policy: Policy,
     /// `--quiet`: the answer and the command's errors only.
     pub quiet: bool,
     /// `--log-level`: the least severe server log message shown.
@@ -377,9 +408,13 @@ impl Plan {
                 Some((name.clone(), version.to_owned()))
             })
             .collect();
+        let mut tool_rules = HashMap::new();
         let always_loaded = entries
             .into_iter()
-            .map(|(name, entry)| (name, entry.always_loaded))
+            .map(|(name, entry)| {
+                tool_rules.insert(name.clone(), entry.tool_rules);
+                (name, entry.always_loaded)
+            })
             .collect();
         withhold_model_keys(&mut servers, options.api_key_env.as_deref());
         Ok(Plan {
@@ -411,6 +446,15 @@ impl Plan {
             always_loaded,
             restart: !options.no_restart,
             fail_on_tool_error: options.fail_on_tool_error,
+            policy: Policy {
+                mode: options.approve,
+                flags: ToolRules {
+                    allow: patterns(&options.allow_tools),
+                    ask: patterns(&options.ask_tools),
+                    deny: patterns(&options.deny_tools),
+                },
+                entries: tool_rules,
+            },
             quiet: options.quiet,
             log_level: options.log_level,
             answers,
@@ -652,6 +696,13 @@ struct Entry {
     always_loaded: AlwaysLoaded,
     /// `"protocol"`: the revision it pins, if any.
     protocol: Option<&'static str>,
+    /// `"allowTools"`, `"askTools"`, `"denyTools"`.
+    tool_rules: ToolRules,
+}
+
+/// `--allow-tool` and kin as patterns.
+fn patterns(texts: &[String]) -> Vec<Pattern> {
+    texts.iter().map(|text| Pattern::new(text.trim())).collect()
 }
 
 /// The servers of `--config` named by `--server` (all by default), and the
@@ -687,12 +738,15 @@ fn select_servers(
     let mut entries: HashMap<String, Entry> = HashMap::new();
     for name in names {
         match servers.get(&name) {
-            Ok(server) => match always_loaded(&servers, &name) {
-                Ok(always_loaded) => {
+            Ok(server) => match always_loaded(&servers, &name)
+                .and_then(|always| Ok((always, entry_rules(&servers, &name)?)))
+            {
+                Ok((always_loaded, tool_rules)) => {
                     let protocol = servers.protocol(&name);
                     let entry = Entry {
                         always_loaded,
                         protocol,
+                        tool_rules,
                     };
                     entries.insert(name.clone(), entry);
                     selected.push((name, server));
@@ -743,6 +797,10 @@ mod tests {
             protocol: None,
             no_restart: false,
             fail_on_tool_error: false,
+            approve: ApproveMode::ReadOnly,
+            allow_tools: Vec::new(),
+            ask_tools: Vec::new(),
+            deny_tools: Vec::new(),
             quiet: false,
             log_level: LogLevel::Warning,
             tool_search: SearchMode::Auto,

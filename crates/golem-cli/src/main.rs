@@ -16,6 +16,8 @@
 //! be reached, 5 a timeout, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (ADR 0010). `golem run --help` says
 //! the rest.
 
+mod approve;
+mod ask;
 mod cli;
 mod exit;
 mod image;

@@ -21,6 +21,7 @@ use golem_agent::model::Usage;
 use golem_agent::tool::Toolset;
 use tokio::task::JoinHandle;
 
+use crate::approve::{Policy, Prefixes, Screened};
 use crate::exit::Failure;
 use crate::requests::{Answers, SamplingUsage};
 use crate::show::Output;
@@ -103,6 +104,8 @@ pub struct Servers {
     /// The least severe server log message asked for and shown
     /// (`--log-level`); `None`: none (`--quiet`).
     log_level: Option<LogLevel>,
+    /// Which tools are not offered (`--deny-tool`, `"denyTools"`).
+    policy: Arc<Policy>,
 }
 
 impl Servers {
@@ -112,18 +115,19 @@ impl Servers {
     /// reach the model; `manifests` says where listings are kept and
     /// whether a fresh one defers its server's start; the servers' log
     /// messages at `log_level` or above are asked for and shown (none for
-    /// `None`).
+    /// `None`); the tools `policy` denies are not offered.
     pub fn new(
         restart: bool,
         presentation: Presentation,
         manifests: Manifests,
-        log_level: Option<LogLevel>,
+        (log_level, policy): (Option<LogLevel>, Arc<Policy>),
     ) -> Self {
         Servers {
             restart,
             presentation,
             manifests,
             log_level,
+            policy,
             ..Servers::default()
         }
     }
@@ -517,9 +521,30 @@ impl Servers {
 
     /// The toolsets for the agent.
     pub fn toolsets(&self) -> Vec<Arc<dyn Toolset<()>>> {
+        let prefixes = Arc::new(self.prefixes());
         self.servers
             .iter()
             .filter_map(|server| server.toolset.as_ref().map(ServerTools::toolset))
+            .map(|inner| {
+                Arc::new(Screened {
+                    inner,
+                    policy: Arc::clone(&self.policy),
+                    prefixes: Arc::clone(&prefixes),
+                }) as Arc<dyn Toolset<()>>
+            })
+            .collect()
+    }
+
+    /// Which tools run, are asked about, or are not offered.
+    pub fn policy(&self) -> &Arc<Policy> {
+        &self.policy
+    }
+
+    /// Each server's prefix on its tools' names, for those that have one.
+    pub fn prefixes(&self) -> Prefixes {
+        self.servers
+            .iter()
+            .filter_map(|server| Some((server.name.clone(), server.prefix.clone()?)))
             .collect()
     }
 
@@ -538,13 +563,10 @@ impl Servers {
     /// Every tool offered now: (server, name for the model, description).
     pub fn listing(&self) -> Vec<(String, String, String)> {
         let mut listed = Vec::new();
-        for server in &self.servers {
-            let Some(toolset) = &server.toolset else {
-                continue;
-            };
-            for tool in toolset.toolset().tools() {
+        for toolset in self.toolsets() {
+            for tool in toolset.tools() {
                 listed.push((
-                    server.name.clone(),
+                    toolset.name().to_owned(),
                     tool.name().to_owned(),
                     tool.description().to_owned(),
                 ));

@@ -12,6 +12,7 @@ use golem_agent::{Agent, AgentConfig, MemoryOutputStore, OutputStore, RunEvent, 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 
+use crate::approve::Asker;
 use crate::cli::{Mode, Plan};
 use crate::exit::{Exit, Failure};
 use crate::outputs;
@@ -45,7 +46,8 @@ pub async fn execute(mut plan: Plan) -> Exit {
     };
     // Under --quiet no log message is shown, so none is asked for.
     let log_level = (!plan.quiet).then_some(plan.log_level);
-    let mut servers = Servers::new(plan.restart, presentation, manifests, log_level);
+    let policy = Arc::new(std::mem::take(&mut plan.policy));
+    let mut servers = Servers::new(plan.restart, presentation, manifests, (log_level, policy));
     let exit = work(plan, &mut servers, &output, &mut signals).await;
     output.end_line();
     servers.close().await;
@@ -99,6 +101,12 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
                 true => ToolFailures::FailRun,
                 false => ToolFailures::TellModel,
             },
+            approver: Some(Arc::new(Asker {
+                policy: Arc::clone(servers.policy()),
+                prefixes: Arc::new(servers.prefixes()),
+                output: output.clone(),
+                interactive: std::io::stdin().is_terminal(),
+            })),
             max_turns: plan.max_turns,
             ..AgentConfig::default()
         },
@@ -348,6 +356,15 @@ fn show_event(event: RunEvent, servers: &Servers, output: &Output, usage: &mut U
         } => {
             let tool = servers.server_tool(&source, &tool);
             output.note(&show::call_finished(&source, tool, duration, &outcome));
+        }
+        RunEvent::ToolDenied {
+            call,
+            source,
+            reason,
+            ..
+        } => {
+            let tool = servers.server_tool(&source, &call.name);
+            output.note(&format!("[{source}] {tool} not run: {reason}"));
         }
         RunEvent::UnknownTool { call, likely, .. } => {
             output.note(&show::unknown_tool(&call.name, &likely));

@@ -118,6 +118,23 @@ impl Output {
             .and_then(|()| stderr.flush());
     }
 
+    /// A question on stderr after `golem: `, its line left open for the
+    /// answer ([`answer`](Self::answer)), even with `--quiet`.
+    pub fn question(&self, text: &str) {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() && std::io::stderr().is_terminal() {
+            self.end_line();
+        }
+        let text = golem_terminal::one_line(text);
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "golem: {text}").and_then(|()| stderr.flush());
+    }
+
+    /// Ends a [`question`](Self::question)'s line with the answer given.
+    pub fn answer(&self, word: &str) {
+        let _ = writeln!(std::io::stderr().lock(), "{word}");
+    }
+
     /// Chat's `> ` on stderr, before a line is read at a terminal; it stays
     /// below the notes that come until [`answered`](Self::answered).
     pub fn prompt(&self) {

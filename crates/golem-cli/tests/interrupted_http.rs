@@ -95,6 +95,8 @@ fn golem_on(recorder: &Recorder, provider: &FakeProvider, dir: &TempDir, extra: 
             "openai:gpt-fake",
             "--base-url",
             provider.openai_base_url(),
+            "--approve",
+            "all",
             "--config",
         ])
         .arg(config)

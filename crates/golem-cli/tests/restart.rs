@@ -46,6 +46,8 @@ fn chat(provider: &FakeProvider, config: &std::path::Path, extra: &[&str]) -> Ch
             "openai:gpt-fake",
             "--base-url",
             provider.openai_base_url(),
+            "--approve",
+            "all",
         ])
         .arg("--config")
         .arg(config)

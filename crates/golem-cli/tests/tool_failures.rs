@@ -164,7 +164,7 @@ fn a_server_killed_mid_call_goes_to_the_model_while_the_other_servers_call_runs_
         .env_remove("ANTHROPIC_API_KEY")
         .args(["run", "--model", "openai:gpt-fake", "--base-url"])
         .arg(provider.openai_base_url())
-        .arg("--config")
+        .args(["--approve", "all", "--config"])
         .arg(&config)
         .arg("Run both")
         .stdin(Stdio::null())

@@ -233,7 +233,41 @@ pub struct Tool<Deps> {
     sequential: bool,
     title: Option<String>,
     always_loaded: bool,
+    hints: ToolHints,
     exec: Arc<Exec<Deps>>,
+}
+
+/// What a tool says of its effects, as MCP's tool annotations do
+/// (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`):
+/// hints a host decides on (which calls to ask the user about), never a
+/// guarantee, since a server may say anything. `None`: not said.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolHints {
+    /// The tool does not change its environment.
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite (meaningful when not read-only).
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// The tool reaches an open world (the web, other people), not a
+    /// closed one (a local file, a database).
+    pub open_world: Option<bool>,
+}
+
+impl ToolHints {
+    /// A tool that only reads what is closed to the world: it changes
+    /// nothing, so calling it again changes nothing either.
+    pub const READ_ONLY: ToolHints = ToolHints {
+        read_only: Some(true),
+        destructive: Some(false),
+        idempotent: Some(true),
+        open_world: Some(false),
+    };
+
+    /// Whether the tool says it only reads (`read_only` is `Some(true)`).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only == Some(true)
+    }
 }
 
 impl<Deps> Tool<Deps> {
@@ -301,6 +335,7 @@ impl<Deps> Tool<Deps> {
             sequential: false,
             title: None,
             always_loaded: false,
+            hints: ToolHints::default(),
             exec: Arc::new(move |ctx, args| Box::pin(exec(ctx, args))),
         })
     }
@@ -341,6 +376,18 @@ impl<Deps> Tool<Deps> {
     pub fn always_loaded(mut self, always: bool) -> Self {
         self.always_loaded = always;
         self
+    }
+
+    /// Sets what the tool says of its effects (an MCP tool's annotations),
+    /// for approval (default: nothing said).
+    pub fn with_hints(mut self, hints: ToolHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// What the tool says of its effects (see [`Tool::with_hints`]).
+    pub fn hints(&self) -> &ToolHints {
+        &self.hints
     }
 
     /// The name the model calls the tool by.
@@ -429,6 +476,7 @@ impl<Deps> Clone for Tool<Deps> {
             sequential: self.sequential,
             title: self.title.clone(),
             always_loaded: self.always_loaded,
+            hints: self.hints,
             exec: Arc::clone(&self.exec),
         }
     }
@@ -445,6 +493,7 @@ impl<Deps> fmt::Debug for Tool<Deps> {
             .field("sequential", &self.sequential)
             .field("title", &self.title)
             .field("always_loaded", &self.always_loaded)
+            .field("hints", &self.hints)
             .finish_non_exhaustive()
     }
 }

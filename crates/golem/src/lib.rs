@@ -57,10 +57,10 @@ mod telemetry;
 pub mod testmodel;
 
 pub use agent::{
-    Agent, AgentConfig, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, Kept,
-    MemoryOutputStore, OfferedTools, OutputStore, READ_OUTPUT_TOOL, READ_OUTPUT_TOOL_FALLBACK,
-    RunEvent, RunOutput, RunSink, SEARCH_TOOL, SEARCH_TOOL_FALLBACK, ToolFailures, ToolOutcome,
-    ToolSearch,
+    Agent, AgentConfig, ApprovalRequest, Approver, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_MAX_TURNS,
+    DEFAULT_SEARCH_ABOVE, Decision, Kept, MemoryOutputStore, OfferedTools, OutputStore,
+    READ_OUTPUT_TOOL, READ_OUTPUT_TOOL_FALLBACK, RunEvent, RunOutput, RunSink, SEARCH_TOOL,
+    SEARCH_TOOL_FALLBACK, ToolFailures, ToolOutcome, ToolSearch,
 };
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};

@@ -91,7 +91,9 @@ impl Drop for TempDir {
 }
 
 /// `golem` with a key in `OPENAI_API_KEY` and no other provider variables.
-/// `golem run` with the fake OpenAI-compatible model of `provider`.
+/// `golem run` with the fake OpenAI-compatible model of `provider`; every
+/// tool runs without asking (`--approve all`: the approval tests give
+/// `--approve` again, and the last one counts).
 pub fn run_on(provider: &FakeProvider) -> Command {
     let mut command = golem();
     command.args([
@@ -100,6 +102,8 @@ pub fn run_on(provider: &FakeProvider) -> Command {
         "openai:gpt-fake",
         "--base-url",
         provider.openai_base_url(),
+        "--approve",
+        "all",
     ]);
     command
 }
@@ -113,12 +117,13 @@ pub fn run_on_anthropic(provider: &FakeProvider) -> Command {
         .env("ANTHROPIC_API_KEY", KEY)
         .args(["run", "--model", "anthropic:claude-fake", "--base-url"])
         .arg(provider.anthropic_base_url())
-        .args(["--api-key-env", "ANTHROPIC_API_KEY"]);
+        .args(["--api-key-env", "ANTHROPIC_API_KEY", "--approve", "all"]);
     command
 }
 
 /// `golem run` with the fake OpenAI-compatible model of `provider`, as a
-/// std command (to run on a pseudo-terminal, `pty::run_on_pty`).
+/// std command (to run on a pseudo-terminal, `pty::run_on_pty`); tools
+/// are approved by golem's default policy.
 pub fn run_on_std(provider: &FakeProvider) -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem"));
     command

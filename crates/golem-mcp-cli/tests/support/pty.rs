@@ -1,13 +1,16 @@
 //! A pseudo-terminal for a command's stdout, so that a test sees what the
-//! user's terminal would be sent ([`run_on_pty`]). Linux and the BSDs
-//! (`posix_openpt`). It knows nothing of `golem-mcp`.
+//! user's terminal would be sent ([`run_on_pty`]), or for all three of its
+//! streams, so that a test can type at it too ([`Terminal`]). Linux and the
+//! BSDs (`posix_openpt`). It knows nothing of `golem-mcp`.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
+use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::OpenOptionsExt as _;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant;
 
 use super::PATIENCE;
 
@@ -103,4 +106,87 @@ fn raw_mode(terminal: &File) {
         }
     };
     assert!(done, "raw mode: {}", std::io::Error::last_os_error());
+}
+
+/// A command whose stdin, stdout and stderr are one pseudo-terminal, as a
+/// user's shell would start it: what it shows is collected as it comes,
+/// and [`type_keys`](Terminal::type_keys) types at it. Killed and reaped
+/// when dropped.
+pub struct Terminal {
+    child: Child,
+    keys: File,
+    shown: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Terminal {
+    /// Starts `command` on a new terminal (in raw mode: what it writes is
+    /// read exactly; it sets its own mode to read keys).
+    pub fn start(mut command: Command) -> Terminal {
+        let (master, slave) = open_raw();
+        let keys = master.try_clone().expect("the master side twice");
+        command
+            .stdin(Stdio::from(slave.try_clone().expect("the terminal side")))
+            .stdout(Stdio::from(slave.try_clone().expect("the terminal side")))
+            .stderr(Stdio::from(slave));
+        let child = command.spawn().expect("the command starts");
+        drop(command); // its copies of the terminal side
+        let shown = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&shown);
+        std::thread::spawn(move || {
+            let mut master = master;
+            let mut chunk = [0u8; 4096];
+            while let Ok(read @ 1..) = master.read(&mut chunk) {
+                sink.lock().expect("lock").extend_from_slice(&chunk[..read]);
+            }
+        });
+        Terminal { child, keys, shown }
+    }
+
+    /// What the command showed so far, lossily decoded.
+    pub fn shown(&self) -> String {
+        String::from_utf8_lossy(&self.shown.lock().expect("lock")).into_owned()
+    }
+
+    /// Waits, at most [`PATIENCE`], until the command has shown `text`.
+    #[track_caller]
+    pub fn wait_for(&self, text: &str) {
+        let started = Instant::now();
+        while !self.shown().contains(text) {
+            assert!(
+                started.elapsed() < PATIENCE,
+                "{text:?} was not shown; the terminal shows:\n{}",
+                self.shown()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Types `keys` at the command.
+    pub fn type_keys(&mut self, keys: &str) {
+        self.keys.write_all(keys.as_bytes()).expect("typed");
+    }
+
+    /// Waits, at most [`PATIENCE`], for the command to end; its status.
+    #[track_caller]
+    pub fn wait(&mut self) -> std::process::ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                started.elapsed() < PATIENCE,
+                "the command still runs; the terminal shows:\n{}",
+                self.shown()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

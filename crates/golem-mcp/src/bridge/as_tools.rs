@@ -4,7 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use golem_model::Image;
-use golem_tool::{Tool, ToolContext, ToolError, ToolImages};
+use golem_tool::{Tool, ToolContext, ToolError, ToolHints, ToolImages};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -326,6 +326,17 @@ where
             .and_then(|notes| notes.title.clone())
     });
     let always_loaded = config.always_loaded.covers(&info.name);
+    // What the server says of the tool's effects, for a host's approval.
+    let hints = info
+        .annotations
+        .as_ref()
+        .map(|notes| ToolHints {
+            read_only: notes.read_only_hint,
+            destructive: notes.destructive_hint,
+            idempotent: notes.idempotent_hint,
+            open_world: notes.open_world_hint,
+        })
+        .unwrap_or_default();
     let exec = exec(Arc::new(info));
     let tool = Tool::from_raw_schema(exposed, description, schema, exec).map_err(|error| {
         Error::invalid_response(
@@ -333,7 +344,7 @@ where
             format!("the server's tool cannot be bridged: {error}"),
         )
     })?;
-    let tool = tool.always_loaded(always_loaded);
+    let tool = tool.always_loaded(always_loaded).with_hints(hints);
     Ok(match title {
         Some(title) => tool.with_title(title),
         None => tool,

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use golem_tool::{Tool, Toolset};
 
+use super::approval::Approver;
 use super::output::{DEFAULT_MAX_TOOL_OUTPUT, MemoryOutputStore, OutputStore};
 
 /// The turn limit of an [`AgentConfig::default`]: model requests per run.
@@ -143,6 +144,10 @@ pub struct AgentConfig<Deps> {
     /// Whether a tool call's failure fails the run or goes back to the
     /// model. Default [`ToolFailures::FailRun`].
     pub tool_failures: ToolFailures,
+    /// Who decides, before a call runs, whether it may (ADR 0032): the
+    /// calls it says need approval wait for its decision, and a denied one
+    /// is a tool message the model sees. Default `None`: every call runs.
+    pub approver: Option<Arc<dyn Approver>>,
     /// The most model requests one run makes. Default
     /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
     pub max_turns: u32,
@@ -165,6 +170,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             tool_timeout: None,
             tool_max_time: None,
             tool_failures: ToolFailures::FailRun,
+            approver: None,
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,
         }
@@ -185,6 +191,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
             tool_timeout: self.tool_timeout,
             tool_max_time: self.tool_max_time,
             tool_failures: self.tool_failures,
+            approver: self.approver.clone(),
             max_turns: self.max_turns,
             output_retries: self.output_retries,
         }
@@ -203,6 +210,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("tool_timeout", &self.tool_timeout)
             .field("tool_max_time", &self.tool_max_time)
             .field("tool_failures", &self.tool_failures)
+            .field("approver", &self.approver.as_ref().map(|_| "an approver"))
             .field("max_turns", &self.max_turns)
             .field("output_retries", &self.output_retries)
             .finish()

@@ -72,6 +72,20 @@ pub enum RunEvent {
         /// How it ended.
         outcome: ToolOutcome,
     },
+    /// A call was not approved ([`Approver`](crate::Approver)): it did not
+    /// run, and its tool message tells the model why. It has no
+    /// [`ToolStarted`](Self::ToolStarted) or
+    /// [`ToolFinished`](Self::ToolFinished).
+    ToolDenied {
+        /// The model request that asked for it.
+        turn: u32,
+        /// The call, as the model wrote it.
+        call: ToolCall,
+        /// Where the tool came from, as in [`ToolStarted`](Self::ToolStarted).
+        source: String,
+        /// Why, as the approver said ([`Decision::Deny`](crate::Decision::Deny)).
+        reason: String,
+    },
     /// The model called a tool the agent does not have: the call did not
     /// run, and its tool message tells the model the tools there are (ADR
     /// 0020). It has no [`ToolStarted`](Self::ToolStarted) or

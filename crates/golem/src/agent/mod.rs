@@ -3,7 +3,8 @@
 //! (`run`, `run_stream` and their `_with_history` forms) and hands each to
 //! the turn loop (`turn.rs`), which gathers the tools before every model
 //! request (`gather.rs`), corrects calls of tools there are not
-//! (`unknown.rs`) and has each turn's calls run (`calls.rs`), each
+//! (`unknown.rs`), asks the approver about them (`approval.rs`) and has
+//! each turn's calls run (`calls.rs`), each
 //! call reported once by the observer (`observe.rs`) to its span and to the
 //! run's [`RunEvent`]s (`events.rs`). This file holds no loop logic: it
 //! knows the configuration and the public API, not how a turn runs.
@@ -17,6 +18,7 @@ use golem_tool::Tool;
 use crate::decode::DecodeError;
 use crate::error::{ConfigError, RunError};
 
+mod approval;
 mod calls;
 mod config;
 mod events;
@@ -27,6 +29,7 @@ mod search;
 mod turn;
 mod unknown;
 
+pub use approval::{ApprovalRequest, Approver, Decision};
 use calls::CallRules;
 use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolFailures, ToolSearch};
@@ -48,6 +51,10 @@ pub use turn::RunOutput;
 /// results back, and repeats until the model answers without calling a
 /// tool; that answer is decoded. Within one model turn:
 ///
+/// - with an [`Approver`](AgentConfig::approver), the calls it says need a
+///   decision wait for it, one at a time in call order, before any call of
+///   the turn runs; a denied call does not run, and its tool message says
+///   why (ADR 0032);
 /// - the turn's calls run **concurrently** on the run's own task, except
 ///   that a call of a [sequential](Tool::sequential) tool is a barrier: the
 ///   calls before it finish first, it runs alone, and the calls after it
@@ -191,6 +198,7 @@ impl<Deps, Output> Agent<Deps, Output> {
                 tool_max_time: config.tool_max_time,
                 tool_failures: config.tool_failures,
             },
+            approver: config.approver.clone(),
             max_turns: config.max_turns,
             output_retries: config.output_retries,
         };

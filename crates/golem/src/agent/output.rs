@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use golem_model::{Message, Role};
 
 use super::gather::Offered;
-use golem_tool::{Tool, ToolContext, ToolError};
+use golem_tool::{Tool, ToolContext, ToolError, ToolHints};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -164,6 +164,8 @@ impl<Deps: Send + Sync + 'static> RunOutputs<Deps> {
             )
             .expect("the read tool's definition is valid")
             .always_loaded(true)
+            // It changes nothing: an approver need not ask about it.
+            .with_hints(ToolHints::READ_ONLY)
         });
         let cut = history.iter().any(|message| {
             message.role == Role::Tool

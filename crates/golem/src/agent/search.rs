@@ -15,7 +15,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use golem_model::{Message, Role, ToolSpec};
-use golem_tool::{Tool, ToolContext, ToolError, ToolIndex};
+use golem_tool::{Tool, ToolContext, ToolError, ToolHints, ToolIndex};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -117,6 +117,8 @@ impl<Deps: Send + Sync + 'static> RunSearch<Deps> {
             )
             .expect("the search tool's definition is valid")
             .always_loaded(true)
+            // It changes nothing: an approver need not ask about it.
+            .with_hints(ToolHints::READ_ONLY)
         });
         RunSearch {
             mode,

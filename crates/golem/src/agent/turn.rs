@@ -21,6 +21,7 @@ use std::time::Instant;
 use golem_model::{Image, Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
 use tracing::Instrument;
 
+use super::approval::{self, ApprovalRequest, Approver, RunApprovals};
 use super::calls::{CallRules, TurnCalls};
 use super::config::ToolSearch;
 use super::events::{RunEvent, RunSink, emit};
@@ -67,6 +68,8 @@ pub(super) struct RunLoop<Deps, Output> {
     pub(super) instructions: Option<String>,
     /// The tool retry budget and timeout.
     pub(super) calls: CallRules,
+    /// Who approves calls before they run, if anyone.
+    pub(super) approver: Option<Arc<dyn Approver>>,
     pub(super) max_turns: u32,
     pub(super) output_retries: u32,
 }
@@ -113,6 +116,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         // Calls of tools the agent does not have, so far in this run.
         let mut unknown_calls = 0u32;
         let search = RunSearch::new(self.tool_search, &request.messages);
+        let mut approvals = RunApprovals::new(self.approver.clone());
         let outputs = RunOutputs::new(
             self.max_tool_output,
             Arc::clone(&self.output_store),
@@ -201,7 +205,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 let names = names.iter().map(String::as_str).collect();
                 (names, view.search.unwrap_or_default())
             });
-            let unknown = self.correct_unknown(
+            let mut unknown = self.correct_unknown(
                 turn,
                 &offered.names(),
                 listed
@@ -212,13 +216,44 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 &mut unknown_calls,
                 &mut sink,
             )?;
-            // The calls of tools the agent has run; the others' messages are
-            // their corrections.
+            // The calls of tools the agent has, each approved or denied
+            // before any runs; a denied call's message is its denial.
             let known: Vec<(usize, usize)> = resolved
                 .iter()
                 .enumerate()
                 .filter_map(|(index, tool)| tool.map(|tool| (index, tool)))
                 .collect();
+            let requests: Vec<ApprovalRequest<'_>> = known
+                .iter()
+                .map(|&(index, tool)| ApprovalRequest {
+                    turn,
+                    call: &tool_calls[index],
+                    source: &offered.sources[tool],
+                    title: offered.tools[tool].title(),
+                    hints: offered.tools[tool].hints(),
+                })
+                .collect();
+            let denials = approvals.screen(&requests).await;
+            drop(requests);
+            let mut known_approved = Vec::with_capacity(known.len());
+            for (&(index, tool), denied) in known.iter().zip(denials) {
+                let Some(reason) = denied else {
+                    known_approved.push((index, tool));
+                    continue;
+                };
+                let (call, name) = (&tool_calls[index], offered.tools[tool].name());
+                let text = approval::denial(name, &reason);
+                emit(&mut sink, || RunEvent::ToolDenied {
+                    turn,
+                    call: call.clone(),
+                    source: offered.sources[tool].clone(),
+                    reason,
+                });
+                unknown[index] = (name.to_owned(), text);
+            }
+            // The calls that run; the others' messages are their
+            // corrections or denials.
+            let known = known_approved;
             let plan: Vec<usize> = known.iter().map(|&(_, tool)| tool).collect();
             let known_calls: Cow<'_, [ToolCall]> = match known.len() == tool_calls.len() {
                 true => Cow::Borrowed(&tool_calls),
