@@ -329,16 +329,14 @@ fn from_metadata(
 /// neither receive that issuer's assertions nor have its tokens taken for
 /// that issuer's.
 fn check_issuer(metadata: &ServerMetadata, expected: &[&str], url: &Url) -> Result<(), AuthError> {
-    // Identical, but for the trailing slash of a bare origin, which URL
-    // libraries add or drop on their own (`https://as.example/`).
-    let same = |issuer: &str, expected: &str| {
-        issuer == expected
-            || Url::parse(expected).is_ok_and(|url| {
-                url.path() == "/" && issuer.trim_end_matches('/') == expected.trim_end_matches('/')
-            })
-    };
     match metadata.issuer.as_deref() {
-        Some(issuer) if expected.iter().any(|expected| same(issuer, expected)) => Ok(()),
+        Some(issuer)
+            if expected
+                .iter()
+                .any(|expected| same_issuer(issuer, expected)) =>
+        {
+            Ok(())
+        }
         Some(issuer) => Err(AuthError::Discovery {
             detail: format!(
                 "the authorization server metadata at {} names the issuer {issuer:?}, not {:?}, \
@@ -354,6 +352,25 @@ fn check_issuer(metadata: &ServerMetadata, expected: &[&str], url: &Url) -> Resu
             ),
         }),
     }
+}
+
+/// Whether two issuer identifiers are the same: RFC 8414 §3.3 compares
+/// them as strings, so nothing is normalised (case, `.` segments, a
+/// trailing slash after a path, a doubled slash) but the one equivalence
+/// RFC 3986 §6.2.3 gives a bare origin: its empty path is `/`
+/// (`https://as.example` and `https://as.example/`), which URL libraries
+/// add or drop on their own. Anything looser lets metadata name an issuer
+/// that is not the one it was looked up for.
+fn same_issuer(a: &str, b: &str) -> bool {
+    let (shorter, longer) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    shorter == longer || (longer.strip_suffix('/') == Some(shorter) && has_empty_path(shorter))
+}
+
+/// Whether `uri` (`scheme://authority...`) has nothing after its
+/// authority: no path, query or fragment.
+fn has_empty_path(uri: &str) -> bool {
+    uri.split_once("://")
+        .is_some_and(|(_, rest)| !rest.is_empty() && !rest.contains(['/', '?', '#']))
 }
 
 async fn fetch_resource_metadata(
@@ -459,6 +476,76 @@ mod tests {
         assert!(!resource_covers("http://localhost:3000/mc", &server));
         assert!(!resource_covers("http://localhost:3000/mcp/other", &server));
         assert!(!resource_covers("not a url", &server));
+    }
+
+    /// Metadata naming `issuer`, checked against the issuer `expected`.
+    fn issuer_check(issuer: &str, expected: &str) -> Result<(), AuthError> {
+        let metadata = ServerMetadata {
+            issuer: Some(issuer.into()),
+            ..ServerMetadata::default()
+        };
+        check_issuer(
+            &metadata,
+            &[expected],
+            &url("http://as/.well-known/oauth-authorization-server"),
+        )
+    }
+
+    #[track_caller]
+    fn assert_same_issuer(issuer: &str, expected: &str) {
+        let checked = issuer_check(issuer, expected);
+        assert!(checked.is_ok(), "{issuer:?} for {expected:?}: {checked:?}");
+    }
+
+    #[track_caller]
+    fn assert_other_issuer(issuer: &str, expected: &str) {
+        let error = issuer_check(issuer, expected).expect_err("another issuer");
+        assert!(error.to_string().contains("RFC 8414"), "{error}");
+    }
+
+    #[test]
+    fn an_issuer_is_the_same_string() {
+        assert_same_issuer("http://as", "http://as");
+        assert_same_issuer("https://as/tenant", "https://as/tenant");
+        assert_same_issuer("https://as/tenant/", "https://as/tenant/");
+    }
+
+    #[test]
+    fn a_bare_origin_is_the_same_with_or_without_its_slash() {
+        assert_same_issuer("http://as/", "http://as");
+        assert_same_issuer("http://as", "http://as/");
+        assert_same_issuer("http://127.0.0.1:8080/", "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn a_bare_origin_with_more_than_one_slash_is_another_issuer() {
+        assert_other_issuer("http://as//", "http://as");
+        assert_other_issuer("http://as", "http://as//");
+        assert_other_issuer("http://as//", "http://as/");
+        assert_other_issuer("http://as///", "http://as");
+    }
+
+    #[test]
+    fn a_path_with_or_without_a_trailing_slash_is_another_issuer() {
+        assert_other_issuer("https://as/tenant/", "https://as/tenant");
+        assert_other_issuer("https://as/tenant", "https://as/tenant/");
+    }
+
+    #[test]
+    fn an_issuer_is_not_normalised_otherwise() {
+        assert_other_issuer("HTTP://AS", "http://as");
+        assert_other_issuer("https://as:443", "https://as");
+        assert_other_issuer("https://as/a/../tenant", "https://as/tenant");
+        assert_other_issuer("https://as/?", "https://as");
+        assert_other_issuer("https://evil", "https://as");
+    }
+
+    #[test]
+    fn metadata_without_an_issuer_is_refused() {
+        let metadata = ServerMetadata::default();
+        let error = check_issuer(&metadata, &["http://as"], &url("http://as/x"))
+            .expect_err("an issuer is required");
+        assert!(error.to_string().contains("names no issuer"), "{error}");
     }
 
     #[test]

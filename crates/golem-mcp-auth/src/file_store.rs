@@ -2,22 +2,30 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, UNIX_EPOCH};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::error::AuthError;
 use crate::secret::Secret;
-use crate::store::{StoredGrant, TokenStore};
+use crate::store::{EntryLock, StoredGrant, TokenStore};
 use crate::token::Tokens;
 
 /// The largest token file read.
 const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// How long a change waits for another process's change to the file to
+/// end: one read and one small write, so anything near this bound is a
+/// process stopped in the middle.
+const WRITE_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// A [`TokenStore`] in a JSON file, for tokens that outlive the process
 /// (a command-line tool's cache).
@@ -25,8 +33,16 @@ const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The file is created with mode `0600` (its directory, if created, `0700`)
 /// and replaced atomically on every change; a file that another user could
 /// read or write, or that belongs to another user, is refused, as are
-/// files over 1 MiB. Writers in several processes at once: the last one
-/// wins.
+/// files over 1 MiB.
+///
+/// Several processes may share the file. Each change (read, modify,
+/// write) holds an advisory lock (`flock`) on `<file>.lock`, so that no
+/// process writes back an entry another just changed; a refresh holds the
+/// lock of its server's entry, `<file>.<hash of the server>.lock`
+/// ([`TokenStore::try_lock_entry`]), so that one process refreshes and the
+/// others use its rotated tokens. The lock files are empty, `0600`, and
+/// stay beside the file: deleting one while another process waits on it
+/// would let a third lock a new file of the same name.
 pub struct FileTokenStore {
     path: PathBuf,
     /// Serializes this process's read-modify-write cycles.
@@ -77,6 +93,87 @@ impl FileTokenStore {
     fn failure(&self, what: &str, detail: impl fmt::Display) -> AuthError {
         AuthError::Store {
             detail: format!("{what} {}: {detail}", self.path.display()),
+        }
+    }
+
+    /// The lock file named `<file>.<what>.lock`, beside the file.
+    fn lock_path(&self, what: &str) -> PathBuf {
+        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".{what}"));
+        self.path.with_file_name(name)
+    }
+
+    /// Creates the file's directory, `0700`, if it does not exist yet.
+    fn create_directory(&self) -> Result<(), AuthError> {
+        if let Some(dir) = self.path.parent()
+            && !dir.as_os_str().is_empty()
+            && !dir.exists()
+        {
+            fs::create_dir_all(dir)
+                .map_err(|error| self.failure("cannot create the directory of", error))?;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                .map_err(|error| self.failure("cannot restrict the directory of", error))?;
+        }
+        Ok(())
+    }
+
+    /// Takes the exclusive `flock` of the lock file at `path` (created
+    /// `0600` if need be) if nobody holds it: `None` while another open
+    /// file holds it, in this process or another. Closing the returned
+    /// file releases it, as does the holder's death.
+    fn try_flock(&self, path: &Path) -> Result<Option<File>, AuthError> {
+        self.create_directory()?;
+        // The directory is checked first: in one another user may write
+        // to, the lock file could be theirs.
+        self.check_directory()?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|error| self.failure("cannot open the lock file of", error))?;
+        loop {
+            // SAFETY: the descriptor is open for as long as `file` lives;
+            // flock has no other precondition.
+            let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if locked == 0 {
+                return Ok(Some(file));
+            }
+            let error = io::Error::last_os_error();
+            match error.kind() {
+                io::ErrorKind::WouldBlock => return Ok(None),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(self.failure("cannot lock the lock file of", error)),
+            }
+        }
+    }
+
+    /// Holds the file's write lock, waiting for another process's change
+    /// to end (at most [`WRITE_LOCK_WAIT`]). Synchronous: the store's
+    /// methods are, and a change holds it for one small read and write.
+    fn lock_for_change(&self) -> Result<File, AuthError> {
+        let path = self.lock_path("lock");
+        let deadline = Instant::now() + WRITE_LOCK_WAIT;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(file) = self.try_flock(&path)? {
+                return Ok(file);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(self.failure(
+                    "cannot change",
+                    format!(
+                        "another process has held {} for {} s; is one stopped?",
+                        path.display(),
+                        WRITE_LOCK_WAIT.as_secs()
+                    ),
+                ));
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(Duration::from_millis(50));
         }
     }
 
@@ -142,20 +239,19 @@ impl FileTokenStore {
     }
 
     fn write(&self, records: &BTreeMap<String, Record>) -> Result<(), AuthError> {
-        if let Some(dir) = self.path.parent()
-            && !dir.as_os_str().is_empty()
-            && !dir.exists()
-        {
-            fs::create_dir_all(dir)
-                .map_err(|error| self.failure("cannot create the directory of", error))?;
-            fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-                .map_err(|error| self.failure("cannot restrict the directory of", error))?;
-        }
+        self.create_directory()?;
         let text = serde_json::to_vec_pretty(records)
             .map_err(|error| self.failure("cannot encode", error))?;
-        let temporary = self
-            .path
-            .with_extension(format!("tmp.{}", std::process::id()));
+        // Named for this write alone (the process, then a count): two
+        // stores on one file in one process never share one, should a
+        // writer ever not hold the write lock. A file of that name is a
+        // crashed process's (of the same id) leftover.
+        static WRITES: AtomicU64 = AtomicU64::new(0);
+        let temporary = self.path.with_extension(format!(
+            "tmp.{}.{}",
+            std::process::id(),
+            WRITES.fetch_add(1, Ordering::Relaxed)
+        ));
         let _ = fs::remove_file(&temporary);
         let written = OpenOptions::new()
             .write(true)
@@ -201,6 +297,7 @@ impl TokenStore for FileTokenStore {
             .lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _change = self.lock_for_change()?;
         let mut records = self.read()?;
         let tokens = &grant.tokens;
         records.insert(
@@ -232,11 +329,25 @@ impl TokenStore for FileTokenStore {
             .lock
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _change = self.lock_for_change()?;
         let mut records = self.read()?;
         if records.remove(server).is_some() {
             self.write(&records)?;
         }
         Ok(())
+    }
+
+    /// Locks `<file>.<hash>.lock`, the hash naming the server (a URL is no
+    /// file name); two servers whose hashes met would only share a lock.
+    fn try_lock_entry(&self, server: &str) -> Result<Option<EntryLock>, AuthError> {
+        let digest = Sha256::digest(server.as_bytes());
+        let hash: String = digest[..8]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        Ok(self
+            .try_flock(&self.lock_path(&format!("{hash}.lock")))?
+            .map(EntryLock::new))
     }
 }
 
@@ -301,6 +412,94 @@ mod tests {
         assert_eq!(store.load("https://a.example/mcp").expect("read"), None);
         assert!(store.load("https://b.example/mcp").expect("read").is_some());
         assert!(!format!("{store:?}").contains("secret"));
+        let _ = fs::remove_dir_all(path.parent().expect("a dir"));
+    }
+
+    #[test]
+    fn an_entry_lock_excludes_every_other_holder_of_that_entry_until_dropped() {
+        let path = scratch("entry-lock");
+        let (one, other) = (FileTokenStore::new(&path), FileTokenStore::new(&path));
+        let held = one
+            .try_lock_entry("https://a.example/mcp")
+            .expect("lockable")
+            .expect("free");
+        // Another store on the file, as another process would be, and this
+        // one again: `flock` excludes every other open file of the lock.
+        for store in [&other, &one] {
+            let again = store
+                .try_lock_entry("https://a.example/mcp")
+                .expect("lockable");
+            assert!(again.is_none(), "the entry was locked twice");
+        }
+        assert!(
+            other
+                .try_lock_entry("https://b.example/mcp")
+                .expect("lockable")
+                .is_some(),
+            "another server's entry is another lock"
+        );
+        // Neither reading nor changing the file waits for an entry lock.
+        other
+            .save("https://a.example/mcp", &grant())
+            .expect("saved while the entry is locked");
+        drop(held);
+        assert!(
+            other
+                .try_lock_entry("https://a.example/mcp")
+                .expect("lockable")
+                .is_some(),
+            "not released when dropped"
+        );
+        let dir = path.parent().expect("a dir");
+        for lock in fs::read_dir(dir).expect("listed") {
+            let lock = lock.expect("an entry").path();
+            let mode = fs::metadata(&lock).expect("exists").mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", lock.display());
+        }
+        let _ = fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn a_wait_for_a_held_entry_ends_at_its_bound_with_an_error_that_says_why() {
+        let path = scratch("entry-lock-bound");
+        let store = FileTokenStore::new(&path);
+        let _held = FileTokenStore::new(&path)
+            .try_lock_entry("https://a.example/mcp")
+            .expect("lockable")
+            .expect("free");
+        let error =
+            crate::store::lock_entry(&store, "https://a.example/mcp", Duration::from_millis(50))
+                .await
+                .expect_err("held by another store throughout");
+        assert!(matches!(error, AuthError::Store { .. }), "{error}");
+        assert!(error.to_string().contains("stayed locked"), "{error}");
+        let _ = fs::remove_dir_all(path.parent().expect("a dir"));
+    }
+
+    #[test]
+    fn stores_in_several_threads_on_one_file_lose_none_of_each_others_changes() {
+        const WRITERS: usize = 4;
+        const SAVES: usize = 25;
+        let path = scratch("many-writers");
+        let start = std::sync::Barrier::new(WRITERS);
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let (path, start) = (&path, &start);
+                scope.spawn(move || {
+                    // One store each: nothing shared in memory, as between
+                    // processes.
+                    let store = FileTokenStore::new(path);
+                    start.wait();
+                    for save in 0..SAVES {
+                        store
+                            .save(&format!("https://{writer}-{save}.example/mcp"), &grant())
+                            .expect("saved");
+                    }
+                });
+            }
+        });
+        let kept = FileTokenStore::new(&path).read().expect("readable");
+        assert_eq!(kept.len(), WRITERS * SAVES, "changes were lost");
         let _ = fs::remove_dir_all(path.parent().expect("a dir"));
     }
 

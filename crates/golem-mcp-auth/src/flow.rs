@@ -20,13 +20,20 @@ use crate::provider::{AuthFuture, AuthProvider, Refusal};
 use crate::registration::ClientAuth;
 use crate::registration::{self, ClientIdentity, Registration, TokenAuth};
 use crate::secret::Secret;
-use crate::store::{MemoryTokenStore, StoredGrant, TokenStore};
+use crate::store::{self, EntryLock, MemoryTokenStore, StoredGrant, TokenStore};
 use crate::token;
 use crate::token::Tokens;
 use crate::user_agent::UserAgent;
 
 /// How long before its expiry a token is refreshed.
 const REFRESH_MARGIN: Duration = Duration::from_secs(30);
+
+/// How long a refresh waits for the lock of its entry in the store, which
+/// another process holds while it refreshes the same tokens: for one token
+/// request, which [`OAuthConfig::timeout`] bounds (30 s by default). A
+/// holder past this is stuck (a stopped process): the waiter fails rather
+/// than refresh beside it.
+const ENTRY_LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// Which OAuth grant obtains the tokens.
 #[derive(Debug, Clone, Default)]
@@ -162,6 +169,17 @@ impl fmt::Debug for OAuthConfig {
 /// client id belongs to one authorization server: the move fails the
 /// authorization with an error that says so, rather than trying the client
 /// at the new one.
+///
+/// Several providers may share one store (several processes on one
+/// [`FileTokenStore`](crate::FileTokenStore)). A refresh holds the lock of
+/// the server's entry ([`TokenStore::try_lock_entry`]) while it reads the
+/// entry again, refreshes and keeps the new tokens; a provider that finds
+/// the entry locked waits (at most 30 s, then fails with an
+/// [`AuthError::Store`]) and, if the holder refreshed, uses its tokens and
+/// sends no refresh of its own: the refresh token it had read may have
+/// been rotated, and spending it again would be refused. An authorization
+/// anew (a browser, a grant) does not hold the lock: it may wait minutes
+/// for a user.
 pub struct OAuthProvider {
     config: OAuthConfig,
     http: OAuthHttp,
@@ -509,7 +527,8 @@ impl OAuthProvider {
         } = binding::choose(
             self.config.store.as_ref(),
             &server,
-            active,
+            // Kept too: a refresh compares the entry with it once locked.
+            active.clone(),
             &discovered.issuer_id,
             |grant| self.own(grant),
         );
@@ -524,10 +543,21 @@ impl OAuthProvider {
             && let Some(refresh_token) = &grant.tokens.refresh_token
             && issued_by(grant, &discovered)
         {
-            match self.refresh(&discovered, grant, refresh_token).await {
-                Ok(grant) => return self.keep(&server, grant, replaced.as_ref()),
-                Err(error) => {
-                    tracing::debug!(%error, "mcp: refreshing the token failed; authorizing anew");
+            // Held until the end of this block: released before an
+            // authorization anew, which may wait minutes for a user. A
+            // wait past its bound fails the authorization rather than
+            // send the user to a browser while another process refreshes.
+            let _entry = self.lock_entry(&server).await?;
+            match self.meanwhile(&server, active.as_ref(), &discovered) {
+                Meanwhile::Renewed => return Ok(()),
+                Meanwhile::Replaced => {}
+                Meanwhile::Unchanged => {
+                    match self.refresh(&discovered, grant, refresh_token).await {
+                        Ok(grant) => return self.keep(&server, grant, replaced.as_ref()),
+                        Err(error) => {
+                            tracing::debug!(%error, "mcp: refreshing the token failed; authorizing anew");
+                        }
+                    }
                 }
             }
         }
@@ -611,20 +641,52 @@ impl OAuthProvider {
             return Ok(());
         };
         let mut state = self.flow.lock().await;
-        // Compared by their tokens: a store may keep the expiry to the
-        // second only.
-        if !self
-            .reload(&server)
-            .is_some_and(|now| same_tokens(&now, &grant))
-        {
-            return Ok(()); // refreshed meanwhile, here or by another process
-        }
         let discovered = self.last_discovered(&mut state, url).await?;
         if !issued_by(&grant, &discovered) {
             return Ok(()); // another authorization server now: the refusal authorizes anew
         }
+        let _entry = self.lock_entry(&server).await?;
+        if !matches!(
+            self.meanwhile(&server, Some(&grant), &discovered),
+            Meanwhile::Unchanged
+        ) {
+            return Ok(()); // refreshed meanwhile, here or by another process
+        }
         let grant = self.refresh(&discovered, &grant, &refresh_token).await?;
+        // Kept before `_entry` is released: a process waiting for it reads
+        // these tokens, not the ones whose refresh token was just spent.
         self.keep(&server, grant, None)
+    }
+
+    /// Holds the lock of `server`'s entry in the store, waiting at most
+    /// [`ENTRY_LOCK_WAIT`] for another process's refresh to end.
+    async fn lock_entry(&self, server: &str) -> Result<EntryLock, AuthError> {
+        store::lock_entry(self.config.store.as_ref(), server, ENTRY_LOCK_WAIT).await
+    }
+
+    /// What became of `server`'s entry since it was `read`, read again
+    /// under its lock (and kept in use): another provider on the same
+    /// store (another process) may have refreshed it while this one waited
+    /// for the lock, spending the refresh token that was read.
+    fn meanwhile(
+        &self,
+        server: &str,
+        read: Option<&StoredGrant>,
+        discovered: &Discovered,
+    ) -> Meanwhile {
+        let now = self.reload(server);
+        // Compared by their tokens: a store may keep the expiry to the
+        // second only.
+        let unchanged = match (&now, read) {
+            (Some(now), Some(read)) => same_tokens(now, read),
+            (None, None) => true,
+            _ => false,
+        };
+        match now {
+            _ if unchanged => Meanwhile::Unchanged,
+            Some(now) if issued_by(&now, discovered) => Meanwhile::Renewed,
+            _ => Meanwhile::Replaced,
+        }
     }
 }
 
@@ -637,11 +699,14 @@ impl AuthProvider for OAuthProvider {
     }
 
     /// Refreshes a token that expires within 30 s, when there is a refresh
-    /// token. A failure is logged, not returned: the server's refusal will
-    /// start a full authorization.
+    /// token, under the lock of its entry in the store (unless another
+    /// process refreshed it meanwhile: then its tokens are used). A
+    /// failure is logged, not returned: the server's refusal will start a
+    /// full authorization.
     ///
-    /// Cancel safe: a refresh interrupted before its answer changes
-    /// nothing; one interrupted after it keeps the new tokens.
+    /// Cancel safe: interrupted while waiting for the lock, it holds
+    /// nothing; a refresh interrupted before its answer changes nothing;
+    /// one interrupted after it keeps the new tokens.
     fn prepare<'a>(&'a self, url: &'a Url) -> AuthFuture<'a, ()> {
         Box::pin(async move {
             if let Err(error) = self.refresh_if_expiring(url).await {
@@ -654,15 +719,31 @@ impl AuthProvider for OAuthProvider {
     /// Discovers anew (the challenge's `resource_metadata`, else the
     /// well-known URLs), then refreshes the tokens when the refusal is a
     /// `401` and there is a refresh token from the authorization server
-    /// named now; otherwise (or if that fails) authorizes anew with the
-    /// configured grant there, asking for the challenge's scopes (plus
-    /// those already granted, on a step-up).
+    /// named now (under the lock of its entry in the store, using another
+    /// process's tokens if it refreshed them meanwhile, and failing if the
+    /// lock stays held past 30 s); otherwise (or if the refresh fails)
+    /// authorizes anew with the configured grant there, asking for the
+    /// challenge's scopes (plus those already granted, on a step-up).
     ///
     /// Cancel safe: an interrupted authorization keeps nothing half-done
     /// (tokens are kept only once obtained); the next refusal starts over.
     fn authorize<'a>(&'a self, refusal: &'a Refusal) -> AuthFuture<'a, ()> {
         Box::pin(self.run(refusal))
     }
+}
+
+/// What became of a server's entry in the store while a refresh waited for
+/// its lock.
+enum Meanwhile {
+    /// Nothing: the grant read before is the one to refresh.
+    Unchanged,
+    /// Tokens of the same authorization server replaced it (another
+    /// process refreshed them, or authorized anew): they are in use now,
+    /// and its refresh token is the valid one.
+    Renewed,
+    /// It was removed, or replaced by another authorization server's
+    /// grant: there is nothing to refresh.
+    Replaced,
 }
 
 /// Whether two grants hold the same tokens (whatever precision their

@@ -23,8 +23,10 @@
 //! the verifier and `state`; `jwt.rs` the `private_key_jwt` assertions;
 //! `token.rs` the token endpoint; `cross_app.rs` the identity-assertion
 //! exchange of cross-app access (SEP-990); `flow.rs` ties them into
-//! [`OAuthProvider`]; `store.rs` keeps tokens (`file_store.rs`: in a
-//! file only its owner can read; `binding.rs`: which grant serves the
+//! [`OAuthProvider`]; `store.rs` keeps tokens, with the [`EntryLock`] a
+//! refresh holds so that processes sharing a store refresh once, ADR 0033
+//! (`file_store.rs`: in a file only its owner can read, locked with
+//! `flock`; `binding.rs`: which grant serves the
 //! authorization server named now, and where the one it replaces goes); `user_agent.rs` and
 //! `redirect.rs` are the user-agent step; `http.rs` bounds every OAuth
 //! request. Each module imports from the one that defines a name, never
@@ -58,6 +60,6 @@ pub use provider::{AuthFuture, AuthProvider, BearerToken, Refusal};
 pub use redirect::{LoopbackConfig, LoopbackRedirect, open_in_browser};
 pub use registration::ClientAuth;
 pub use secret::Secret;
-pub use store::{MemoryTokenStore, StoredGrant, TokenStore};
+pub use store::{EntryLock, MemoryTokenStore, StoredGrant, TokenStore};
 pub use token::Tokens;
 pub use user_agent::{OwnedAuthFuture, PendingRedirect, RedirectFollower, UserAgent};

@@ -1,13 +1,14 @@
 //! The fakes of the OAuth integration tests, on 127.0.0.1: a protected
 //! resource whose metadata names an authorization server the test can
 //! change, authorization servers that record every registration and token
-//! request, and a user who approves at once and keeps the authorization
-//! URLs it was sent to.
+//! request (one of them rotating refresh tokens), and a user who approves
+//! at once and keeps the authorization URLs it was sent to.
 //!
 //! Each test crate uses a part of it.
 #![allow(dead_code)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ use golem_mcp_auth::{
 };
 use reqwest::Url;
 use serde_json::{Value, json};
+use tokio::sync::Notify;
 
 /// How long any step may take before the test fails instead of hanging.
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -138,6 +140,111 @@ pub async fn token(
         "token_type": "Bearer",
         // Within the provider's refresh margin: every prepare refreshes.
         "expires_in": 10,
+    }))
+    .into_response()
+}
+
+/// An authorization server that rotates refresh tokens and refuses one
+/// used before (RFC 9700 §4.14.2), for refreshes only. It holds the first
+/// refresh it is sent, unanswered, until something shows that another
+/// client is refreshing too: a refresh it refuses, or a `POST /contended`
+/// (a client telling it that it found the token cache locked).
+#[derive(Default)]
+pub struct Rotating {
+    pub base: Mutex<String>,
+    /// The refresh tokens it accepts now: one, the last it issued.
+    pub valid: Mutex<HashSet<String>>,
+    /// The refresh tokens it was sent, in order.
+    pub refreshes: Mutex<Vec<String>>,
+    /// Those it refused, having seen them before.
+    pub refused: Mutex<Vec<String>>,
+    /// How many times it was told of a locked token cache.
+    pub contended: AtomicUsize,
+    /// Notified once the first refresh has arrived (and is held).
+    pub holding: Notify,
+    /// Lets the first refresh be answered.
+    release: Notify,
+}
+
+impl Rotating {
+    /// Its base URL, which is also its issuer identifier.
+    pub fn base(&self) -> String {
+        self.base.lock().expect("lock").clone()
+    }
+}
+
+/// A [`Rotating`] authorization server whose only valid refresh token is
+/// `refresh_token`.
+pub async fn rotating_authorization_server(refresh_token: &str) -> Arc<Rotating> {
+    let issuer = Arc::new(Rotating::default());
+    issuer
+        .valid
+        .lock()
+        .expect("lock")
+        .insert(refresh_token.to_owned());
+    let router = Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(|State(issuer): State<Arc<Rotating>>| async move {
+                let base = issuer.base();
+                axum::Json(json!({
+                    "issuer": base,
+                    "authorization_endpoint": format!("{base}/authorize"),
+                    "token_endpoint": format!("{base}/token"),
+                    "code_challenge_methods_supported": ["S256"],
+                }))
+            }),
+        )
+        .route("/token", post(rotating_token))
+        .route(
+            "/contended",
+            post(|State(issuer): State<Arc<Rotating>>| async move {
+                issuer.contended.fetch_add(1, Ordering::SeqCst);
+                issuer.release.notify_one();
+            }),
+        )
+        .with_state(issuer.clone());
+    *issuer.base.lock().expect("lock") = serve(router).await;
+    issuer
+}
+
+async fn rotating_token(State(issuer): State<Arc<Rotating>>, body: String) -> Response {
+    let form: HashMap<String, String> = url::form_urlencoded::parse(body.as_bytes())
+        .into_owned()
+        .collect();
+    let (Some("refresh_token"), Some(presented)) = (
+        form.get("grant_type").map(String::as_str),
+        form.get("refresh_token"),
+    ) else {
+        let error = json!({"error": "unsupported_grant_type"});
+        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+    };
+    let (accepted, n) = {
+        let mut refreshes = issuer.refreshes.lock().expect("lock");
+        refreshes.push(presented.clone());
+        // Spent as it arrives: a second use, even while the first is
+        // unanswered, is refused.
+        let accepted = issuer.valid.lock().expect("lock").remove(presented);
+        (accepted, refreshes.len())
+    };
+    if !accepted {
+        issuer.refused.lock().expect("lock").push(presented.clone());
+        issuer.release.notify_one();
+        let error =
+            json!({"error": "invalid_grant", "error_description": "refresh token already used"});
+        return (StatusCode::BAD_REQUEST, axum::Json(error)).into_response();
+    }
+    if n == 1 {
+        issuer.holding.notify_one();
+        issuer.release.notified().await;
+    }
+    let rotated = format!("refresh-{n}");
+    issuer.valid.lock().expect("lock").insert(rotated.clone());
+    axum::Json(json!({
+        "access_token": format!("access-{n}"),
+        "refresh_token": rotated,
+        "token_type": "Bearer",
+        "expires_in": 3600,
     }))
     .into_response()
 }
