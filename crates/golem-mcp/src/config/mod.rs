@@ -806,14 +806,12 @@ mod tests {
     fn an_entry_may_pin_its_protocol_revision() {
         let servers = servers(
             r#"{"mcpServers": {
-                "git": {"url": "http://127.0.0.1:3015/mcp", "protocol": " 2025-11-25"},
-                "old": {"type": "sse", "url": "http://127.0.0.1:8000/sse", "protocol": "2024-11-05"},
+                "git": {"command": "srv", "protocol": " 2025-11-25"},
                 "new": {"command": "srv", "protocol": "2026-07-28"},
                 "probed": {"command": "srv"}
             }}"#,
         );
         assert_eq!(servers.protocol("git"), Some("2025-11-25"));
-        assert_eq!(servers.protocol("old"), Some("2024-11-05"));
         assert_eq!(servers.protocol("new"), Some("2026-07-28"));
         assert_eq!(servers.protocol("probed"), None);
         assert_eq!(servers.protocol("absent"), None);
@@ -842,6 +840,17 @@ mod tests {
             (field.as_str(), problem.as_str()),
             ("mcpServers.x.protocol", "expected a string, found a number")
         );
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn an_sse_entry_may_pin_only_an_initialize_era_revision() {
+        let servers = servers(
+            r#"{"mcpServers": {
+                "old": {"type": "sse", "url": "http://127.0.0.1:8000/sse", "protocol": "2024-11-05"}
+            }}"#,
+        );
+        assert_eq!(servers.protocol("old"), Some("2024-11-05"));
         let (_, problem) = invalid(
             r#"{"mcpServers": {"x": {"type": "sse", "url": "http://h/sse", "protocol": "2026-07-28"}}}"#,
             "x",
