@@ -89,6 +89,21 @@ pub enum RunError {
         #[source]
         source: ModelRetry,
     },
+    /// A usage limit of the agent's [`Budget`](crate::Budget) is reached:
+    /// no model request (or, for tool calls, none of the turn's calls) was
+    /// made past it.
+    #[error(
+        "the limit of {max} {limit} is reached ({spent} spent); raise it (UsageLimits) to go \
+         on"
+    )]
+    UsageLimit {
+        /// Which limit.
+        limit: crate::Limit,
+        /// Its value.
+        max: u64,
+        /// What was spent against it.
+        spent: u64,
+    },
     /// A tool call outlived its timeout (idle: without a sign of life for
     /// that long; or the hard maximum); its future was dropped.
     #[error(

@@ -62,6 +62,7 @@ pub use agent::{
     READ_OUTPUT_TOOL, READ_OUTPUT_TOOL_FALLBACK, RunEvent, RunOutput, RunSink, SEARCH_TOOL,
     SEARCH_TOOL_FALLBACK, ToolFailures, ToolOutcome, ToolSearch,
 };
+pub use agent::{Budget, Limit, Reached, Spent, UsageLimits};
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
 

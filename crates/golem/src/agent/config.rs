@@ -11,6 +11,7 @@ use std::time::Duration;
 use golem_tool::{Tool, Toolset};
 
 use super::approval::Approver;
+use super::budget::Budget;
 use super::output::{DEFAULT_MAX_TOOL_OUTPUT, MemoryOutputStore, OutputStore};
 
 /// The turn limit of an [`AgentConfig::default`]: model requests per run.
@@ -144,6 +145,12 @@ pub struct AgentConfig<Deps> {
     /// Whether a tool call's failure fails the run or goes back to the
     /// model. Default [`ToolFailures::FailRun`].
     pub tool_failures: ToolFailures,
+    /// What runs may spend, shared by every run of the agent (and whatever
+    /// else records into it): checked before each model request and each
+    /// turn's calls, a limit reached fails the run with
+    /// [`RunError::UsageLimit`](crate::RunError::UsageLimit). Default
+    /// `None`: only [`max_turns`](Self::max_turns) bounds a run.
+    pub budget: Option<Arc<Budget>>,
     /// Who decides, before a call runs, whether it may (ADR 0032): the
     /// calls it says need approval wait for its decision, and a denied one
     /// is a tool message the model sees. Default `None`: every call runs.
@@ -171,6 +178,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             tool_max_time: None,
             tool_failures: ToolFailures::FailRun,
             approver: None,
+            budget: None,
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,
         }
@@ -192,6 +200,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
             tool_max_time: self.tool_max_time,
             tool_failures: self.tool_failures,
             approver: self.approver.clone(),
+            budget: self.budget.clone(),
             max_turns: self.max_turns,
             output_retries: self.output_retries,
         }
@@ -211,6 +220,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("tool_max_time", &self.tool_max_time)
             .field("tool_failures", &self.tool_failures)
             .field("approver", &self.approver.as_ref().map(|_| "an approver"))
+            .field("budget", &self.budget)
             .field("max_turns", &self.max_turns)
             .field("output_retries", &self.output_retries)
             .finish()

@@ -19,6 +19,7 @@ use crate::decode::DecodeError;
 use crate::error::{ConfigError, RunError};
 
 mod approval;
+mod budget;
 mod calls;
 mod config;
 mod events;
@@ -30,6 +31,7 @@ mod turn;
 mod unknown;
 
 pub use approval::{ApprovalRequest, Approver, Decision};
+pub use budget::{Budget, Limit, Reached, Spent, UsageLimits};
 use calls::CallRules;
 use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolFailures, ToolSearch};
@@ -199,6 +201,7 @@ impl<Deps, Output> Agent<Deps, Output> {
                 tool_failures: config.tool_failures,
             },
             approver: config.approver.clone(),
+            budget: config.budget.clone(),
             max_turns: config.max_turns,
             output_retries: config.output_retries,
         };

@@ -22,6 +22,7 @@ use golem_model::{Image, Message, Model, ModelRetry, Request, Response, ToolCall
 use tracing::Instrument;
 
 use super::approval::{self, ApprovalRequest, Approver, RunApprovals};
+use super::budget::Budget;
 use super::calls::{CallRules, TurnCalls};
 use super::config::ToolSearch;
 use super::events::{RunEvent, RunSink, emit};
@@ -70,6 +71,8 @@ pub(super) struct RunLoop<Deps, Output> {
     pub(super) calls: CallRules,
     /// Who approves calls before they run, if anyone.
     pub(super) approver: Option<Arc<dyn Approver>>,
+    /// What runs may spend, and spent.
+    pub(super) budget: Option<Arc<Budget>>,
     pub(super) max_turns: u32,
     pub(super) output_retries: u32,
 }
@@ -132,6 +135,14 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             let offered = view.offered;
             request.tools = view.specs;
             output::bound_images(&mut request.messages);
+            // A request counts once sent, answered or not.
+            if let Some(budget) = &self.budget {
+                budget.check_request()?;
+                budget.record(Usage {
+                    requests: 1,
+                    ..Usage::default()
+                });
+            }
             let span = telemetry::model_span(turn, &request);
             emit(&mut sink, || RunEvent::ModelRequest { turn });
             let started = Instant::now();
@@ -154,6 +165,13 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 ..response.usage
             };
             usage += turn_usage;
+            if let Some(budget) = &self.budget {
+                // Its tokens; the request itself was counted when sent.
+                budget.record(Usage {
+                    requests: 0,
+                    ..response.usage
+                });
+            }
             emit(&mut sink, || RunEvent::ModelResponse {
                 turn,
                 usage: turn_usage,
@@ -254,6 +272,10 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             // The calls that run; the others' messages are their
             // corrections or denials.
             let known = known_approved;
+            if let Some(budget) = &self.budget {
+                budget.check_tool_calls(known.len() as u64)?;
+                budget.record_tool_calls(known.len() as u64);
+            }
             let plan: Vec<usize> = known.iter().map(|&(_, tool)| tool).collect();
             let known_calls: Cow<'_, [ToolCall]> = match known.len() == tool_calls.len() {
                 true => Cow::Borrowed(&tool_calls),
