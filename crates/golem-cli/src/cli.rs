@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use golem_agent::DEFAULT_MAX_TURNS;
 use golem_agent::mcp::config::{self, ServerConfig};
 use golem_agent::mcp::{LogLevel, Root};
 use golem_agent::model::{ApiKey, Message, Model};
+use golem_agent::{DEFAULT_MAX_TURNS, UsageLimits};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
 
@@ -71,7 +71,9 @@ on its own with --fail-on-tool-error); 2 usage error (flags, --model, a missing 
 config file); 3 a server answered with an error (the provider's HTTP error, an MCP
 server's JSON-RPC error with --fail-on-tool-error); 4 a server could not be reached or
 talked to; 5 a timeout (--start-timeout, the provider's, a tool's with
---fail-on-tool-error); 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.";
+--fail-on-tool-error); 6 a limit of the whole command (--max-requests, --max-tool-calls,
+--max-input-tokens, --max-output-tokens, --max-total-tokens); 130 Ctrl-C, 143 SIGTERM,
+129 SIGHUP.";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -243,6 +245,23 @@ pub struct Options {
     /// The most model requests for one answer [default: 50].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     pub max_turns: Option<u32>,
+    /// The most model requests of the whole command (every answer of a
+    /// chat, and the servers' sampling requests) [default: no limit].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Limits")]
+    pub max_requests: Option<u64>,
+    /// The most tool calls of the whole command [default: no limit].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Limits")]
+    pub max_tool_calls: Option<u64>,
+    /// The most input tokens of the whole command [default: no limit].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Limits")]
+    pub max_input_tokens: Option<u64>,
+    /// The most output tokens of the whole command [default: no limit].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Limits")]
+    pub max_output_tokens: Option<u64>,
+    /// The most input and output tokens of the whole command [default: no
+    /// limit].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Limits")]
+    pub max_total_tokens: Option<u64>,
     /// The longest one tool call may go without a sign of life, in
     /// seconds: each progress report of its server starts the wait again
     /// [default: 60].
@@ -317,6 +336,8 @@ pub struct Plan {
     pub system: Option<String>,
     /// `--max-turns`.
     pub max_turns: u32,
+    /// `--max-requests` and the other limits of the whole command.
+    pub limits: UsageLimits,
     /// `--tool-timeout`.
     pub tool_timeout: Duration,
     /// `--tool-max-time`.
@@ -425,6 +446,13 @@ impl Plan {
             strict,
             system: options.system.filter(|text| !text.trim().is_empty()),
             max_turns: options.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
+            limits: UsageLimits {
+                requests: options.max_requests,
+                tool_calls: options.max_tool_calls,
+                input_tokens: options.max_input_tokens,
+                output_tokens: options.max_output_tokens,
+                total_tokens: options.max_total_tokens,
+            },
             tool_timeout: options
                 .tool_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_TOOL_TIMEOUT_SECS)),
@@ -811,6 +839,11 @@ mod tests {
             roots: Vec::new(),
             allow_sampling: false,
             max_turns: None,
+            max_requests: None,
+            max_tool_calls: None,
+            max_input_tokens: None,
+            max_output_tokens: None,
+            max_total_tokens: None,
             tool_timeout: None,
             tool_max_time: None,
             max_tool_output: None,

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use golem_agent::RunError;
 use golem_agent::model::{ModelError, ProviderError, ProviderErrorKind};
+use golem_agent::{Limit, RunError};
 
 /// The exit status of `golem`. The numbers are part of its interface
 /// (ADR 0010), and mean what they mean for `golem-mcp` (ADR 0005).
@@ -27,6 +27,10 @@ pub enum Exit {
     /// A tool call outlived `--tool-timeout`, or the provider did not
     /// answer within its request timeout.
     Timeout = 5,
+    /// A limit of the whole command (`--max-requests`, `--max-tool-calls`,
+    /// `--max-input-tokens`, `--max-output-tokens`, `--max-total-tokens`)
+    /// was reached: nothing more was asked of the model.
+    Budget = 6,
     /// Ctrl-C (SIGINT).
     Interrupted = 130,
     /// SIGHUP: the terminal went away.
@@ -95,6 +99,11 @@ impl Failure {
                  --tool-timeout (a wait without progress) or --tool-max-time if it needs longer",
                 timeout.as_secs_f64()
             ),
+            RunError::UsageLimit { limit, max, spent } => format!(
+                "the limit of {max} {limit} for this command is reached ({spent} spent); raise \
+                 {} to go on",
+                limit_option(*limit)
+            ),
             RunError::TurnLimit { max_turns } => format!(
                 "no answer after {max_turns} model request(s); raise --max-turns if the task \
                  needs more"
@@ -132,6 +141,17 @@ impl Failure {
     }
 }
 
+/// The option that sets `limit`.
+fn limit_option(limit: Limit) -> &'static str {
+    match limit {
+        Limit::Requests => "--max-requests",
+        Limit::ToolCalls => "--max-tool-calls",
+        Limit::InputTokens => "--max-input-tokens",
+        Limit::OutputTokens => "--max-output-tokens",
+        _ => "--max-total-tokens",
+    }
+}
+
 /// Tool names for a message: at most 20, then how many more.
 fn listed(names: &[String]) -> String {
     const SHOWN: usize = 20;
@@ -150,6 +170,7 @@ fn run_exit(error: &RunError) -> Exit {
     match error {
         RunError::Model { source, .. } => model_exit(source),
         RunError::ToolTimeout { .. } => Exit::Timeout,
+        RunError::UsageLimit { .. } => Exit::Budget,
         RunError::Tool { .. } => match error.find::<golem_agent::mcp::Error>() {
             Some(golem_agent::mcp::Error::Protocol { .. }) => Exit::Refused,
             Some(_) => Exit::Transport,

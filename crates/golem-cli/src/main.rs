@@ -13,7 +13,8 @@
 //! to stdout; each tool call, and the usage totals at the end, go to
 //! stderr. Exit status: 0 success, 1 the run ended without an answer,
 //! 2 usage error, 3 a server answered with an error, 4 a server could not
-//! be reached, 5 a timeout, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (ADR 0010). `golem run --help` says
+//! be reached, 5 a timeout, 6 a limit of the command reached, 130 Ctrl-C,
+//! 143 SIGTERM, 129 SIGHUP (ADR 0010). `golem run --help` says
 //! the rest.
 
 mod approve;

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use golem_agent::mcp::{FileManifestStore, ManifestStore, golem_cache_dir};
 use golem_agent::model::{Message, StreamEvent, Usage};
-use golem_agent::{Agent, AgentConfig, MemoryOutputStore, OutputStore, RunEvent, ToolFailures};
+use golem_agent::{
+    Agent, AgentConfig, Budget, MemoryOutputStore, OutputStore, RunEvent, ToolFailures,
+};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 
@@ -101,6 +103,8 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
                 true => ToolFailures::FailRun,
                 false => ToolFailures::TellModel,
             },
+            // One budget for the whole command: every answer of a chat.
+            budget: Some(Arc::new(Budget::new(plan.limits))),
             approver: Some(Arc::new(Asker {
                 policy: Arc::clone(servers.policy()),
                 prefixes: Arc::new(servers.prefixes()),
