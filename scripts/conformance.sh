@@ -74,9 +74,10 @@ CLI_SCENARIOS=(
 # only take disk (unless the caller asks for them).
 CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}" cargo build --quiet --locked \
   -p golem-mcp-conformance -p golem-mcp-cli
-CLIENT="$ROOT/target/debug/golem-mcp-conformance"
-CLI="$ROOT/target/debug/golem-mcp"
-FOLLOW="$ROOT/target/debug/follow-redirect"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+CLIENT="$TARGET/debug/golem-mcp-conformance"
+CLI="$TARGET/debug/golem-mcp"
+FOLLOW="$TARGET/debug/follow-redirect"
 started=$SECONDS
 
 passed=0

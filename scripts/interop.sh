@@ -34,7 +34,7 @@ die() { echo "interop: $*" >&2; exit 1; }
   || die "run scripts/install-peers.sh first"
 
 cargo build --quiet --locked -p golem-mcp-cli || die "cannot build golem-mcp"
-BIN="$ROOT/target/debug/golem-mcp"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/golem-mcp"
 
 WORK="$(mktemp -d)"
 SERVER_PIDS=()

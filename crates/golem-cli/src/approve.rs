@@ -7,8 +7,8 @@
 //! agent, which asks at the terminal (`ask.rs`) or, with nobody to ask,
 //! denies it and the model is told why.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use golem_agent::mcp::config;
 use golem_agent::model::BoxFuture;
@@ -218,20 +218,30 @@ pub struct Asker {
     pub prefixes: Arc<Prefixes>,
     /// Where the question is asked.
     pub output: Output,
-    /// Whether someone can answer: stdin is a terminal.
+    /// Whether someone can answer: stdin and stderr are a terminal.
     pub interactive: bool,
+    /// The tools answered "always" for: for the rest of the command, a
+    /// chat's later answers included (the agent's own memory of it lasts
+    /// one run).
+    pub approved: Mutex<HashSet<String>>,
 }
 
 impl Approver for Asker {
     fn needs_approval(&self, request: &ApprovalRequest<'_>) -> bool {
         let (server, offered) = (request.source, request.call.name.as_str());
         let own = own_name(&self.prefixes, server, offered);
-        self.policy.verdict(server, offered, own, request.hints) != Verdict::Run
+        !self.approved().contains(offered)
+            && self.policy.verdict(server, offered, own, request.hints) != Verdict::Run
     }
 
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, Decision> {
         Box::pin(async move {
-            let own = own_name(&self.prefixes, request.source, &request.call.name);
+            let (server, offered) = (request.source, request.call.name.as_str());
+            let own = own_name(&self.prefixes, server, offered);
+            // Not offered, but called by its exact name: never asked about.
+            if self.policy.verdict(server, offered, own, request.hints) == Verdict::Deny {
+                return Decision::Deny("the user does not allow this tool (--deny-tool)".into());
+            }
             if !self.interactive {
                 return Decision::Deny(format!(
                     "it needs the user's approval and nobody could be asked, stdin not being \
@@ -239,14 +249,24 @@ impl Approver for Asker {
                     request.call.name
                 ));
             }
-            ask::approval(
+            let decision = ask::approval(
                 &self.output,
                 request.source,
                 own,
                 request.call.arguments.get(),
             )
-            .await
+            .await;
+            if decision == Decision::ApproveTool {
+                self.approved().insert(offered.to_owned());
+            }
+            decision
         })
+    }
+}
+
+impl Asker {
+    fn approved(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.approved.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -14,7 +14,7 @@ use crate::show::{self, Output};
 
 /// Asks whether `tool` of `server` may run with `arguments`; the answer
 /// `y` approves this call, `a` every call of the tool for the rest of the
-/// run, anything else (or a closed stdin) denies it.
+/// command, `n` or Enter (or a closed stdin) denies it.
 pub async fn approval(output: &Output, server: &str, tool: &str, arguments: &str) -> Decision {
     output.say(&show::call_started(server, tool, arguments));
     output.question("Run it? [y]es / [n]o / [a]lways for this tool: ");
@@ -39,29 +39,69 @@ async fn read_key() -> Option<u8> {
         .flatten()
 }
 
-/// Reads one byte from stdin, looking every 100 ms whether `stopped` says
-/// the wait was dropped (a blocking read could not be told).
+/// The answer from stdin: `y`, `n` or `a` in either case, Enter or the
+/// end of stdin for no. Other keys are ignored, and so is a whole escape
+/// sequence (an arrow key's `ESC [ A` is not an `A`). Looks every 100 ms
+/// whether `stopped` says the wait was dropped (a blocking read could not
+/// be told).
 fn key_unless(stopped: &AtomicBool) -> Option<u8> {
+    loop {
+        let Some(byte) = next_byte(stopped, 100)? else {
+            continue; // nothing yet
+        };
+        match byte {
+            b'y' | b'Y' | b'n' | b'N' | b'a' | b'A' => return Some(byte),
+            b'\r' | b'\n' => return Some(b'n'),
+            0x1b => skip_sequence(stopped)?,
+            _ => {}
+        }
+    }
+}
+
+/// Reads the rest of an escape sequence begun by ESC: a CSI (`ESC [`, its
+/// parameters, up to its final byte in `@`..`~`), an SS3 (`ESC O` and one
+/// byte), or the one key an Alt press sends; what does not come within
+/// 50 ms is not part of it.
+fn skip_sequence(stopped: &AtomicBool) -> Option<()> {
+    match next_byte(stopped, 50)? {
+        Some(b'[') => {
+            while let Some(byte) = next_byte(stopped, 50)? {
+                if (0x40..=0x7e).contains(&byte) {
+                    break;
+                }
+            }
+        }
+        Some(b'O') => {
+            next_byte(stopped, 50)?;
+        }
+        _ => {}
+    }
+    Some(())
+}
+
+/// The next byte of stdin: `Some(None)` if none came within `wait_ms`,
+/// `None` when stdin ended, failed, or the wait was dropped.
+fn next_byte(stopped: &AtomicBool, wait_ms: i32) -> Option<Option<u8>> {
+    if stopped.load(Ordering::SeqCst) {
+        return None;
+    }
     let mut poll = libc::pollfd {
         fd: libc::STDIN_FILENO,
         events: libc::POLLIN,
         revents: 0,
     };
-    while !stopped.load(Ordering::SeqCst) {
-        // SAFETY: one valid pollfd, its count, a timeout in milliseconds.
-        let ready = unsafe { libc::poll(&mut poll, 1, 100) };
-        if ready < 0 {
-            return None;
-        }
-        if ready == 0 {
-            continue;
-        }
-        let mut byte = 0u8;
-        // SAFETY: reads at most one byte into a one-byte buffer.
-        let read = unsafe { libc::read(libc::STDIN_FILENO, (&raw mut byte).cast(), 1) };
-        return (read == 1).then_some(byte);
+    // SAFETY: one valid pollfd, its count, a timeout in milliseconds.
+    let ready = unsafe { libc::poll(&mut poll, 1, wait_ms) };
+    if ready < 0 {
+        return None;
     }
-    None
+    if ready == 0 {
+        return Some(None);
+    }
+    let mut byte = 0u8;
+    // SAFETY: reads at most one byte into a one-byte buffer.
+    let read = unsafe { libc::read(libc::STDIN_FILENO, (&raw mut byte).cast(), 1) };
+    (read == 1).then_some(Some(byte))
 }
 
 /// Tells the reading thread to give up when the wait is dropped.
@@ -90,8 +130,10 @@ impl KeyMode {
         mode.c_lflag &= !(libc::ICANON | libc::ECHO);
         mode.c_cc[libc::VMIN] = 1;
         mode.c_cc[libc::VTIME] = 0;
+        // TCSAFLUSH drops what was typed before the question: a key
+        // pressed while the model wrote is no answer.
         // SAFETY: stdin's descriptor and the mode to apply.
-        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &mode) };
+        unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSAFLUSH, &mode) };
         KeyMode(Some(former))
     }
 }
@@ -99,8 +141,11 @@ impl KeyMode {
 impl Drop for KeyMode {
     fn drop(&mut self) {
         if let Some(former) = &self.0 {
+            // TCSAFLUSH again: what was typed after the answer (the rest
+            // of a key sequence) goes neither to the next question nor to
+            // a chat's next line.
             // SAFETY: stdin's descriptor and the mode it had.
-            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, former) };
+            unsafe { libc::tcsetattr(libc::STDIN_FILENO, libc::TCSAFLUSH, former) };
         }
     }
 }

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use golem_agent::model::{ModelError, ProviderError, ProviderErrorKind};
-use golem_agent::{Limit, RunError};
+use golem_agent::{Limit, Reached, RunError};
 
 /// The exit status of `golem`. The numbers are part of its interface
 /// (ADR 0010), and mean what they mean for `golem-mcp` (ADR 0005).
@@ -99,9 +99,14 @@ impl Failure {
                  --tool-timeout (a wait without progress) or --tool-max-time if it needs longer",
                 timeout.as_secs_f64()
             ),
-            RunError::UsageLimit { limit, max, spent } => format!(
-                "the limit of {max} {limit} for this command is reached ({spent} spent); raise \
-                 {} to go on",
+            RunError::UsageLimit {
+                limit,
+                max,
+                spent,
+                asked,
+            } => format!(
+                "{} in this command; raise {} to go on",
+                Reached(*limit, *max, *spent, *asked),
                 limit_option(*limit)
             ),
             RunError::TurnLimit { max_turns } => format!(

@@ -109,7 +109,9 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
                 policy: Arc::clone(servers.policy()),
                 prefixes: Arc::new(servers.prefixes()),
                 output: output.clone(),
-                interactive: std::io::stdin().is_terminal(),
+                // The question goes to stderr, the key comes from stdin.
+                interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
+                approved: Default::default(),
             })),
             max_turns: plan.max_turns,
             ..AgentConfig::default()
@@ -239,6 +241,12 @@ impl Session<'_> {
                 Ok(Ok(messages)) => {
                     history = messages;
                     Exit::Success
+                }
+                // A limit of the command ends it: every later line would
+                // meet it too.
+                Ok(Err(failure)) if failure.exit == Exit::Budget => {
+                    exit = failure.report();
+                    break;
                 }
                 Ok(Err(failure)) => failure.report(),
                 Err(Signal::Interrupt) => {

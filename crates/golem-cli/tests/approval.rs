@@ -178,3 +178,84 @@ fn at_a_terminal_one_key_answers_yes_or_no() {
         );
     }
 }
+
+#[test]
+fn keys_typed_before_the_question_and_escape_sequences_answer_nothing() {
+    let dir = TempDir::new();
+    let provider = FakeProvider::start_with(writer(dir.path()));
+    let mut golem = at_a_terminal(&dir, &provider);
+
+    // Typed while the model writes: dropped when the question comes.
+    golem.type_keys("a");
+    golem.wait_for("Run it? [y]es / [n]o / [a]lways for this tool: ");
+    // An arrow key (ESC [ A) is not an "a".
+    golem.type_keys("\u{1b}[A");
+    golem.type_keys("n");
+    let status = golem.wait();
+
+    assert_eq!(status.code(), Some(0), "{}", golem.shown());
+    assert!(!dir.0.join("note.txt").exists(), "{}", golem.shown());
+    assert!(
+        golem.shown().contains("for this tool: no"),
+        "{}",
+        golem.shown()
+    );
+}
+
+#[test]
+fn always_lasts_for_the_rest_of_a_chat() {
+    let dir = TempDir::new();
+    let arguments = json!({"path": dir.0.join("note.txt"), "content": "written"}).to_string();
+    // Each user message asks for a write; a tool result is answered.
+    let provider = FakeProvider::start_with(move |body| {
+        let last = golem_fake_provider::messages(body)
+            .last()
+            .cloned()
+            .unwrap_or_default();
+        match last["role"].as_str() {
+            Some("user") => Reply::ToolCall {
+                name: "write_file".into(),
+                arguments: arguments.clone(),
+            },
+            _ => Reply::Text("Done.\n".into()),
+        }
+    });
+    let config = dir.config(&["fs"]);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_golem"));
+    command
+        .env("XDG_CACHE_HOME", fresh_cache())
+        .env("OPENAI_API_KEY", KEY)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["chat", "--model", "openai:gpt-fake", "--base-url"])
+        .arg(provider.openai_base_url())
+        .arg("--config")
+        .arg(config);
+    let mut golem = Terminal::start(command);
+
+    golem.wait_for("> ");
+    golem.type_keys("write it\n");
+    golem.wait_for("for this tool: ");
+    golem.type_keys("a");
+    golem.wait_for("Done.");
+    golem.type_keys("write it again\n");
+    let started = std::time::Instant::now();
+    while golem.shown().matches("Done.").count() < 2 {
+        assert!(started.elapsed() < PATIENCE, "{}", golem.shown());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    golem.type_keys("/exit\n");
+    let status = golem.wait();
+
+    assert_eq!(status.code(), Some(0), "{}", golem.shown());
+    assert_eq!(
+        golem.shown().matches("Run it?").count(),
+        1,
+        "asked once: {}",
+        golem.shown()
+    );
+    assert_eq!(
+        provider.requests().len(),
+        4,
+        "two exchanges of two requests each"
+    );
+}

@@ -12,12 +12,12 @@ fn a_limit_reached_ends_the_run_with_status_6_naming_the_option() {
     for (flag, message) in [
         (
             "--max-requests",
-            "golem: the limit of 1 model requests for this command is reached (1 spent); raise \
+            "golem: the limit of 1 model requests is reached (1 spent) in this command; raise \
              --max-requests to go on",
         ),
         (
             "--max-output-tokens",
-            "golem: the limit of 1 output tokens for this command is reached",
+            "golem: the limit of 1 output tokens is reached",
         ),
     ] {
         let dir = TempDir::new();
@@ -55,7 +55,7 @@ fn the_tool_call_limit_stops_the_call_before_it_runs() {
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(6), "{stderr}");
     assert!(
-        stderr.contains("the limit of 1 tool calls for this command is reached (0 spent)"),
+        stderr.contains("this turn's 2 tool calls would pass the limit of 1 (0 spent before them)"),
         "{stderr}"
     );
     assert!(
@@ -79,7 +79,7 @@ fn a_chats_exchanges_share_the_limits() {
     assert_eq!(stdout, "ok\nok\n", "{stderr}");
     assert_eq!(output.status.code(), Some(6), "{stderr}");
     assert!(
-        stderr.contains("the limit of 2 model requests for this command is reached (2 spent)"),
+        stderr.contains("the limit of 2 model requests is reached (2 spent) in this command"),
         "{stderr}"
     );
     assert_eq!(provider.requests().len(), 2);

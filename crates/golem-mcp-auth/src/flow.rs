@@ -285,10 +285,11 @@ impl OAuthProvider {
         grant: StoredGrant,
         replaced: Option<&StoredGrant>,
     ) -> Result<(), AuthError> {
-        binding::keep(self.config.store.as_ref(), server, &grant, replaced)?;
+        // In use from now on, saved or not: a rotated refresh token lost
+        // with a failed save would be spent again by the next refresh.
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some((server.to_owned(), Some(grant)));
-        Ok(())
+            Some((server.to_owned(), Some(grant.clone())));
+        binding::keep(self.config.store.as_ref(), server, &grant, replaced)
     }
 
     /// The last discovery for `server`, else a new one: for the refresh of

@@ -93,8 +93,8 @@ pub enum RunError {
     /// no model request (or, for tool calls, none of the turn's calls) was
     /// made past it.
     #[error(
-        "the limit of {max} {limit} is reached ({spent} spent); raise it (UsageLimits) to go \
-         on"
+        "{}; raise it (UsageLimits) to go on",
+        crate::Reached(*limit, *max, *spent, *asked)
     )]
     UsageLimit {
         /// Which limit.
@@ -103,6 +103,9 @@ pub enum RunError {
         max: u64,
         /// What was spent against it.
         spent: u64,
+        /// What more was asked for: the turn's tool calls for
+        /// [`Limit::ToolCalls`](crate::Limit::ToolCalls), 0 otherwise.
+        asked: u64,
     },
     /// A tool call outlived its timeout (idle: without a sign of life for
     /// that long; or the hard maximum); its future was dropped.

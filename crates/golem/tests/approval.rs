@@ -168,3 +168,26 @@ async fn approving_a_tool_for_the_run_spares_the_later_questions() {
     );
     assert_eq!(ran.lock().expect("lock").len(), 4);
 }
+
+#[tokio::test]
+async fn the_agents_own_search_tool_is_never_asked_about() {
+    let model = ScriptedModel::new([
+        tool_calls_response([call("c1", golem_agent::SEARCH_TOOL, r#"{"query":"write"}"#)]),
+        text_response("Found it."),
+    ]);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let approver = Scripted::new(Vec::new(), true);
+    let config = AgentConfig {
+        tools: tools(&ran),
+        tool_search: golem_agent::ToolSearch::Always,
+        approver: Some(Arc::clone(&approver) as Arc<dyn Approver>),
+        ..AgentConfig::default()
+    };
+    let agent =
+        Agent::new(Arc::new(model.clone()), golem_agent::decode::text, config).expect("valid");
+
+    let run = bounded("the run", agent.run((), "Go")).await.expect("runs");
+
+    assert_eq!(run.output, "Found it.");
+    assert!(approver.asked().is_empty(), "{:?}", approver.asked());
+}

@@ -5,9 +5,12 @@
 
 use std::sync::Arc;
 
+use golem_agent::model::BoxFuture;
 use golem_agent::model::{Message, Response, Usage};
 use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
-use golem_agent::{Agent, AgentConfig, Budget, Limit, RunError, UsageLimits};
+use golem_agent::{
+    Agent, AgentConfig, ApprovalRequest, Approver, Budget, Decision, Limit, RunError, UsageLimits,
+};
 
 mod support;
 use support::{bounded, call, constant};
@@ -37,7 +40,9 @@ fn agent(model: &ScriptedModel, limits: UsageLimits) -> (Agent<(), String>, Arc<
 /// The limit a failed run names.
 fn reached(error: RunError) -> (Limit, u64, u64) {
     match error {
-        RunError::UsageLimit { limit, max, spent } => (limit, max, spent),
+        RunError::UsageLimit {
+            limit, max, spent, ..
+        } => (limit, max, spent),
         other => panic!("expected a usage limit, got {other:?}"),
     }
 }
@@ -132,10 +137,58 @@ async fn a_conversation_shares_its_budget_and_so_does_whatever_records_into_it()
         limit: Limit::Requests,
         max: 3,
         spent: 3,
+        asked: 0,
     }
     .to_string();
     assert_eq!(
         message,
         "the limit of 3 model requests is reached (3 spent); raise it (UsageLimits) to go on"
+    );
+}
+
+/// Approves every call, counting the questions.
+#[derive(Default)]
+struct Counting(std::sync::atomic::AtomicU32);
+
+impl Approver for Counting {
+    fn needs_approval(&self, _: &ApprovalRequest<'_>) -> bool {
+        true
+    }
+
+    fn decide<'a>(&'a self, _: &'a ApprovalRequest<'a>) -> BoxFuture<'a, Decision> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async { Decision::Approve })
+    }
+}
+
+#[tokio::test]
+async fn tool_calls_used_up_fail_before_anyone_is_asked() {
+    let model = ScriptedModel::new([
+        tool_calls_response([call("c1", "clock", "{}")]),
+        tool_calls_response([call("c2", "clock", "{}")]),
+        text_response("unreachable"),
+    ]);
+    let approver = Arc::new(Counting::default());
+    let config = AgentConfig {
+        tools: vec![constant("clock", "12:00")],
+        approver: Some(Arc::clone(&approver) as Arc<dyn Approver>),
+        budget: Some(Arc::new(Budget::new(UsageLimits {
+            tool_calls: Some(1),
+            ..UsageLimits::default()
+        }))),
+        ..AgentConfig::default()
+    };
+    let agent =
+        Agent::new(Arc::new(model.clone()), golem_agent::decode::text, config).expect("valid");
+
+    let error = bounded("the run", agent.run((), "Time?"))
+        .await
+        .expect_err("limit");
+
+    assert_eq!(reached(error), (Limit::ToolCalls, 1, 1));
+    assert_eq!(
+        approver.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the second call was not asked about"
     );
 }

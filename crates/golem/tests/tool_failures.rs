@@ -91,7 +91,7 @@ async fn told_the_model_gets_the_failure_in_one_line_and_the_other_call_runs_on(
         told,
         [
             "Tool \"save\" failed, so this call has no result: save: cannot write the file: \
-             disk full. It was not a problem with the arguments; try again later, or go on \
+             disk full. Call it again only if the error says what to change; otherwise go on \
              without it.",
             "slow finished",
         ]

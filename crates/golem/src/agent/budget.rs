@@ -76,10 +76,10 @@ pub struct Spent {
 /// use golem_agent::model::Usage;
 ///
 /// let budget = Budget::new(UsageLimits { requests: Some(2), ..UsageLimits::default() });
-/// budget.record(Usage { requests: 1, input_tokens: 10, ..Usage::default() });
-/// assert!(budget.check_request().is_ok());
-/// budget.record(Usage { requests: 1, ..Usage::default() });
-/// assert_eq!(budget.check_request().map_err(|reached| reached.0), Err(Limit::Requests));
+/// assert!(budget.reserve_request().is_ok());
+/// budget.record(Usage { input_tokens: 10, ..Usage::default() });
+/// assert!(budget.reserve_request().is_ok());
+/// assert_eq!(budget.reserve_request().map_err(|reached| reached.0), Err(Limit::Requests));
 /// ```
 #[derive(Debug, Default)]
 pub struct Budget {
@@ -87,9 +87,10 @@ pub struct Budget {
     spent: Mutex<Spent>,
 }
 
-/// A limit reached: which, its value, and what was spent against it.
+/// A limit reached: which, its value, what was spent against it, and what
+/// more was asked for (tool calls: the turn's; 0 for the others).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reached(pub Limit, pub u64, pub u64);
+pub struct Reached(pub Limit, pub u64, pub u64, pub u64);
 
 impl Budget {
     /// A budget with `limits` and nothing spent.
@@ -116,16 +117,11 @@ impl Budget {
         self.lock().usage += usage;
     }
 
-    /// Records `count` tool calls run.
-    pub fn record_tool_calls(&self, count: u64) {
+    /// Whether another model request may be sent (no limit of requests or
+    /// tokens is reached), counting it when it may: checked and counted at
+    /// once, so runs sharing the budget cannot both pass its last request.
+    pub fn reserve_request(&self) -> Result<(), Reached> {
         let mut spent = self.lock();
-        spent.tool_calls = spent.tool_calls.saturating_add(count);
-    }
-
-    /// Whether another model request may be sent: no limit of requests or
-    /// tokens is reached.
-    pub fn check_request(&self) -> Result<(), Reached> {
-        let spent = self.spent();
         let checks = [
             (Limit::Requests, self.limits.requests, spent.usage.requests),
             (
@@ -148,18 +144,31 @@ impl Budget {
             if let Some(max) = max
                 && used >= max
             {
-                return Err(Reached(limit, max, used));
+                return Err(Reached(limit, max, used, 0));
             }
         }
+        spent.usage.requests += 1;
         Ok(())
     }
 
-    /// Whether `count` more tool calls may run.
+    /// Whether `count` more tool calls may run, counting them when they
+    /// may, at once as [`reserve_request`](Self::reserve_request) does.
+    pub fn reserve_tool_calls(&self, count: u64) -> Result<(), Reached> {
+        let mut spent = self.lock();
+        self.fits_tool_calls(spent.tool_calls, count)?;
+        spent.tool_calls = spent.tool_calls.saturating_add(count);
+        Ok(())
+    }
+
+    /// Whether `count` more tool calls would fit, counting nothing.
     pub fn check_tool_calls(&self, count: u64) -> Result<(), Reached> {
-        let spent = self.spent().tool_calls;
+        self.fits_tool_calls(self.spent().tool_calls, count)
+    }
+
+    fn fits_tool_calls(&self, spent: u64, count: u64) -> Result<(), Reached> {
         match self.limits.tool_calls {
             Some(max) if spent.saturating_add(count) > max => {
-                Err(Reached(Limit::ToolCalls, max, spent))
+                Err(Reached(Limit::ToolCalls, max, spent, count))
             }
             _ => Ok(()),
         }
@@ -170,8 +179,34 @@ impl Budget {
     }
 }
 
+/// How the limit was reached: `the limit of 3 model requests is reached (3
+/// spent)`, or `this turn's 3 tool calls would pass the limit of 2 (1 spent
+/// before them)`.
+impl fmt::Display for Reached {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Reached(limit, max, spent, asked) = *self;
+        match asked {
+            0 => write!(f, "the limit of {max} {limit} is reached ({spent} spent)"),
+            1 => write!(
+                f,
+                "the limit of {max} {limit} is reached ({spent} spent, 1 more asked for)"
+            ),
+            _ => write!(
+                f,
+                "this turn's {asked} {limit} would pass the limit of {max} ({spent} spent \
+                 before them)"
+            ),
+        }
+    }
+}
+
 impl From<Reached> for RunError {
-    fn from(Reached(limit, max, spent): Reached) -> Self {
-        RunError::UsageLimit { limit, max, spent }
+    fn from(Reached(limit, max, spent, asked): Reached) -> Self {
+        RunError::UsageLimit {
+            limit,
+            max,
+            spent,
+            asked,
+        }
     }
 }

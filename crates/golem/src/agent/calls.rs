@@ -298,8 +298,8 @@ fn tool_failure(tool: &str, error: &(dyn std::error::Error + 'static)) -> String
         why = format!("{why}: {root}");
     }
     format!(
-        "Tool {tool:?} failed, so this call has no result: {}. It was not a problem with the \
-         arguments; try again later, or go on without it.",
+        "Tool {tool:?} failed, so this call has no result: {}. Call it again only if the \
+         error says what to change; otherwise go on without it.",
         one_line(&why)
     )
 }

@@ -36,7 +36,7 @@ const DEFAULT_LIMIT: usize = 8;
 const MAX_LIMIT: usize = 25;
 
 /// Where the agent's tools come from, in a duplicate-name error.
-const SEARCH_SOURCE: &str = "tool search";
+pub(super) const SEARCH_SOURCE: &str = "tool search";
 
 /// The search tool's input schema.
 const SEARCH_SCHEMA: &str = r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, in a few words (for example: create github issue)"},"limit":{"type":"integer","minimum":1,"maximum":25,"description":"The most tools to list (default 8)"}},"required":["query"],"additionalProperties":false}"#;

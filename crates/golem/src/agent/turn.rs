@@ -26,10 +26,10 @@ use super::budget::Budget;
 use super::calls::{CallRules, TurnCalls};
 use super::config::ToolSearch;
 use super::events::{RunEvent, RunSink, emit};
-use super::gather::{Sources, resolve};
+use super::gather::{Offered, Sources, resolve};
 use super::observe::CallObserver;
 use super::output::{self, OUTPUT_SOURCE, OutputStore, RunOutputs};
-use super::search::RunSearch;
+use super::search::{RunSearch, SEARCH_SOURCE};
 use super::unknown;
 use crate::decode::DecodeError;
 use crate::error::RunError;
@@ -137,11 +137,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             output::bound_images(&mut request.messages);
             // A request counts once sent, answered or not.
             if let Some(budget) = &self.budget {
-                budget.check_request()?;
-                budget.record(Usage {
-                    requests: 1,
-                    ..Usage::default()
-                });
+                budget.reserve_request()?;
             }
             let span = telemetry::model_span(turn, &request);
             emit(&mut sink, || RunEvent::ModelRequest { turn });
@@ -241,40 +237,26 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 .enumerate()
                 .filter_map(|(index, tool)| tool.map(|tool| (index, tool)))
                 .collect();
-            let requests: Vec<ApprovalRequest<'_>> = known
-                .iter()
-                .map(|&(index, tool)| ApprovalRequest {
-                    turn,
-                    call: &tool_calls[index],
-                    source: &offered.sources[tool],
-                    title: offered.tools[tool].title(),
-                    hints: offered.tools[tool].hints(),
-                })
-                .collect();
-            let denials = approvals.screen(&requests).await;
-            drop(requests);
-            let mut known_approved = Vec::with_capacity(known.len());
-            for (&(index, tool), denied) in known.iter().zip(denials) {
-                let Some(reason) = denied else {
-                    known_approved.push((index, tool));
-                    continue;
-                };
-                let (call, name) = (&tool_calls[index], offered.tools[tool].name());
-                let text = approval::denial(name, &reason);
-                emit(&mut sink, || RunEvent::ToolDenied {
-                    turn,
-                    call: call.clone(),
-                    source: offered.sources[tool].clone(),
-                    reason,
-                });
-                unknown[index] = (name.to_owned(), text);
+            // A budget whose tool calls are used up fails before anyone is
+            // asked about more.
+            if let (Some(budget), false) = (&self.budget, known.is_empty()) {
+                budget.check_tool_calls(1)?;
             }
+            let known = self
+                .approve(
+                    &mut approvals,
+                    turn,
+                    &offered,
+                    &tool_calls,
+                    known,
+                    &mut unknown,
+                    &mut sink,
+                )
+                .await;
             // The calls that run; the others' messages are their
             // corrections or denials.
-            let known = known_approved;
             if let Some(budget) = &self.budget {
-                budget.check_tool_calls(known.len() as u64)?;
-                budget.record_tool_calls(known.len() as u64);
+                budget.reserve_tool_calls(known.len() as u64)?;
             }
             let plan: Vec<usize> = known.iter().map(|&(_, tool)| tool).collect();
             let known_calls: Cow<'_, [ToolCall]> = match known.len() == tool_calls.len() {
@@ -324,6 +306,64 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
 }
 
 impl<Deps, Output> RunLoop<Deps, Output> {
+    /// Has the approver decide `known`'s calls (call index, tool index),
+    /// those of the agent's own tools (tool search, tool output: they only
+    /// read what the run has) excepted; a denied call's slot in `unknown`
+    /// gets its tool message and the host hears of it. Returns the calls
+    /// that run.
+    #[allow(clippy::too_many_arguments)]
+    async fn approve(
+        &self,
+        approvals: &mut RunApprovals,
+        turn: u32,
+        offered: &Offered<Deps>,
+        calls: &[ToolCall],
+        known: Vec<(usize, usize)>,
+        unknown: &mut [(String, String)],
+        sink: &mut Option<RunSink<'_>>,
+    ) -> Vec<(usize, usize)> {
+        let own =
+            |tool: usize| [OUTPUT_SOURCE, SEARCH_SOURCE].contains(&offered.sources[tool].as_str());
+        let asked: Vec<(usize, usize)> = known
+            .iter()
+            .copied()
+            .filter(|&(_, tool)| !own(tool))
+            .collect();
+        let requests: Vec<ApprovalRequest<'_>> = asked
+            .iter()
+            .map(|&(index, tool)| ApprovalRequest {
+                turn,
+                call: &calls[index],
+                source: &offered.sources[tool],
+                title: offered.tools[tool].title(),
+                hints: offered.tools[tool].hints(),
+            })
+            .collect();
+        let decisions = approvals.screen(&requests).await;
+        let mut denied: HashMap<usize, String> = asked
+            .iter()
+            .zip(decisions)
+            .filter_map(|(&(index, _), denial)| Some((index, denial?)))
+            .collect();
+        let mut approved = Vec::with_capacity(known.len());
+        for (index, tool) in known {
+            let Some(reason) = denied.remove(&index) else {
+                approved.push((index, tool));
+                continue;
+            };
+            let (call, name) = (&calls[index], offered.tools[tool].name());
+            let text = approval::denial(name, &reason);
+            emit(sink, || RunEvent::ToolDenied {
+                turn,
+                call: call.clone(),
+                source: offered.sources[tool].clone(),
+                reason,
+            });
+            unknown[index] = (name.to_owned(), text);
+        }
+        approved
+    }
+
     /// The calls of a turn that name no offered tool (`resolved` is
     /// `None`): each is reported and gets a correction naming the tools
     /// there are, counted in `unknown_calls` against the agent's
