@@ -4,8 +4,9 @@
 //! messages) as the `system` prompt; user and assistant turns; tools from
 //! [`ToolSpec`](golem_model::ToolSpec)s with their schema sent verbatim as
 //! `input_schema`; `tool_use` blocks with their `input` kept as the bytes the API sent
-//! and `tool_result` blocks for the answers; `max_tokens` (required by the API, so it
-//! has a default: [`DEFAULT_MAX_TOKENS`]); stop reasons mapped onto
+//! and `tool_result` blocks for the answers; `max_tokens` (required by the API: the
+//! request's [`max_output_tokens`](Request::max_output_tokens) when it sets one, else
+//! [`AnthropicConfig::max_tokens`], default [`DEFAULT_MAX_TOKENS`]); stop reasons mapped onto
 //! [`FinishReason`](golem_model::FinishReason); usage with cache writes and reads; and
 //! streaming, where `input_json_delta` fragments are assembled however the chunks split
 //! them.
@@ -81,7 +82,9 @@ pub struct AnthropicConfig {
     pub api_key: Option<ApiKey>,
     /// The `anthropic-version` header (default [`DEFAULT_VERSION`]).
     pub version: String,
-    /// `max_tokens`: the most tokens the model may write (default [`DEFAULT_MAX_TOKENS`]).
+    /// `max_tokens`: the most tokens the model may write (default [`DEFAULT_MAX_TOKENS`]),
+    /// for requests that set no [`max_output_tokens`](Request::max_output_tokens) of
+    /// their own.
     pub max_tokens: u32,
     /// `temperature`; `None` leaves it to the API.
     pub temperature: Option<f32>,
@@ -175,7 +178,8 @@ impl Anthropic {
         }
         let body = MessagesRequest {
             model: &self.config.model,
-            max_tokens: self.config.max_tokens,
+            // Required by the API: the request's own limit, else the configuration's.
+            max_tokens: request.max_output_tokens.unwrap_or(self.config.max_tokens),
             system: wire::system(request),
             messages: wire::messages(request),
             tools: wire::tools(&request.tools),

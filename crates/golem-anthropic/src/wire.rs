@@ -325,7 +325,7 @@ mod tests {
                 Message::user("Thanks"),
                 Message::assistant(""),
             ],
-            tools: Vec::new(),
+            ..Request::default()
         };
         assert_eq!(system(&request).as_deref(), Some("Be brief.\n\nUse tools."));
         let json = serde_json::to_string(&messages(&request)).expect("encode");

@@ -50,6 +50,7 @@ fn request() -> Request {
             description: "Reads a file".into(),
             input_schema: serde_json::from_str(SCHEMA).expect("schema"),
         }],
+        ..Request::default()
     }
 }
 
@@ -123,6 +124,17 @@ async fn max_tokens_and_version_are_configurable() {
     assert_eq!(seen[0].body["temperature"], 0.5);
     assert_eq!(seen[0].headers["anthropic-version"], "2099-01-01");
     assert_eq!(AnthropicConfig::new("m").max_tokens, DEFAULT_MAX_TOKENS);
+}
+
+#[tokio::test]
+async fn a_requests_output_limit_replaces_the_configs_max_tokens() {
+    let (fake, config) = serve(vec![Raw::json(200, MESSAGE)]);
+    let limited = Request {
+        max_output_tokens: Some(50),
+        ..request()
+    };
+    model(config).request(&limited).await.expect("answer");
+    assert_eq!(fake.requests()[0].body["max_tokens"], 50);
 }
 
 const START: &str = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":20,"cache_creation_input_tokens":0,"cache_read_input_tokens":8,"output_tokens":1}}}"#;

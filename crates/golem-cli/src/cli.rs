@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use golem_agent::mcp::config::{self, ServerConfig};
 use golem_agent::mcp::{LogLevel, Root};
 use golem_agent::model::{ApiKey, Message, Model};
-use golem_agent::{DEFAULT_MAX_TURNS, UsageLimits};
+use golem_agent::{Budget, DEFAULT_MAX_TURNS, UsageLimits};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
 
@@ -238,10 +238,23 @@ pub struct Options {
     #[arg(long = "root", value_name = "DIR", help_heading = "Server requests")]
     pub roots: Vec<PathBuf>,
     /// Let the MCP servers ask the model (sampling): each request and the
-    /// model's answer are shown on stderr, and counted in the usage totals
+    /// model's answer are shown on stderr, the server's maxTokens bounds
+    /// the answer, and what it cost is counted in the usage totals
     /// [default: sampling is not offered, so a server's request is refused].
     #[arg(long, help_heading = "Server requests")]
     pub allow_sampling: bool,
+    /// With --allow-sampling: the most sampling requests answered per
+    /// server in this run; later ones are declined with an error naming
+    /// the limit.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 3,
+        value_parser = clap::value_parser!(u32).range(1..),
+        requires = "allow_sampling",
+        help_heading = "Server requests"
+    )]
+    pub max_samplings: u32,
     /// The most model requests for one answer [default: 50].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     pub max_turns: Option<u32>,
@@ -336,8 +349,6 @@ pub struct Plan {
     pub system: Option<String>,
     /// `--max-turns`.
     pub max_turns: u32,
-    /// `--max-requests` and the other limits of the whole command.
-    pub limits: UsageLimits,
     /// `--tool-timeout`.
     pub tool_timeout: Duration,
     /// `--tool-max-time`.
@@ -370,7 +381,8 @@ pub struct Plan {
     /// `--log-level`: the least severe server log message shown.
     pub log_level: LogLevel,
     /// How the servers' requests are answered (`--on-elicitation`,
-    /// `--root`, `--allow-sampling`).
+    /// `--root`, `--allow-sampling`), and the command's budget
+    /// (`--max-requests` and the other limits), which sampling spends too.
     pub answers: Answers,
 }
 
@@ -412,10 +424,19 @@ impl Plan {
         )?;
         let roots = roots(&options.roots)?;
         let model = build_model(&options, &env)?;
+        let limits = UsageLimits {
+            requests: options.max_requests,
+            tool_calls: options.max_tool_calls,
+            input_tokens: options.max_input_tokens,
+            output_tokens: options.max_output_tokens,
+            total_tokens: options.max_total_tokens,
+        };
         let answers = Answers {
             elicitation,
             roots,
             sampling: options.allow_sampling.then(|| Arc::clone(&model)),
+            max_samplings: options.max_samplings,
+            budget: Arc::new(Budget::new(limits)),
         };
         // Named servers are the user's choice: they fail, never skipped.
         let strict = options.strict || !options.servers.is_empty();
@@ -446,13 +467,6 @@ impl Plan {
             strict,
             system: options.system.filter(|text| !text.trim().is_empty()),
             max_turns: options.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
-            limits: UsageLimits {
-                requests: options.max_requests,
-                tool_calls: options.max_tool_calls,
-                input_tokens: options.max_input_tokens,
-                output_tokens: options.max_output_tokens,
-                total_tokens: options.max_total_tokens,
-            },
             tool_timeout: options
                 .tool_timeout
                 .unwrap_or(Duration::from_secs(DEFAULT_TOOL_TIMEOUT_SECS)),
@@ -838,6 +852,7 @@ mod tests {
             on_elicitation: None,
             roots: Vec::new(),
             allow_sampling: false,
+            max_samplings: 3,
             max_turns: None,
             max_requests: None,
             max_tool_calls: None,

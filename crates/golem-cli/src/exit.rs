@@ -147,7 +147,7 @@ impl Failure {
 }
 
 /// The option that sets `limit`.
-fn limit_option(limit: Limit) -> &'static str {
+pub fn limit_option(limit: Limit) -> &'static str {
     match limit {
         Limit::Requests => "--max-requests",
         Limit::ToolCalls => "--max-tool-calls",

@@ -2,20 +2,26 @@
 //! user's input (elicitation, `--on-elicitation`, with the terminal forms
 //! of `golem-elicit` that `golem-mcp` uses too), the directories it may
 //! work in (roots, `--root`), and its model (sampling, only with
-//! `--allow-sampling`: the request and the model's answer are shown on
-//! stderr, and what it cost is in the usage totals). It knows nothing of
-//! the run or of how servers are started: `servers.rs` asks it for each
-//! server's `ClientConfig`.
+//! `--allow-sampling`, at most `--max-samplings` requests per server: the
+//! request and the model's answer are shown on stderr, the server's
+//! `maxTokens` bounds the answer, and what it cost is in the usage
+//! totals). Every prompt and notice names the server that asks: its name
+//! in the configuration, then its own (`golem_elicit::server_label`). It
+//! knows nothing of the run or of how servers are started: `servers.rs`
+//! asks it for each server's `ClientConfig`.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use golem_agent::Budget;
 use golem_agent::mcp::{
-    ClientConfig, CreateMessageRequest, CreateMessageResult, HandlerFuture, RequestContext, Root,
-    SamplingContent, SamplingHandler, sampling_with_model,
+    ClientConfig, CreateMessageRequest, CreateMessageResult, HandlerError, HandlerFuture,
+    RequestContext, Root, SamplingContent, SamplingHandler, sampling_with_model,
 };
 use golem_agent::model::{BoxFuture, Model, ModelError, Request, Response, Usage};
-use golem_elicit::{Elicitor, Mode, Screen};
+use golem_elicit::{Elicitor, Mode, Screen, server_label};
 
+use crate::exit::limit_option;
 use crate::show::{Output, one_line};
 
 /// The most characters of a sampling request or answer shown.
@@ -31,6 +37,13 @@ pub struct Answers {
     /// `--allow-sampling`: the model that answers, else sampling is not
     /// offered (and a server's request is refused, as the protocol says).
     pub sampling: Option<Arc<dyn Model>>,
+    /// `--max-samplings`: the most sampling requests answered per server
+    /// in one command run; later ones are declined.
+    pub max_samplings: u32,
+    /// The command's budget (`--max-requests` and the others), which the
+    /// agent's runs share: a sampling request is one more model request,
+    /// declined once a limit is reached, and its tokens count.
+    pub budget: Arc<Budget>,
 }
 
 impl Answers {
@@ -39,7 +52,7 @@ impl Answers {
     pub fn config(&self, name: &str, output: &Output, spent: &SamplingUsage) -> ClientConfig {
         let screen: Arc<dyn Screen> = Arc::new(output.clone());
         let mut config =
-            ClientConfig::default().with_elicitation(Elicitor::new(self.elicitation, screen));
+            ClientConfig::default().with_elicitation(Elicitor::new(self.elicitation, screen, name));
         if let Some(roots) = &self.roots {
             config = config.with_roots(roots.clone());
         }
@@ -47,10 +60,14 @@ impl Answers {
             let counted: Arc<dyn Model> = Arc::new(Counted {
                 model: Arc::clone(model),
                 spent: spent.clone(),
+                budget: Arc::clone(&self.budget),
             });
             config = config.with_sampling(Shown {
                 server: name.to_owned(),
                 output: output.clone(),
+                limit: self.max_samplings,
+                spent: spent.clone(),
+                budget: Arc::clone(&self.budget),
                 inner: sampling_with_model(counted),
             });
         }
@@ -72,32 +89,55 @@ impl Screen for Output {
     }
 }
 
-/// What the servers' sampling requests cost, for the usage totals. Clones
-/// share the count.
+/// What the servers' sampling requests cost, for the usage totals, and how
+/// many each server made, for `--max-samplings` (a server started again
+/// keeps its count: the limit is per command run). Clones share both.
 #[derive(Debug, Clone, Default)]
-pub struct SamplingUsage(Arc<Mutex<Usage>>);
+pub struct SamplingUsage {
+    cost: Arc<Mutex<Usage>>,
+    /// Sampling requests taken on so far, by server name.
+    taken: Arc<Mutex<HashMap<String, u32>>>,
+}
 
 impl SamplingUsage {
     /// The usage of every sampling request answered so far.
     pub fn total(&self) -> Usage {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.cost.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn add(&self, usage: Usage) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) += usage;
+        *self.cost.lock().unwrap_or_else(PoisonError::into_inner) += usage;
+    }
+
+    /// Counts one more sampling request of `server`, unless it has had
+    /// `limit` already: whether it may be answered.
+    fn take_one(&self, server: &str, limit: u32) -> bool {
+        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = taken.entry(server.to_owned()).or_default();
+        if *count >= limit {
+            return false;
+        }
+        *count += 1;
+        true
     }
 }
 
-/// The model, counting what each answer cost.
+/// The model, counting what each answer cost, in the usage totals and in
+/// the command's budget (whose request count [`Shown`] took already).
 struct Counted {
     model: Arc<dyn Model>,
     spent: SamplingUsage,
+    budget: Arc<Budget>,
 }
 
 impl Model for Counted {
     fn request<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>> {
         Box::pin(async move {
             let response = self.model.request(request).await?;
+            self.budget.record(Usage {
+                requests: 0,
+                ..response.usage
+            });
             self.spent.add(Usage {
                 requests: 1,
                 ..response.usage
@@ -111,10 +151,17 @@ impl Model for Counted {
     }
 }
 
-/// Sampling by the model, each request and answer shown on stderr.
+/// Sampling by the model, at most `limit` requests of the server, each
+/// request and answer shown on stderr.
 struct Shown<H> {
+    /// The server's name in the configuration.
     server: String,
     output: Output,
+    /// `--max-samplings`.
+    limit: u32,
+    spent: SamplingUsage,
+    /// The command's budget: each request answered is one model request.
+    budget: Arc<Budget>,
     inner: H,
 }
 
@@ -124,7 +171,30 @@ impl<H: SamplingHandler> SamplingHandler for Shown<H> {
         request: CreateMessageRequest,
         context: RequestContext,
     ) -> HandlerFuture<CreateMessageResult> {
-        self.output.note(&sampling_request(&self.server, &request));
+        let label = server_label(&self.server, &context);
+        if !self.spent.take_one(&self.server, self.limit) {
+            let limit = self.limit;
+            self.output.note(&format!(
+                "the server {label} asks the model again: declined, it had its {limit} \
+                 sampling request{} (--max-samplings {limit})",
+                if limit == 1 { "" } else { "s" }
+            ));
+            return Box::pin(async move { Err(HandlerError::rejected(limit_reached(limit))) });
+        }
+        // Counted once sent, as the agent counts its own requests.
+        if let Err(reached) = self.budget.reserve_request() {
+            let option = limit_option(reached.0);
+            self.output.note(&format!(
+                "the server {label} asks the model: declined, {reached} in this command \
+                 ({option})"
+            ));
+            return Box::pin(async move {
+                Err(HandlerError::rejected(format!(
+                    "usage limit reached: {reached} ({option})"
+                )))
+            });
+        }
+        self.output.note(&sampling_request(&label, &request));
         let answer = self.inner.create_message(request, context);
         let (server, output) = (self.server.clone(), self.output.clone());
         Box::pin(async move {
@@ -145,9 +215,19 @@ impl<H: SamplingHandler> SamplingHandler for Shown<H> {
     }
 }
 
-/// `[srv] sampling request (1 message, at most 50 tokens): what is MCP?`:
-/// the last message's text.
-fn sampling_request(server: &str, request: &CreateMessageRequest) -> String {
+/// The error a server gets for a sampling request past `--max-samplings`.
+fn limit_reached(limit: u32) -> String {
+    format!(
+        "sampling limit reached: golem answers at most {limit} sampling request{} per server \
+         (--max-samplings)",
+        if limit == 1 { "" } else { "s" }
+    )
+}
+
+/// `the server "srv" (srv-mcp 1.0) asks the model (1 message, at most 50
+/// tokens): what is MCP?`: the last message's text; `label` from
+/// [`server_label`].
+fn sampling_request(label: &str, request: &CreateMessageRequest) -> String {
     let last = request
         .messages
         .last()
@@ -155,7 +235,7 @@ fn sampling_request(server: &str, request: &CreateMessageRequest) -> String {
         .unwrap_or_default();
     let count = request.messages.len();
     format!(
-        "[{server}] sampling request ({count} message{}, at most {} tokens): {}",
+        "the server {label} asks the model ({count} message{}, at most {} tokens): {}",
         if count == 1 { "" } else { "s" },
         request.max_tokens,
         one_line(&last, SAMPLING_SHOWN)
@@ -210,8 +290,8 @@ mod tests {
         }))
         .expect("a request");
         assert_eq!(
-            sampling_request("py", &request),
-            "[py] sampling request (1 message, at most 50 tokens): what is MCP?"
+            sampling_request(r#""py" (py-mcp 1.0)"#, &request),
+            r#"the server "py" (py-mcp 1.0) asks the model (1 message, at most 50 tokens): what is MCP?"#
         );
         let answer = CreateMessageResult::text("gpt-fake", "a protocol");
         assert_eq!(

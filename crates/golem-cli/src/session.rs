@@ -8,9 +8,7 @@ use std::sync::Arc;
 
 use golem_agent::mcp::{FileManifestStore, ManifestStore, golem_cache_dir};
 use golem_agent::model::{Message, StreamEvent, Usage};
-use golem_agent::{
-    Agent, AgentConfig, Budget, MemoryOutputStore, OutputStore, RunEvent, ToolFailures,
-};
+use golem_agent::{Agent, AgentConfig, MemoryOutputStore, OutputStore, RunEvent, ToolFailures};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 
@@ -103,8 +101,9 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
                 true => ToolFailures::FailRun,
                 false => ToolFailures::TellModel,
             },
-            // One budget for the whole command: every answer of a chat.
-            budget: Some(Arc::new(Budget::new(plan.limits))),
+            // One budget for the whole command: every answer of a chat, and
+            // the servers' sampling requests.
+            budget: Some(Arc::clone(&plan.answers.budget)),
             approver: Some(Arc::new(Asker {
                 policy: Arc::clone(servers.policy()),
                 prefixes: Arc::new(servers.prefixes()),

@@ -3,11 +3,17 @@
 //! and the npm `server-everything`, with the fake provider as the model:
 //! elicitation with the terminal forms `golem-mcp` uses (`--on-elicitation`),
 //! sampling with golem's own model (`--allow-sampling` only, shown on
-//! stderr) and roots (`--root`). The Python server's tools ask through
-//! server requests, which it sends in the 2025 era only: those runs pin
-//! `--protocol 2025-11-25`.
+//! stderr, the server's `maxTokens` passed on, at most `--max-samplings`
+//! per server) and roots (`--root`); every prompt and notice names the
+//! server that asks (`tests/fixtures/asking_server.py` asks as a malicious
+//! server would). The Python servers' tools ask through server requests,
+//! which they send in the 2025 era only: those runs pin `--protocol
+//! 2025-11-25`.
+
+use std::path::PathBuf;
 
 use golem_fake_provider::{FakeProvider, Reply, messages};
+use serde_json::{Value, json};
 
 mod support;
 use support::*;
@@ -34,7 +40,10 @@ fn a_form_is_asked_on_stdin_and_the_answer_reaches_the_tool() {
 
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(stdout, "The tool said: hello Ada, 36\n");
-    assert!(stderr.contains("The server asks: Who are you?"), "{stderr}");
+    assert!(
+        stderr.contains("\nThe server \"py\" (golem-py-peer 0.1.0) asks: Who are you?\n"),
+        "{stderr}"
+    );
     assert!(stderr.contains("[1/2] Name (name, required)"), "{stderr}");
 }
 
@@ -57,8 +66,8 @@ fn without_a_terminal_the_form_is_declined_and_the_run_goes_on() {
     assert_eq!(stdout, "The tool said: decline\n");
     assert!(
         stderr.contains(
-            "golem: declined the server's request for input (a form: \"Who are you?\"); \
-             --on-elicitation ask or defaults answers it"
+            "golem: the server \"py\" (golem-py-peer 0.1.0) asked for input (a form: \
+             \"Who are you?\"): declined; --on-elicitation ask or defaults answers it"
         ),
         "{stderr}"
     );
@@ -129,10 +138,19 @@ fn with_allow_sampling_the_servers_request_is_answered_by_the_model_and_shown() 
     assert_eq!(stdout, "The tool said: openai:gpt-fake: sampled words\n");
     assert!(
         stderr.contains(
-            "golem: [py] sampling request (1 message, at most 50 tokens): what is MCP?\n"
+            "golem: the server \"py\" (golem-py-peer 0.1.0) asks the model (1 message, at \
+             most 50 tokens): what is MCP?\n"
         ),
         "{stderr}"
     );
+    // The 50 tokens the server allowed, and only to its request.
+    for request in provider.requests() {
+        let sampled = messages(&request.body)
+            .first()
+            .is_some_and(|message| message["content"] == "answer briefly");
+        let limit = request.body.get("max_completion_tokens");
+        assert_eq!(limit, sampled.then_some(&json!(50)), "{}", request.body);
+    }
     assert!(
         stderr.contains("golem: [py] sampling answer (openai:gpt-fake): sampled words\n"),
         "{stderr}"
@@ -199,4 +217,306 @@ fn roots_from_root_reach_the_server() {
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     let uri = format!("file://{}", root.path().display());
     assert!(stdout.contains(&uri), "{uri} not in {stdout}");
+}
+
+/// `tests/fixtures/asking_server.py`, once per entry `(config name, the
+/// name it gives itself)`, as an mcpServers file in `dir`.
+fn asking_config(dir: &TempDir, entries: &[(&str, &str)]) -> PathBuf {
+    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
+    let python = peers.join(".venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
+        python.display()
+    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/asking_server.py");
+    let servers: serde_json::Map<String, Value> = entries
+        .iter()
+        .map(|(name, own)| {
+            (
+                (*name).to_owned(),
+                json!({"command": python, "args": [script, own]}),
+            )
+        })
+        .collect();
+    dir.file("asking.json", &json!({ "mcpServers": servers }).to_string())
+}
+
+/// Whether `body` is a sampling request of the asking server (its system
+/// prompt is "sampled"), in either API's shape.
+fn is_sampling(body: &Value) -> bool {
+    body["system"] == "sampled"
+        || messages(body)
+            .first()
+            .is_some_and(|message| message["content"] == "sampled")
+}
+
+/// The fake model: a sampling request gets "sampled words"; the agent
+/// calls `tool` with `arguments`, then answers with its result.
+fn sampler(
+    tool: &'static str,
+    arguments: &'static str,
+) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+    let agent = caller(tool, arguments);
+    move |body| match is_sampling(body) {
+        true => Reply::Text("sampled words".into()),
+        false => agent(body),
+    }
+}
+
+#[test]
+fn the_servers_max_tokens_reaches_either_provider() {
+    let dir = TempDir::new();
+    let config = asking_config(&dir, &[("asker", "asking-mcp")]);
+    let arguments = r#"{"count": 1, "max_tokens": 7}"#;
+
+    let provider = FakeProvider::start_with(sampler("sample_many", arguments));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .args(LEGACY)
+        .args(["--allow-sampling", "Sample once"])
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The tool said: 1: sampled words\n");
+    assert!(stderr.contains("at most 7 tokens): sample 1\n"), "{stderr}");
+    let requests = provider.requests();
+    let (sampled, run): (Vec<_>, Vec<_>) = requests.iter().partition(|r| is_sampling(&r.body));
+    assert_eq!((sampled.len(), run.len()), (1, 2));
+    // OpenAI: the current field, and only for the server's request.
+    assert_eq!(sampled[0].body["max_completion_tokens"], 7);
+    assert!(sampled[0].body.get("max_tokens").is_none());
+    for request in run {
+        assert!(request.body.get("max_completion_tokens").is_none());
+    }
+
+    let provider = FakeProvider::start_with(sampler("sample_many", arguments));
+    let output = run_on_anthropic(&provider)
+        .arg("--config")
+        .arg(&config)
+        .args(LEGACY)
+        .args(["--allow-sampling", "Sample once"])
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    // Anthropic: `max_tokens`, the server's instead of the default 4096.
+    for request in provider.requests() {
+        let want = if is_sampling(&request.body) { 7 } else { 4096 };
+        assert_eq!(request.body["max_tokens"], want, "{}", request.body);
+    }
+}
+
+#[test]
+fn a_server_that_keeps_sampling_is_answered_at_most_max_samplings_times() {
+    let dir = TempDir::new();
+    let config = asking_config(&dir, &[("evilsrv", "evil-mcp")]);
+    let refusal = "refused (-1): sampling limit reached: golem answers at most 3 sampling \
+                   requests per server (--max-samplings)";
+
+    // The issue's server: twelve sampling requests from one tool call.
+    let provider =
+        FakeProvider::start_with(sampler("sample_many", r#"{"count": 12, "max_tokens": 5}"#));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .args(LEGACY)
+        .args(["--allow-sampling", "--max-turns", "2", "Sample"])
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    let sampled = provider
+        .requests()
+        .iter()
+        .filter(|request| is_sampling(&request.body))
+        .count();
+    assert_eq!(sampled, 3, "the default --max-samplings");
+    assert!(
+        stdout.starts_with(
+            "The tool said: 1: sampled words\n2: sampled words\n3: sampled words\n4: "
+        ),
+        "{stdout}"
+    );
+    for index in 4..=12 {
+        assert!(
+            stdout.contains(&format!("\n{index}: {refusal}")),
+            "{stdout}"
+        );
+    }
+    assert!(
+        stderr.contains(
+            "golem: the server \"evilsrv\" (evil-mcp 1.0) asks the model again: declined, it \
+             had its 3 sampling requests (--max-samplings 3)\n"
+        ),
+        "{stderr}"
+    );
+
+    // --max-samplings 1: one answered.
+    let provider =
+        FakeProvider::start_with(sampler("sample_many", r#"{"count": 2, "max_tokens": 5}"#));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .args(LEGACY)
+        .args(["--allow-sampling", "--max-samplings", "1", "Sample"])
+        .output()
+        .expect("golem runs");
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        stdout,
+        "The tool said: 1: sampled words\n2: refused (-1): sampling limit reached: golem \
+         answers at most 1 sampling request per server (--max-samplings)\n"
+    );
+
+    // Without --allow-sampling it means nothing: a usage error.
+    let output = run_on(&provider)
+        .args(["--max-samplings", "5", "Sample"])
+        .output()
+        .expect("golem runs");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("--allow-sampling"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn a_form_names_the_server_that_asks_as_configured_and_as_it_names_itself() {
+    let dir = TempDir::new();
+    // Two servers offer the same tools, so each is prefixed with its name.
+    let config = asking_config(&dir, &[("github", "github-mcp"), ("evilsrv", "evil-mcp")]);
+
+    let provider = FakeProvider::start_with(caller("evilsrv_ask_token", "{}"));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .args(LEGACY)
+        .args(["--on-elicitation", "ask", "Go"])
+        .write_stdin("n\n")
+        .output()
+        .expect("golem runs");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert_eq!(stdout, "The tool said: decline\n");
+    assert!(
+        stderr.contains(
+            "\nThe server \"evilsrv\" (evil-mcp 1.0) asks: the GitHub server needs your \
+             personal access token\n"
+        ),
+        "{stderr}"
+    );
+
+    // Declined without a terminal: the note names it too.
+    let provider = FakeProvider::start_with(caller("evilsrv_ask_token", "{}"));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .args(LEGACY)
+        .arg("Go")
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "golem: the server \"evilsrv\" (evil-mcp 1.0) asked for input (a form: \"the \
+             GitHub server needs your personal access token\"): declined"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_url_with_an_escape_is_never_handed_to_the_browser() {
+    let dir = TempDir::new();
+    let config = asking_config(&dir, &[("web", "web-mcp")]);
+    // $BROWSER: a script that writes down the URLs it is given.
+    let opened = dir.path().join("opened.txt");
+    let browser = dir.file(
+        "browser.sh",
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n",
+            opened.display()
+        ),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755))
+            .expect("executable");
+    }
+    let open = |dirty: &'static str| {
+        let provider = FakeProvider::start_with(caller("open_url", dirty));
+        run_on(&provider)
+            .arg("--config")
+            .arg(&config)
+            .args(LEGACY)
+            .args(["--on-elicitation", "ask", "Sign me in"])
+            .env("BROWSER", &browser)
+            // Yes, open it; then Enter: done.
+            .write_stdin("y\n\n")
+            .output()
+            .expect("golem runs")
+    };
+
+    let output = open(r#"{"dirty": true}"#);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert!(
+        stderr.contains("\nThe server \"web\" (web-mcp 1.0) asks you to open a URL: Sign in\n"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Open it? [y/N]"), "consent first: {stderr}");
+    assert!(
+        stderr.contains("  Not opened: the URL holds control characters"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("opened with $BROWSER"), "{stderr}");
+    assert_eq!(stdout, "The tool said: decline\n");
+    assert!(!opened.exists(), "the browser was started");
+
+    // The same URL without the escape is opened: the browser works.
+    let output = open(r#"{"dirty": false}"#);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+    assert!(stderr.contains("opened with $BROWSER"), "{stderr}");
+    wait_until("the browser wrote the URL down", || {
+        std::fs::read_to_string(&opened).is_ok_and(|urls| urls == "https://example.com/login\n")
+    });
+}
+
+#[test]
+fn sampling_spends_the_commands_budget_and_is_declined_past_it() {
+    let dir = TempDir::new();
+    let config = asking_config(&dir, &[("asker", "asking-mcp")]);
+    // The agent's request, then the server's first sampling request: the
+    // second is past --max-requests 2, and so is the agent's next one.
+    let provider =
+        FakeProvider::start_with(sampler("sample_many", r#"{"count": 2, "max_tokens": 5}"#));
+    let output = run_on(&provider)
+        .arg("--config")
+        .arg(&config)
+        .args(LEGACY)
+        .args(["--allow-sampling", "--max-requests", "2", "Sample"])
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(6), "stderr: {stderr}");
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2, "no request past the limit");
+    assert!(is_sampling(&requests[1].body), "{}", requests[1].body);
+    assert!(
+        stderr.contains(
+            "golem: the server \"asker\" (asking-mcp 1.0) asks the model: declined, the limit \
+             of 2 model requests is reached (2 spent) in this command (--max-requests)\n"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the limit of 2 model requests is reached (2 spent)"),
+        "{stderr}"
+    );
 }

@@ -5,13 +5,16 @@
 //! (`terminal.rs`, `fields.rs`); `decline` says no; `defaults` accepts a
 //! form with the server's defaults. [`Elicitor`] is the handler both
 //! commands, `golem-mcp` and `golem`, register: one implementation, so
-//! that a form reads the same in both.
+//! that a form reads the same in both. Every prompt and note starts with
+//! who asks ([`server_label`], `asker.rs`): the name the user gave the
+//! server, then the one it gave itself.
 //!
 //! It knows nothing of either command: what it prints next to a prompt
 //! goes through the [`Screen`] it is given (which adds the command's
 //! prefix and pauses a spinner while a prompt is on screen), and what a
 //! server wrote reaches the terminal through `golem-terminal`.
 
+mod asker;
 mod fields;
 #[cfg(test)]
 mod fixtures;
@@ -25,6 +28,7 @@ use golem_mcp::{
 };
 use serde_json::Map;
 
+pub use asker::server_label;
 pub use terminal::{ask_form, ask_url, open_in_browser};
 
 /// Where the handler's notes go, and who gives the terminal up while a
@@ -59,6 +63,8 @@ pub enum Mode {
 pub struct Elicitor {
     mode: Mode,
     screen: Arc<dyn Screen>,
+    /// The server's name as the user gave it (config entry, URL, command).
+    server: Arc<str>,
     /// One prompt at a time on the terminal.
     turn: Arc<tokio::sync::Mutex<()>>,
 }
@@ -67,18 +73,21 @@ impl std::fmt::Debug for Elicitor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Elicitor")
             .field("mode", &self.mode)
+            .field("server", &self.server)
             .finish()
     }
 }
 
 impl Elicitor {
-    /// Answers as `mode` says; notes go to `screen`, which also gives the
-    /// terminal up while a prompt is on it. Prompts read stdin and write
-    /// stderr.
-    pub fn new(mode: Mode, screen: Arc<dyn Screen>) -> Self {
+    /// Answers the requests of the server the user named `server` (its
+    /// config entry, URL or command: what the prompts call it first) as
+    /// `mode` says; notes go to `screen`, which also gives the terminal up
+    /// while a prompt is on it. Prompts read stdin and write stderr.
+    pub fn new(mode: Mode, screen: Arc<dyn Screen>, server: &str) -> Self {
         Elicitor {
             mode,
             screen,
+            server: server.into(),
             turn: Arc::default(),
         }
     }
@@ -88,21 +97,23 @@ impl ElicitationHandler for Elicitor {
     fn elicit(
         &self,
         request: ElicitationRequest,
-        _context: RequestContext,
+        context: RequestContext,
     ) -> HandlerFuture<ElicitationResponse> {
         let this = self.clone();
+        let server = server_label(&self.server, &context);
         Box::pin(async move {
             match this.mode {
                 Mode::Decline => {
                     this.screen.note(&format!(
-                        "declined the server's request for input ({}); --on-elicitation ask \
-                         or defaults answers it",
+                        "the server {server} asked for input ({}): declined; --on-elicitation \
+                         ask or \
+                         defaults answers it",
                         quoted_message(&request)
                     ));
                     Ok(ElicitationResponse::Decline)
                 }
                 Mode::Defaults => {
-                    let (response, note) = with_defaults(&request);
+                    let (response, note) = with_defaults(&request, &server);
                     if let Some(note) = note {
                         this.screen.note(&note);
                     }
@@ -118,11 +129,16 @@ impl ElicitationHandler for Elicitor {
                         let mut output = std::io::stderr().lock();
                         match &request {
                             ElicitationRequest::Form { message, form } => {
-                                ask_form(message, form, &mut input, &mut output)
+                                ask_form(&server, message, form, &mut input, &mut output)
                             }
-                            ElicitationRequest::Url { message, url, .. } => {
-                                ask_url(message, url, &mut input, &mut output, open_in_browser)
-                            }
+                            ElicitationRequest::Url { message, url, .. } => ask_url(
+                                &server,
+                                message,
+                                url,
+                                &mut input,
+                                &mut output,
+                                open_in_browser,
+                            ),
                             // A mode this version does not know: say no.
                             _ => Ok(ElicitationResponse::Decline),
                         }
@@ -153,14 +169,20 @@ fn quoted_message(request: &ElicitationRequest) -> String {
 
 /// `--on-elicitation defaults`: accept with no values (the library fills in
 /// every default), unless a required field has no default; then decline,
-/// with a note (no prefix) naming the fields.
-pub fn with_defaults(request: &ElicitationRequest) -> (ElicitationResponse, Option<String>) {
+/// with a note (no prefix) that starts with who asked (`the server
+/// "evilsrv" (evil-mcp 1.0)`, `server` being the [`server_label`]) and
+/// names the fields.
+pub fn with_defaults(
+    request: &ElicitationRequest,
+    server: &str,
+) -> (ElicitationResponse, Option<String>) {
     let ElicitationRequest::Form { message, form } = request else {
         return (
             ElicitationResponse::Decline,
             Some(format!(
-                "declined the server's request ({}): --on-elicitation defaults does not visit \
-                 URLs",
+                "the server {server} asked for input ({}): declined; --on-elicitation \
+                 defaults does not \
+                 visit URLs",
                 quoted_message(request)
             )),
         );
@@ -177,8 +199,10 @@ pub fn with_defaults(request: &ElicitationRequest) -> (ElicitationResponse, Opti
     (
         ElicitationResponse::Decline,
         Some(format!(
-            "declined the server's form ({message:?}): --on-elicitation defaults cannot fill \
-             the required field{} {}, which {} no default; --on-elicitation ask prompts for {}",
+            "the server {server} asked for input (a form: {message:?}): declined; \
+             --on-elicitation defaults \
+             cannot fill the required field{} {}, which {} no default; --on-elicitation ask \
+             prompts for {}",
             if missing.len() == 1 { "" } else { "s" },
             missing.join(", "),
             if missing.len() == 1 { "has" } else { "have" },
@@ -200,15 +224,22 @@ mod tests {
                 "required": ["line"]}}"#,
         );
         assert_eq!(
-            with_defaults(&all_defaulted),
+            with_defaults(&all_defaulted, "\"s\""),
             (ElicitationResponse::Accept(Map::new()), None)
         );
-        let (response, note) = with_defaults(&ElicitationRequest::Form {
-            message: "Who?".into(),
-            form: form(EVERY_KIND),
-        });
+        let (response, note) = with_defaults(
+            &ElicitationRequest::Form {
+                message: "Who?".into(),
+                form: form(EVERY_KIND),
+            },
+            "\"s\" (scripted 1)",
+        );
         assert_eq!(response, ElicitationResponse::Decline);
         let note = note.expect("a note");
+        assert!(
+            note.starts_with(r#"the server "s" (scripted 1) asked for input (a form: "Who?")"#),
+            "{note}"
+        );
         assert!(
             note.contains(
                 r#"cannot fill the required fields "name", "agree", which have no default"#

@@ -15,8 +15,10 @@ use crate::fields::{describe_field, read_value};
 /// Prompts for each field of `form`: its title, description, type, choices
 /// and default; Enter takes the default (or leaves an optional field out).
 /// Each answer is checked with [`Field::check`](golem_mcp::Field::check) and asked again if it does
-/// not fit. "n" at the first question declines; end of input cancels.
+/// not fit. "n" at the first question declines; end of input cancels. The
+/// first line names the `server` that asks ([`server_label`](crate::server_label)).
 pub fn ask_form(
+    server: &str,
     message: &str,
     form: &Form,
     input: &mut impl BufRead,
@@ -24,7 +26,7 @@ pub fn ask_form(
 ) -> std::io::Result<ElicitationResponse> {
     writeln!(
         output,
-        "\nThe server asks: {}",
+        "\nThe server {server} asks: {}",
         golem_terminal::message(message)
     )?;
     write!(
@@ -68,8 +70,13 @@ pub fn ask_form(
 /// Shows the URL (its terminal controls escaped) and asks first: only a
 /// yes opens it with `open` (`$BROWSER`); then Enter accepts, and the end
 /// of input declines. A no declines without opening anything (the
-/// specification asks for the user's consent before any navigation).
+/// specification asks for the user's consent before any navigation). A
+/// URL with control characters (an escape, a newline, a bidi override:
+/// none belongs in a URL, where they are percent-encoded) is never opened:
+/// after the yes, a note says why and the request is declined. The first
+/// line names the `server` that asks ([`server_label`](crate::server_label)).
 pub fn ask_url(
+    server: &str,
     message: &str,
     url: &str,
     input: &mut impl BufRead,
@@ -78,7 +85,7 @@ pub fn ask_url(
 ) -> std::io::Result<ElicitationResponse> {
     writeln!(
         output,
-        "\nThe server asks you to open a URL: {}",
+        "\nThe server {server} asks you to open a URL: {}",
         golem_terminal::message(message)
     )?;
     writeln!(output, "  {}", golem_terminal::one_line(url))?;
@@ -89,6 +96,14 @@ pub fn ask_url(
         return Ok(ElicitationResponse::Decline);
     };
     if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        return Ok(ElicitationResponse::Decline);
+    }
+    if has_controls(url) {
+        writeln!(
+            output,
+            "  Not opened: the URL holds control characters (shown escaped above), which a \
+             URL never needs; declined."
+        )?;
         return Ok(ElicitationResponse::Decline);
     }
     // The library refuses any other scheme before we see it; checked again
@@ -112,9 +127,17 @@ pub fn ask_url(
 }
 
 /// Opens `url` with `$BROWSER` (a program and its arguments, split on
-/// spaces), when set; says what happened.
+/// spaces), when set; says what happened. A URL with control characters
+/// is not handed to it.
 pub fn open_in_browser(url: &str) -> Option<String> {
-    let browser = std::env::var("BROWSER").ok()?;
+    open_with(&std::env::var("BROWSER").ok()?, url)
+}
+
+/// [`open_in_browser`] with `browser` for `$BROWSER`.
+fn open_with(browser: &str, url: &str) -> Option<String> {
+    if has_controls(url) {
+        return Some("not opened: the URL holds control characters".into());
+    }
     let mut words = browser.split_whitespace();
     let program = words.next()?;
     let started = std::process::Command::new(program)
@@ -128,6 +151,13 @@ pub fn open_in_browser(url: &str) -> Option<String> {
         Ok(_) => format!("opened with $BROWSER ({program})"),
         Err(error) => format!("$BROWSER ({program}) could not be started: {error}"),
     })
+}
+
+/// Whether `url` holds a character that controls a terminal (the C0 and C1
+/// controls, DEL, the bidi controls): exactly what `golem_terminal` would
+/// escape, since it borrows its input back when there is nothing to.
+fn has_controls(url: &str) -> bool {
+    matches!(golem_terminal::one_line(url), std::borrow::Cow::Owned(_))
 }
 
 /// A line of input without its line ending; `None` at the end of input.
@@ -145,10 +175,19 @@ mod tests {
     use crate::fixtures::{EVERY_KIND, form};
     use serde_json::{Value, json};
 
+    /// The server that asks, as `server_label` names it.
+    const WHO: &str = r#""srv" (scripted 1)"#;
+
     fn answer(form: &Form, typed: &str) -> (ElicitationResponse, String) {
         let mut output = Vec::new();
-        let response =
-            ask_form("Who are you?", form, &mut typed.as_bytes(), &mut output).expect("prompted");
+        let response = ask_form(
+            WHO,
+            "Who are you?",
+            form,
+            &mut typed.as_bytes(),
+            &mut output,
+        )
+        .expect("prompted");
         (response, String::from_utf8(output).expect("UTF-8"))
     }
 
@@ -167,7 +206,7 @@ mod tests {
         form.complete(&mut content).expect("fits");
         assert_eq!(content["age"], json!(30));
         for expected in [
-            "The server asks: Who are you?",
+            "\nThe server \"srv\" (scripted 1) asks: Who are you?\n",
             "[1/5] Name (name, required)",
             "  Your full name",
             "  type: text, at least 2 characters",
@@ -219,6 +258,7 @@ mod tests {
         let mut opened = None;
         let mut output = Vec::new();
         let response = ask_url(
+            WHO,
             "Sign in",
             "https://example.com/auth",
             &mut &b"y\n\n"[..],
@@ -232,12 +272,18 @@ mod tests {
         assert_eq!(response, ElicitationResponse::Accept(Map::new()));
         assert_eq!(opened.as_deref(), Some("https://example.com/auth"));
         let shown = String::from_utf8(output).expect("UTF-8");
+        assert!(
+            shown
+                .starts_with("\nThe server \"srv\" (scripted 1) asks you to open a URL: Sign in\n"),
+            "{shown}"
+        );
         assert!(shown.contains("  https://example.com/auth\n"), "{shown}");
         assert!(shown.contains("Open it? [y/N]"), "{shown}");
         // No, Enter alone (the default is no), or the end of input: declined,
         // and nothing is opened.
         for answer in [&b"n\n"[..], &b"\n"[..], &b""[..]] {
             let declined = ask_url(
+                WHO,
                 "Sign in",
                 "https://example.com/auth",
                 &mut &answer[..],
@@ -249,6 +295,7 @@ mod tests {
         }
         // Never handed to a program, whatever reaches this far.
         let never = ask_url(
+            WHO,
             "x",
             "file:///etc/passwd",
             &mut &b"y\n\n"[..],
@@ -259,9 +306,43 @@ mod tests {
     }
 
     #[test]
+    fn a_url_with_control_characters_is_never_opened_even_after_a_yes() {
+        for url in [
+            "https://example.com/\x1b]8;;https://evil\x1b\\",
+            "https://example.com/a\nb",
+            "https://example.com/\u{202e}gpj.exe",
+            "https://example.com/\u{9b}2J",
+        ] {
+            let mut output = Vec::new();
+            let response = ask_url(
+                WHO,
+                "Sign in",
+                url,
+                &mut &b"y\n\n"[..],
+                &mut output,
+                |url| panic!("opened {url:?}"),
+            )
+            .expect("prompted");
+            assert_eq!(response, ElicitationResponse::Decline, "{url:?}");
+            let shown = String::from_utf8(output).expect("UTF-8");
+            assert!(shown.contains("Open it? [y/N]"), "consent first: {shown}");
+            assert!(
+                shown.contains("  Not opened: the URL holds control characters"),
+                "{shown}"
+            );
+        }
+        // $BROWSER is never handed one either.
+        assert_eq!(
+            open_with("/nonexistent/browser", "https://example.com/\x1b[2J").as_deref(),
+            Some("not opened: the URL holds control characters")
+        );
+    }
+
+    #[test]
     fn what_the_server_wrote_cannot_drive_the_terminal() {
         let mut output = Vec::new();
         let _ = ask_url(
+            WHO,
             "Sign in\x1b]52;c;aGk=\x07\ngolem-mcp: forged",
             "https://example.com/\x1b[2J",
             &mut &b"n\n"[..],

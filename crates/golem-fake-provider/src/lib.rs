@@ -10,7 +10,10 @@
 //! Like the real APIs, it refuses (400, their messages) a request whose
 //! tools have a name other than letters, digits, `_` and `-` up to 64
 //! characters, or an input schema whose top level is not
-//! `"type": "object"`, before the script is asked.
+//! `"type": "object"`, or whose output token limit is not a whole number of
+//! at least 1 (Anthropic's `max_tokens` is required; OpenAI's reasoning
+//! models take `max_completion_tokens`, not `max_tokens`), before the
+//! script is asked.
 //!
 //! Architecture invariant: it knows HTTP and the two wire formats, not how a
 //! provider builds its requests; the only golem crate it uses is

@@ -1,17 +1,59 @@
-//! The request rules the real APIs enforce on the tools offered, checked
-//! before the script is asked, and refused with the APIs' own error
-//! messages (400, `invalid_request_error`): a tool name of letters, digits,
-//! `_` and `-`, at most 64 characters; an input schema whose top level is
-//! `"type": "object"`. A test that offers a tool the real API would refuse
-//! fails here as it would in production.
+//! The request rules the real APIs enforce, checked before the script is
+//! asked, and refused with the APIs' own error messages (400,
+//! `invalid_request_error`): on the tools offered, a tool name of letters,
+//! digits, `_` and `-`, at most 64 characters, and an input schema whose
+//! top level is `"type": "object"`; on the output token limit, OpenAI's
+//! `max_tokens` or `max_completion_tokens` at least 1 (and never
+//! `max_tokens` for its reasoning models, `o1`, `o3`, `o4` and `gpt-5`),
+//! Anthropic's `max_tokens` required and at least 1. A test that sends what
+//! the real API would refuse fails here as it would in production.
 
 use serde_json::Value;
 
 /// The longest tool name both APIs accept.
 const MAX_NAME: usize = 64;
 
-/// Why the OpenAI Chat Completions API would refuse `body`'s tools.
+/// Why the OpenAI Chat Completions API would refuse `body`.
 pub(crate) fn openai(body: &Value) -> Option<String> {
+    openai_limits(body).or_else(|| openai_tools(body))
+}
+
+/// Why the OpenAI Chat Completions API would refuse `body`'s token limits.
+fn openai_limits(body: &Value) -> Option<String> {
+    let model = body["model"].as_str().unwrap_or_default();
+    let reasoning = ["o1", "o3", "o4", "gpt-5"]
+        .iter()
+        .any(|family| model.starts_with(family));
+    if reasoning && !body["max_tokens"].is_null() {
+        return Some(
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use \
+             'max_completion_tokens' instead."
+                .into(),
+        );
+    }
+    for field in ["max_tokens", "max_completion_tokens"] {
+        match &body[field] {
+            Value::Null => {}
+            Value::Number(number) if number.as_u64().is_some_and(|n| n >= 1) => {}
+            Value::Number(number) if number.is_i64() || number.is_u64() => {
+                return Some(format!(
+                    "Invalid '{field}': integer below minimum value. Expected a value >= 1, \
+                     but got {number} instead."
+                ));
+            }
+            other => {
+                return Some(format!(
+                    "Invalid type for '{field}': expected an integer, but got {} instead.",
+                    json_type(other)
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Why the OpenAI Chat Completions API would refuse `body`'s tools.
+fn openai_tools(body: &Value) -> Option<String> {
     let tools = body["tools"].as_array()?;
     for (index, tool) in tools.iter().enumerate() {
         let function = &tool["function"];
@@ -42,8 +84,26 @@ pub(crate) fn openai(body: &Value) -> Option<String> {
     None
 }
 
-/// Why the Anthropic Messages API would refuse `body`'s tools.
+/// Why the Anthropic Messages API would refuse `body`.
 pub(crate) fn anthropic(body: &Value) -> Option<String> {
+    anthropic_limit(body).or_else(|| anthropic_tools(body))
+}
+
+/// Why the Anthropic Messages API would refuse `body`'s `max_tokens`,
+/// which it requires.
+fn anthropic_limit(body: &Value) -> Option<String> {
+    match &body["max_tokens"] {
+        Value::Null => Some("max_tokens: Field required".into()),
+        Value::Number(number) if number.as_u64().is_some_and(|n| n >= 1) => None,
+        Value::Number(number) if number.is_i64() || number.is_u64() => {
+            Some("max_tokens: Input should be greater than or equal to 1".into())
+        }
+        _ => Some("max_tokens: Input should be a valid integer".into()),
+    }
+}
+
+/// Why the Anthropic Messages API would refuse `body`'s tools.
+fn anthropic_tools(body: &Value) -> Option<String> {
     let tools = body["tools"].as_array()?;
     for (index, tool) in tools.iter().enumerate() {
         let name = tool["name"].as_str().unwrap_or_default();
@@ -67,6 +127,18 @@ pub(crate) fn anthropic(body: &Value) -> Option<String> {
         }
     }
     None
+}
+
+/// A JSON value's type as OpenAI's messages name it.
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a decimal",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// Whether `name` is not empty and made of ASCII letters, digits, `_` and
@@ -102,8 +174,7 @@ mod tests {
                 .is_some_and(|refusal| refusal.contains("got 'type: \"None\"'"))
         );
 
-        let anthropic_tool =
-            |name: &str, schema: Value| json!({"tools": [{"name": name, "input_schema": schema}]});
+        let anthropic_tool = |name: &str, schema: Value| json!({"max_tokens": 10, "tools": [{"name": name, "input_schema": schema}]});
         assert_eq!(anthropic(&anthropic_tool("t", object)), None);
         assert!(
             anthropic(&anthropic_tool(
@@ -115,6 +186,56 @@ mod tests {
         assert!(
             anthropic(&anthropic_tool("t", json!({})))
                 .is_some_and(|refusal| refusal.ends_with("Field required"))
+        );
+    }
+
+    #[test]
+    fn token_limits_the_apis_refuse_are_refused_with_their_messages() {
+        let openai_body =
+            |model: &str, field: &str, limit: Value| json!({"model": model, field: limit});
+        for field in ["max_tokens", "max_completion_tokens"] {
+            assert_eq!(openai(&openai_body("gpt-4o", field, json!(50))), None);
+            assert_eq!(
+                openai(&openai_body("gpt-4o", field, json!(0))).as_deref(),
+                Some(
+                    format!(
+                        "Invalid '{field}': integer below minimum value. Expected a value >= 1, \
+                         but got 0 instead."
+                    )
+                    .as_str()
+                )
+            );
+            assert!(
+                openai(&openai_body("gpt-4o", field, json!("50")))
+                    .is_some_and(|refusal| refusal.contains("got a string instead"))
+            );
+        }
+        assert_eq!(
+            openai(&json!({"model": "gpt-4o"})),
+            None,
+            "no limit is fine"
+        );
+        assert_eq!(
+            openai(&openai_body(
+                "gpt-5-mini",
+                "max_completion_tokens",
+                json!(50)
+            )),
+            None
+        );
+        assert!(
+            openai(&openai_body("o3", "max_tokens", json!(50)))
+                .is_some_and(|refusal| refusal.contains("Use 'max_completion_tokens' instead"))
+        );
+
+        assert_eq!(anthropic(&json!({"max_tokens": 1})), None);
+        assert_eq!(
+            anthropic(&json!({"model": "claude"})).as_deref(),
+            Some("max_tokens: Field required")
+        );
+        assert_eq!(
+            anthropic(&json!({"max_tokens": 0})).as_deref(),
+            Some("max_tokens: Input should be greater than or equal to 1")
         );
     }
 }

@@ -737,9 +737,57 @@ fn without_a_terminal_or_with_decline_the_form_is_declined() {
             .success()
             .stdout(predicate::str::contains("\"action\": \"decline\""))
             .stderr(predicate::str::contains(
-                "golem-mcp: declined the server's request for input (a form: \"Please provide inputs",
+                "golem-mcp: the server \"mcp-server-everything stdio\" (mcp-servers/everything ",
+            ))
+            .stderr(predicate::str::contains(
+                ") asked for input (a form: \"Please provide inputs",
             ));
     }
+}
+
+#[test]
+fn the_server_that_asks_is_named_as_configured_then_as_it_names_itself() {
+    let dir = TempDir::new();
+    let config = dir.file(
+        "mcp.json",
+        &serde_json::json!({"mcpServers": {
+            "evilsrv": {"command": everything(), "args": ["stdio"]},
+        }})
+        .to_string(),
+    );
+    // The form's first line, and the note of a declined form.
+    golem_mcp()
+        .args([
+            "call",
+            "trigger-elicitation-request",
+            "--on-elicitation",
+            "ask",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .args(["--server", "evilsrv"])
+        .write_stdin("n\n")
+        .assert()
+        .success()
+        .stderr(predicate::str::starts_with(
+            "\nThe server \"evilsrv\" (mcp-servers/everything ",
+        ))
+        .stderr(predicate::str::contains(") asks: Please provide inputs"));
+    golem_mcp()
+        .args([
+            "call",
+            "trigger-elicitation-request",
+            "--on-elicitation",
+            "decline",
+        ])
+        .arg("--config")
+        .arg(&config)
+        .args(["--server", "evilsrv"])
+        .assert()
+        .success()
+        .stderr(predicate::str::starts_with(
+            "golem-mcp: the server \"evilsrv\" (mcp-servers/everything ",
+        ));
 }
 
 #[test]
@@ -903,7 +951,10 @@ fn time_spent_answering_a_prompt_does_not_count_against_the_timeout() {
         .expect("runs");
     let mut stderr = Lines::of(child.stderr.take().expect("a pipe"));
     // The server has started and asked once the prompt is on stderr.
-    stderr.wait_for(|line| line.starts_with("The server asks: "), PATIENCE);
+    stderr.wait_for(
+        |line| line.starts_with("The server \"mcp-server-everything stdio\" ("),
+        PATIENCE,
+    );
     // The user takes longer than --timeout to say no: until then, and a
     // while past the moment the command would have timed out, it is still
     // waiting for the answer.

@@ -557,6 +557,75 @@ async fn an_oversized_state_is_refused_and_never_echoed() {
     listed.expect("lists");
 }
 
+/// An `input_required` result asking for `count` elicitations at once,
+/// each message `padding` bytes long.
+fn many_inputs(id: &Value, count: usize, padding: usize) -> Value {
+    let requests: serde_json::Map<String, Value> = (0..count)
+        .map(|index| {
+            (
+                format!("ask{index}"),
+                json!({"method": "elicitation/create", "params": {
+                    "mode": "form", "message": "x".repeat(padding),
+                    "requestedSchema": {"type": "object", "properties": {}}}}),
+            )
+        })
+        .collect();
+    json!({"jsonrpc": "2.0", "id": id, "result": {
+        "resultType": "input_required", "inputRequests": requests, "requestState": "s"}})
+}
+
+#[tokio::test]
+async fn a_round_is_bounded_in_count_and_size_before_any_input_is_asked() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let (client, mut peer) = modern(eliciting(ElicitationResponse::Decline, count.clone())).await;
+    let arguments = raw("{}");
+    // Sixteen are answered.
+    let (called, ()) = tokio::join!(client.call_tool("sixteen", &arguments), async {
+        let request = next_message(&mut peer).await;
+        peer.send(&many_inputs(&request["id"], 16, 1));
+        let retry = next_message(&mut peer).await;
+        assert_eq!(
+            retry["params"]["inputResponses"]
+                .as_object()
+                .map(serde_json::Map::len),
+            Some(16)
+        );
+        peer.send(&complete(&retry["id"], "done"));
+    });
+    assert_eq!(called.expect("answered").text(), "done");
+    assert_eq!(count.swap(0, Ordering::SeqCst), 16);
+
+    // Seventeen, or 4 MiB of them, are refused before any is asked, and
+    // nothing is sent back.
+    for (inputs, padding, complaint) in [
+        (
+            17,
+            1,
+            "asked for 17 inputs in one round, over this client's limit of 16",
+        ),
+        (
+            2,
+            2 * 1024 * 1024 + 1,
+            "over this client's limit of 4194304 per round",
+        ),
+    ] {
+        let (called, ()) = tokio::join!(client.call_tool("greedy", &arguments), async {
+            let request = next_message(&mut peer).await;
+            peer.send(&many_inputs(&request["id"], inputs, padding));
+        });
+        let message = called.expect_err("refused").to_string();
+        assert!(message.contains(complaint), "{message}");
+        assert!(message.contains("none was answered"), "{message}");
+        assert_eq!(count.load(Ordering::SeqCst), 0, "no handler ran");
+        let (listed, ()) = tokio::join!(client.list_tools(), async {
+            let request = next_message(&mut peer).await;
+            assert_eq!(request["method"], "tools/list", "{request}");
+            peer.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": {"resultType": "complete", "tools": []}}));
+        });
+        listed.expect("lists");
+    }
+}
+
 #[tokio::test]
 async fn an_unknown_result_type_and_input_on_a_list_are_errors() {
     let (client, mut peer) = modern(ClientConfig::default()).await;

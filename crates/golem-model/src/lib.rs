@@ -360,6 +360,12 @@ pub struct Request {
     pub messages: Vec<Message>,
     /// The tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// The most tokens the model may write in its answer; `None` leaves it to the
+    /// provider's configuration. When set, it replaces the configuration's limit for this
+    /// request (OpenAI: `max_completion_tokens`; Anthropic: `max_tokens`). An MCP
+    /// server's sampling request sets it to the server's `maxTokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
 }
 
 /// A model's answer to one [`Request`].

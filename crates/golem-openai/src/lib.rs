@@ -7,7 +7,10 @@
 //! [`ToolSpec`](golem_model::ToolSpec)s with their schema sent verbatim; tool calls (parallel ones too) with
 //! their arguments kept byte for byte (an empty string meaning `{}`); usage (with cached
 //! prompt tokens); finish reasons; and streaming, where tool-call arguments are assembled
-//! from their deltas however the chunks split them.
+//! from their deltas however the chunks split them. A request's
+//! [`max_output_tokens`](Request::max_output_tokens) is sent as `max_completion_tokens`
+//! (the current field); [`OpenAiConfig::max_tokens`] as `max_tokens` (the one every
+//! compatible server reads), only when the request sets no limit of its own.
 //!
 //! Failures are a [`ModelError`] whose `source()` is a typed [`ProviderError`]: the HTTP
 //! status, OpenAI's error type (or code) and message, whether it is retryable and the
@@ -70,6 +73,8 @@ pub struct OpenAiConfig {
     /// The key sent as `Authorization: Bearer ...`; `None` sends no header (local servers).
     pub api_key: Option<ApiKey>,
     /// `max_tokens`: the most tokens the model may write; `None` leaves it to the server.
+    /// A request's own [`Request::max_output_tokens`] replaces it, sent as
+    /// `max_completion_tokens` (then `max_tokens` is not sent).
     pub max_tokens: Option<u32>,
     /// `temperature`; `None` leaves it to the server.
     pub temperature: Option<f32>,
@@ -149,7 +154,12 @@ impl OpenAi {
             model: &self.config.model,
             messages: wire::messages(request),
             tools: wire::tools(&request.tools),
-            max_tokens: self.config.max_tokens,
+            // The request's own limit replaces the configuration's: one field, never both.
+            max_tokens: match request.max_output_tokens {
+                Some(_) => None,
+                None => self.config.max_tokens,
+            },
+            max_completion_tokens: request.max_output_tokens,
             temperature: self.config.temperature,
             stream,
             stream_options: stream.then_some(StreamOptions {

@@ -15,8 +15,14 @@ pub(crate) struct ChatRequest<'a> {
     pub(crate) messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<WireTool<'a>>,
+    /// The configuration's limit, in the field every compatible server reads; never
+    /// sent with `max_completion_tokens`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_tokens: Option<u32>,
+    /// The request's own limit ([`Request::max_output_tokens`]), in the field that
+    /// replaced `max_tokens` (which OpenAI's reasoning models refuse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) temperature: Option<f32>,
     pub(crate) stream: bool,

@@ -49,6 +49,7 @@ fn request() -> Request {
             )
             .expect("schema"),
         }],
+        ..Request::default()
     }
 }
 
@@ -82,6 +83,38 @@ async fn sends_the_documented_request_and_maps_the_answer() {
     )
     .expect("json");
     assert_eq!(body, &want);
+}
+
+#[tokio::test]
+async fn a_requests_output_limit_is_sent_as_max_completion_tokens_instead_of_the_configs() {
+    // A reasoning model: the fake refuses `max_tokens` for it, as OpenAI does.
+    let (fake, config) = serve(vec![Raw::json(200, COMPLETION)]);
+    let model = model(OpenAiConfig {
+        max_tokens: Some(1000),
+        ..OpenAiConfig {
+            model: "gpt-5-test".into(),
+            ..config
+        }
+    });
+    let limited = Request {
+        max_output_tokens: Some(50),
+        ..request()
+    };
+    model.request(&limited).await.expect("answer");
+    let seen = fake.requests();
+    assert_eq!(seen[0].body["max_completion_tokens"], 50);
+    assert!(seen[0].body.get("max_tokens").is_none(), "{}", seen[0].body);
+
+    // No limit of its own: the configuration's, as `max_tokens` (refused
+    // by this model, as the real API does).
+    let error = model.request(&request()).await.expect_err("refused");
+    assert!(
+        error.to_string().contains("'max_tokens' is not supported"),
+        "{error}"
+    );
+    let seen = fake.requests();
+    assert_eq!(seen[1].body["max_tokens"], 1000);
+    assert!(seen[1].body.get("max_completion_tokens").is_none());
 }
 
 /// A streamed answer with text and two parallel calls.

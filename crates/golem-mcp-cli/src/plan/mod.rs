@@ -88,6 +88,11 @@ pub struct Plan {
     pub verbose: bool,
     /// How elicitation requests are answered.
     pub elicitation: elicit::Mode,
+    /// The server as the user named it, which every prompt of its
+    /// requests names first: its config entry (`--server`), else its
+    /// `--url`, else its command (the program's file name and the
+    /// arguments).
+    pub server_name: String,
     /// The roots offered; `None` declares no roots capability.
     pub roots: Option<Vec<Root>>,
     /// `--log-level`.
@@ -171,6 +176,11 @@ impl Plan {
             Command::Login => (Action::Login, Vec::new()),
             Command::Logout => (Action::Logout, Vec::new()),
         };
+        let server_name = match (&options.server, &options.url) {
+            (Some(entry), _) => entry.clone(),
+            (None, Some(url)) => url.clone(),
+            (None, None) => command_name(&server_command),
+        };
         let (mut target, entry) = select_target(&options, server_command)?;
         // The command line beats the file.
         let protocol = match (&options.protocol, entry.protocol) {
@@ -203,6 +213,7 @@ impl Plan {
             json: options.json,
             verbose: options.verbose,
             elicitation,
+            server_name,
             roots,
             log_level: options.log_level,
             quiet: options.quiet,
@@ -211,6 +222,22 @@ impl Plan {
             console,
         })
     }
+}
+
+/// `mcp-server-everything stdio` for `-- /a/b/mcp-server-everything stdio`:
+/// the program's file name, then its arguments.
+fn command_name(command: &[String]) -> String {
+    let Some((program, args)) = command.split_first() else {
+        return String::new();
+    };
+    let program = std::path::Path::new(program).file_name().map_or_else(
+        || program.clone(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    std::iter::once(program)
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `--on-elicitation`, or its default: `ask` needs stdin for the answers.

@@ -76,6 +76,7 @@ pub async fn execute(plan: Plan) -> Exit {
     let mut config = ClientConfig::default().with_elicitation(Elicitor::new(
         plan.elicitation,
         std::sync::Arc::new(console.clone()),
+        &plan.server_name,
     ));
     if let Some(roots) = plan.roots.clone() {
         config = config.with_roots(roots);

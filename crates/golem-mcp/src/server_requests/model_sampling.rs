@@ -30,7 +30,9 @@ const ANY_OBJECT: &str = r#"{"type":"object"}"#;
 /// tool results as tool calls and tool messages); the tools it offers are offered
 /// to the model with their schemas verbatim (none when its tool choice is
 /// `none`). The answer is the model's text and tool calls, named after
-/// [`Model::name`]. `max_tokens`, the temperature, stop sequences and model
+/// [`Model::name`]. The server's `maxTokens` is the request's
+/// [`max_output_tokens`](Request::max_output_tokens) (a `maxTokens` of 0 is
+/// refused as invalid parameters); the temperature, stop sequences and model
 /// preferences are not passed on: the model's own configuration decides.
 ///
 /// ```no_run
@@ -109,6 +111,11 @@ impl SamplingHandler for ModelSampling {
 
 /// The model request for a sampling request.
 fn model_request(request: &CreateMessageRequest) -> Result<Request, HandlerError> {
+    if request.max_tokens == 0 {
+        return Err(HandlerError::invalid_params(
+            "maxTokens is 0: a model must be allowed at least 1 token",
+        ));
+    }
     let mut messages = Vec::with_capacity(request.messages.len());
     // Tool results name their call by id; the model port wants the tool's
     // name too.
@@ -184,6 +191,8 @@ fn model_request(request: &CreateMessageRequest) -> Result<Request, HandlerError
         instructions: request.system_prompt.clone(),
         messages,
         tools,
+        // More than a provider takes is the provider's to refuse.
+        max_output_tokens: Some(u32::try_from(request.max_tokens).unwrap_or(u32::MAX)),
         ..Request::default()
     })
 }
@@ -228,6 +237,7 @@ mod tests {
         .expect("a request");
         let model = model_request(&request).expect("converts");
         assert_eq!(model.instructions.as_deref(), Some("be brief"));
+        assert_eq!(model.max_output_tokens, Some(50), "the server's maxTokens");
         assert_eq!(model.messages.len(), 3);
         assert_eq!(model.messages[0].content, "weather?");
         assert_eq!(
@@ -253,5 +263,18 @@ mod tests {
         let mut no_tools = request.clone();
         no_tools.tool_choice = Some(ToolChoice::None);
         assert!(model_request(&no_tools).expect("converts").tools.is_empty());
+    }
+
+    #[test]
+    fn a_max_tokens_of_zero_is_refused() {
+        let request: CreateMessageRequest =
+            serde_json::from_str(r#"{"maxTokens": 0, "messages": []}"#).expect("a request");
+        let refused = model_request(&request).expect_err("refused");
+        assert_eq!(refused.code, crate::ProtocolError::INVALID_PARAMS);
+        assert!(
+            refused.message.contains("maxTokens is 0"),
+            "{}",
+            refused.message
+        );
     }
 }

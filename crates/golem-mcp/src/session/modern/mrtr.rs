@@ -7,7 +7,11 @@
 //! are answered by the handlers the application registered, the very ones
 //! that answer a legacy server's requests ([`Offer`]), and the request is
 //! sent again, with a new id, the answers as `inputResponses` and the
-//! server's `requestState` echoed byte for byte. Nothing of a round leaks
+//! server's `requestState` echoed byte for byte. A round is bounded: at
+//! most [`MAX_INPUT_REQUESTS`] requests and [`MAX_INPUT_REQUESTS_BYTES`] of
+//! them, [`MAX_REQUEST_STATE_BYTES`] of state, [`MAX_ROUNDS`] rounds per
+//! request; past any bound the request fails before anything more is
+//! answered or sent. Nothing of a round leaks
 //! into other requests: each round's answers live in this call's frame.
 //! Dropping the caller's future drops the round in progress, handler and
 //! all.
@@ -33,6 +37,16 @@ pub(crate) const MAX_ROUNDS: usize = 16;
 /// The largest `requestState` echoed; a larger one is refused, never sent
 /// back (it would be sent again on every round).
 pub(crate) const MAX_REQUEST_STATE_BYTES: usize = 256 * 1024;
+
+/// The most input requests one `input_required` round may carry: a round
+/// that asks for more is refused before any of them is answered (each may
+/// prompt the user or spend the model's tokens).
+pub(crate) const MAX_INPUT_REQUESTS: usize = 16;
+
+/// The largest `inputRequests` of one round, as sent (the parameters of
+/// its requests together: a sampling's conversation and images, a form's
+/// schema); a larger one is refused before any request is answered.
+pub(crate) const MAX_INPUT_REQUESTS_BYTES: usize = 4 * 1024 * 1024;
 
 /// Whether a server may answer `method` with `input_required`.
 fn may_require_input(method: &str) -> bool {
@@ -196,10 +210,24 @@ async fn answer(
         }
     }
     let requests: BTreeMap<String, InputRequest<'_>> = match &input.input_requests {
+        Some(raw) if raw.get().len() > MAX_INPUT_REQUESTS_BYTES => {
+            return Err(invalid(format!(
+                "its inputRequests are {} bytes, over this client's limit of \
+                 {MAX_INPUT_REQUESTS_BYTES} per round; none was answered",
+                raw.get().len()
+            )));
+        }
         Some(raw) => serde_json::from_str(raw.get())
             .map_err(|error| invalid(format!("its inputRequests cannot be read: {error}")))?,
         None => BTreeMap::new(),
     };
+    if requests.len() > MAX_INPUT_REQUESTS {
+        return Err(invalid(format!(
+            "the server asked for {} inputs in one round, over this client's limit of \
+             {MAX_INPUT_REQUESTS}; none was answered",
+            requests.len()
+        )));
+    }
     if requests.is_empty() && input.request_state.is_none() {
         return Err(invalid(
             "an input_required result with neither inputRequests nor requestState".into(),
