@@ -10,7 +10,9 @@
 //! which they send in the 2025 era only: those runs pin `--protocol
 //! 2025-11-25`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
 
 use golem_fake_provider::{FakeProvider, Reply, messages};
 use serde_json::{Value, json};
@@ -18,8 +20,15 @@ use serde_json::{Value, json};
 mod support;
 use support::*;
 
-/// The revision in which the Python server sends its requests.
-const LEGACY: [&str; 2] = ["--protocol", "2025-11-25"];
+/// `golem` with the servers of `config`, pinned to the revision in which
+/// the Python servers send their requests.
+fn pinned(mut golem: Command, config: &Path) -> Command {
+    golem
+        .arg("--config")
+        .arg(config)
+        .args(["--protocol", "2025-11-25"]);
+    golem
+}
 
 #[test]
 fn a_form_is_asked_on_stdin_and_the_answer_reaches_the_tool() {
@@ -27,10 +36,7 @@ fn a_form_is_asked_on_stdin_and_the_answer_reaches_the_tool() {
     let config = python_server_config(&dir);
     let provider = FakeProvider::start_with(caller("ask_user", "{}"));
 
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--on-elicitation", "ask", "Who am I?"])
         // Yes to the form, a name, Enter for the age's default.
         .write_stdin("y\nAda\n\n")
@@ -53,10 +59,7 @@ fn without_a_terminal_the_form_is_declined_and_the_run_goes_on() {
     let config = python_server_config(&dir);
     let provider = FakeProvider::start_with(caller("ask_user", "{}"));
 
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .arg("Who am I?")
         .output()
         .expect("golem runs");
@@ -74,10 +77,7 @@ fn without_a_terminal_the_form_is_declined_and_the_run_goes_on() {
 
     // `defaults` cannot fill the required name: declined, saying why.
     let provider = FakeProvider::start_with(caller("ask_user", "{}"));
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--on-elicitation", "defaults", "Who am I?"])
         .output()
         .expect("golem runs");
@@ -125,10 +125,7 @@ fn with_allow_sampling_the_servers_request_is_answered_by_the_model_and_shown() 
     let config = python_server_config(&dir);
     let provider = FakeProvider::start_with(agent_and_sampler);
 
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--allow-sampling", "Ask the model"])
         .output()
         .expect("golem runs");
@@ -167,10 +164,7 @@ fn without_allow_sampling_the_servers_request_is_refused() {
     let config = python_server_config(&dir);
     let provider = FakeProvider::start_with(agent_and_sampler);
 
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .arg("Ask the model")
         .output()
         .expect("golem runs");
@@ -222,13 +216,7 @@ fn roots_from_root_reach_the_server() {
 /// `tests/fixtures/asking_server.py`, once per entry `(config name, the
 /// name it gives itself)`, as an mcpServers file in `dir`.
 fn asking_config(dir: &TempDir, entries: &[(&str, &str)]) -> PathBuf {
-    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
-    let python = peers.join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-peers.sh (the README's test command does)",
-        python.display()
-    );
+    let python = peer_python();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/asking_server.py");
     let servers: serde_json::Map<String, Value> = entries
         .iter()
@@ -271,10 +259,7 @@ fn the_servers_max_tokens_reaches_either_provider() {
     let arguments = r#"{"count": 1, "max_tokens": 7}"#;
 
     let provider = FakeProvider::start_with(sampler("sample_many", arguments));
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--allow-sampling", "Sample once"])
         .output()
         .expect("golem runs");
@@ -293,10 +278,7 @@ fn the_servers_max_tokens_reaches_either_provider() {
     }
 
     let provider = FakeProvider::start_with(sampler("sample_many", arguments));
-    let output = run_on_anthropic(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on_anthropic(&provider), &config)
         .args(["--allow-sampling", "Sample once"])
         .output()
         .expect("golem runs");
@@ -319,10 +301,7 @@ fn a_server_that_keeps_sampling_is_answered_at_most_max_samplings_times() {
     // The issue's server: twelve sampling requests from one tool call.
     let provider =
         FakeProvider::start_with(sampler("sample_many", r#"{"count": 12, "max_tokens": 5}"#));
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--allow-sampling", "--max-turns", "2", "Sample"])
         .output()
         .expect("golem runs");
@@ -357,10 +336,7 @@ fn a_server_that_keeps_sampling_is_answered_at_most_max_samplings_times() {
     // --max-samplings 1: one answered.
     let provider =
         FakeProvider::start_with(sampler("sample_many", r#"{"count": 2, "max_tokens": 5}"#));
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--allow-sampling", "--max-samplings", "1", "Sample"])
         .output()
         .expect("golem runs");
@@ -392,10 +368,7 @@ fn a_form_names_the_server_that_asks_as_configured_and_as_it_names_itself() {
     let config = asking_config(&dir, &[("github", "github-mcp"), ("evilsrv", "evil-mcp")]);
 
     let provider = FakeProvider::start_with(caller("evilsrv_ask_token", "{}"));
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--on-elicitation", "ask", "Go"])
         .write_stdin("n\n")
         .output()
@@ -413,10 +386,7 @@ fn a_form_names_the_server_that_asks_as_configured_and_as_it_names_itself() {
 
     // Declined without a terminal: the note names it too.
     let provider = FakeProvider::start_with(caller("evilsrv_ask_token", "{}"));
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .arg("Go")
         .output()
         .expect("golem runs");
@@ -450,10 +420,7 @@ fn a_url_with_an_escape_is_never_handed_to_the_browser() {
     }
     let open = |dirty: &'static str| {
         let provider = FakeProvider::start_with(caller("open_url", dirty));
-        run_on(&provider)
-            .arg("--config")
-            .arg(&config)
-            .args(LEGACY)
+        pinned(run_on(&provider), &config)
             .args(["--on-elicitation", "ask", "Sign me in"])
             .env("BROWSER", &browser)
             // Yes, open it; then Enter: done.
@@ -496,10 +463,7 @@ fn sampling_spends_the_commands_budget_and_is_declined_past_it() {
     // second is past --max-requests 2, and so is the agent's next one.
     let provider =
         FakeProvider::start_with(sampler("sample_many", r#"{"count": 2, "max_tokens": 5}"#));
-    let output = run_on(&provider)
-        .arg("--config")
-        .arg(&config)
-        .args(LEGACY)
+    let output = pinned(run_on(&provider), &config)
         .args(["--allow-sampling", "--max-requests", "2", "Sample"])
         .output()
         .expect("golem runs");

@@ -241,7 +241,7 @@ pub struct Tool<Deps> {
 /// (`readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`):
 /// hints a host decides on (which calls to ask the user about), never a
 /// guarantee, since a server may say anything. `None`: not said.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolHints {
     /// The tool does not change its environment.
     pub read_only: Option<bool>,

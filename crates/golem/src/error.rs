@@ -89,6 +89,34 @@ pub enum RunError {
         #[source]
         source: ModelRetry,
     },
+    /// The approver deferred a call ([`Decision::Defer`](crate::Decision::Defer)):
+    /// the run ended before any call of that turn ran, with what it takes
+    /// to [resume](crate::Agent::resume) it once the calls are decided.
+    /// Not a failure: the run waits.
+    #[error(
+        "the run waits for a decision on {}; resume it (Agent::resume) with the decisions",
+        waiting(_0)
+    )]
+    ApprovalsPending(Box<crate::PendingApprovals>),
+    /// The decisions given to [`Agent::resume`](crate::Agent::resume) do
+    /// not match the calls that wait: nothing ran.
+    #[error(
+        "the decisions do not match the calls that wait{}{}",
+        ids("; no decision for", missing),
+        ids("; no call waits with the id", unexpected)
+    )]
+    Decisions {
+        /// Ids of waiting calls with no decision.
+        missing: Vec<String>,
+        /// Ids of decisions for which no call waits.
+        unexpected: Vec<String>,
+    },
+    /// The [`PendingApprovals`](crate::PendingApprovals) given to
+    /// [`Agent::resume`](crate::Agent::resume) do not end with the
+    /// assistant message of the calls that wait (edited since the run
+    /// ended): nothing ran.
+    #[error("the pending run's messages do not end with the tool calls that wait")]
+    NotPending,
     /// A usage limit of the agent's [`Budget`](crate::Budget) is reached:
     /// no model request (or, for tool calls, none of the turn's calls) was
     /// made past it.
@@ -229,6 +257,32 @@ impl RunError {
             | RunError::ToolTimeout { tool, .. }
             | RunError::UnknownTool { tool, .. } => Some(tool),
             _ => None,
+        }
+    }
+}
+
+/// `write_file (call c2) and 1 more call`, for
+/// [`RunError::ApprovalsPending`].
+fn waiting(pending: &crate::PendingApprovals) -> String {
+    let Some(first) = pending.waiting.first() else {
+        return "no call".into();
+    };
+    let more = pending.waiting.len() - 1;
+    let head = format!("{} (call {})", first.call.name, first.call.id);
+    match more {
+        0 => head,
+        1 => format!("{head} and 1 more call"),
+        _ => format!("{head} and {more} more calls"),
+    }
+}
+
+/// `; no decision for "c1", "c2"`, or nothing when `list` is empty.
+fn ids(what: &str, list: &[String]) -> String {
+    match list.is_empty() {
+        true => String::new(),
+        false => {
+            let quoted: Vec<String> = list.iter().map(|id| format!("{id:?}")).collect();
+            format!("{what} {}", quoted.join(", "))
         }
     }
 }

@@ -63,6 +63,7 @@ pub use agent::{
     SEARCH_TOOL_FALLBACK, ToolFailures, ToolOutcome, ToolSearch,
 };
 pub use agent::{Budget, Limit, Reached, Spent, UsageLimits};
+pub use agent::{PendingApprovals, PendingCall};
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
 

@@ -1,14 +1,19 @@
 //! `AgentConfig::approver` (ADR 0032): calls of tools that do not say they
 //! only read wait for the approver's decision, in call order, before any
 //! call of the turn runs; a denied call does not run and its tool message
-//! says why; "this tool from now on" spares later questions in the run.
+//! says why; "this tool from now on" spares later questions in the run; a
+//! deferred call ends the run with its approvals pending, and a resume
+//! with the decisions runs the turn's calls.
 
 use std::sync::{Arc, Mutex};
 
 use golem_agent::model::{BoxFuture, Message, Role};
 use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
 use golem_agent::tool::{Tool, ToolHints};
-use golem_agent::{Agent, AgentConfig, ApprovalRequest, Approver, Decision, RunEvent};
+use golem_agent::{
+    Agent, AgentConfig, ApprovalRequest, Approver, Decision, PendingApprovals, RunError, RunEvent,
+    RunOutput,
+};
 
 mod support;
 use support::{bounded, call};
@@ -190,4 +195,163 @@ async fn the_agents_own_search_tool_is_never_asked_about() {
 
     assert_eq!(run.output, "Found it.");
     assert!(approver.asked().is_empty(), "{:?}", approver.asked());
+}
+
+/// Runs `agent` until it waits: the pending approvals.
+async fn pending_of(run: Result<RunOutput<String>, RunError>) -> PendingApprovals {
+    match run {
+        Err(RunError::ApprovalsPending(pending)) => *pending,
+        other => panic!("the run should wait for a decision: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_deferred_call_ends_the_run_before_any_call_runs_and_a_resume_runs_them() {
+    let model = ScriptedModel::new([
+        tool_calls_response([call("c1", "read", "{}"), call("c2", "write", r#"{"a":1}"#)]),
+        text_response("Read and written."),
+    ]);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let approver = Scripted::new(vec![Decision::Defer], false);
+    let agent = agent(&model, tools(&ran), Arc::clone(&approver));
+    let mut events = Vec::new();
+    let mut sink = |event: RunEvent| events.push(event);
+
+    let waiting = bounded("the run", agent.run_stream((), "Go", &mut sink)).await;
+    let pending = pending_of(waiting).await;
+
+    assert!(
+        ran.lock().expect("lock").is_empty(),
+        "no call of the turn ran"
+    );
+    let ids: Vec<&str> = pending.waiting.iter().map(|w| w.call.id.as_str()).collect();
+    assert_eq!(ids, ["c2"], "the read-only call needs no decision");
+    assert_eq!(pending.waiting[0].source, "the agent's tools");
+    assert_eq!(pending.waiting[0].call.arguments.get(), r#"{"a":1}"#);
+    assert_eq!((pending.turn, pending.usage.requests), (1, 1));
+    let last = pending.messages.last().expect("messages");
+    assert_eq!((last.role, last.tool_calls.len()), (Role::Assistant, 2));
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, RunEvent::ToolDeferred { call, .. } if call.id == "c2"))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|event| matches!(event, RunEvent::ToolStarted { .. }))
+    );
+    // It waits in storage, as an application elsewhere would keep it.
+    let stored = serde_json::to_string(&pending).expect("serializes");
+    let pending: PendingApprovals = serde_json::from_str(&stored).expect("deserializes");
+
+    let run = bounded(
+        "the resumed run",
+        agent.resume((), &pending, [("c2".to_owned(), Decision::Approve)]),
+    )
+    .await
+    .expect("runs");
+
+    assert_eq!(run.output, "Read and written.");
+    assert_eq!(*ran.lock().expect("lock"), ["read", "write"]);
+    assert_eq!(approver.asked(), ["c2"], "nobody is asked again");
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the model is not asked again for turn 1"
+    );
+    assert_eq!(
+        tool_contents(&model.requests()[1].messages),
+        ["read done", "write done"]
+    );
+    assert_eq!(run.usage.requests, 2, "the whole run's usage");
+    assert_eq!(run.messages.len(), 5);
+}
+
+#[tokio::test]
+async fn a_resume_checks_its_decisions_and_a_denial_reaches_the_model() {
+    let model = ScriptedModel::new([
+        tool_calls_response([call("c1", "read", "{}"), call("c2", "write", "{}")]),
+        text_response("Only read."),
+    ]);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let approver = Scripted::new(vec![Decision::Defer], false);
+    let agent = agent(&model, tools(&ran), Arc::clone(&approver));
+    let pending = pending_of(bounded("the run", agent.run((), "Go")).await).await;
+
+    let none = agent.resume((), &pending, []).await;
+    assert!(
+        matches!(&none, Err(RunError::Decisions { missing, unexpected })
+            if missing == &["c2"] && unexpected.is_empty()),
+        "{none:?}"
+    );
+    let stray = agent
+        .resume(
+            (),
+            &pending,
+            [
+                ("c2".to_owned(), Decision::Approve),
+                ("c9".to_owned(), Decision::Approve),
+            ],
+        )
+        .await
+        .expect_err("a decision for no call");
+    assert_eq!(
+        stray.to_string(),
+        "the decisions do not match the calls that wait; no call waits with the id \"c9\""
+    );
+    assert!(ran.lock().expect("lock").is_empty(), "nothing ran");
+    assert_eq!(model.requests().len(), 1);
+
+    let run = bounded(
+        "the resumed run",
+        agent.resume(
+            (),
+            &pending,
+            [("c2".to_owned(), Decision::Deny("not today".into()))],
+        ),
+    )
+    .await
+    .expect("a denial does not fail the run");
+    assert_eq!(run.output, "Only read.");
+    assert_eq!(*ran.lock().expect("lock"), ["read"]);
+    assert_eq!(
+        tool_contents(&model.requests()[1].messages)[1],
+        "This call of \"write\" was not run: it was not approved (not today). Do not call it \
+         again unless the user asks for it; go on without it."
+    );
+}
+
+#[tokio::test]
+async fn deferring_again_keeps_the_call_waiting_and_always_lasts_past_a_resume() {
+    let model = ScriptedModel::new([
+        tool_calls_response([call("c1", "write", "{}")]),
+        tool_calls_response([call("c2", "write", "{}")]),
+        text_response("Written twice."),
+    ]);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let approver = Scripted::new(vec![Decision::Defer], false);
+    let agent = agent(&model, tools(&ran), Arc::clone(&approver));
+    let pending = pending_of(bounded("the run", agent.run((), "Go")).await).await;
+
+    let again = agent
+        .resume((), &pending, [("c1".to_owned(), Decision::Defer)])
+        .await;
+    let again = pending_of(again).await;
+    assert_eq!(again, pending, "still waiting, as before");
+    assert!(ran.lock().expect("lock").is_empty());
+
+    let run = bounded(
+        "the resumed run",
+        agent.resume((), &pending, [("c1".to_owned(), Decision::ApproveTool)]),
+    )
+    .await
+    .expect("runs");
+    assert_eq!(run.output, "Written twice.");
+    assert_eq!(*ran.lock().expect("lock"), ["write", "write"]);
+    assert_eq!(
+        approver.asked(),
+        ["c1"],
+        "the later write was not asked about"
+    );
 }

@@ -263,17 +263,25 @@ pub fn python_server_config(dir: &TempDir) -> PathBuf {
     python_script_config(dir, "mcp_py_server.py", "py")
 }
 
-/// `peers/python/SCRIPT` on `peers/.venv` as the stdio entry `entry` of an
-/// mcpServers file in `dir`.
-pub fn python_script_config(dir: &TempDir, script: &str, entry: &str) -> PathBuf {
-    let peers = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers");
-    let python = peers.join(".venv/bin/python");
+/// The Python of `peers/.venv`, with the official SDK installed; a test
+/// fails when it is missing.
+pub fn peer_python() -> PathBuf {
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../peers/.venv/bin/python");
     assert!(
         python.exists(),
         "{} is missing: run scripts/install-peers.sh (the README's test command does)",
         python.display()
     );
-    let script = peers.join("python").join(script);
+    python
+}
+
+/// `peers/python/SCRIPT` on `peers/.venv` as the stdio entry `entry` of an
+/// mcpServers file in `dir`.
+pub fn python_script_config(dir: &TempDir, script: &str, entry: &str) -> PathBuf {
+    let python = peer_python();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../peers/python")
+        .join(script);
     dir.file(
         &format!("{entry}.json"),
         &json!({"mcpServers": {entry: {"command": python, "args": [script]}}}).to_string(),

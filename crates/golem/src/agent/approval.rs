@@ -4,10 +4,11 @@
 //! the facts of an [`ApprovalRequest`]. [`RunApprovals`] asks it for one
 //! turn's calls, one at a time and in call order, before any of them runs,
 //! and keeps the run's "this tool from now on" answers; a denied call does
-//! not run, and its tool message tells the model why. It knows nothing of
+//! not run, and its tool message tells the model why; a deferred one ends
+//! the run with its approvals pending (`deferred.rs`). It knows nothing of
 //! how calls run, of the model, or of events.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use golem_model::{BoxFuture, ToolCall};
@@ -30,8 +31,10 @@ pub struct ApprovalRequest<'a> {
     pub hints: &'a ToolHints,
 }
 
-/// What an [`Approver`] decided for one call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an [`Approver`] decided for one call (and what an application
+/// decides when it [resumes](crate::Agent::resume) a run whose approvals
+/// are pending).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Decision {
     /// Run this call.
@@ -42,6 +45,12 @@ pub enum Decision {
     /// Do not run it: its tool message tells the model this reason, and
     /// the run goes on.
     Deny(String),
+    /// Not now: once the turn's other calls are decided, the run ends
+    /// without running any call of the turn, with
+    /// [`RunError::ApprovalsPending`](crate::RunError::ApprovalsPending),
+    /// to be [resumed](crate::Agent::resume) with the decisions (an
+    /// application that asks a person elsewhere).
+    Defer,
 }
 
 /// Decides whether tool calls may run: given to an agent as
@@ -75,46 +84,79 @@ pub trait Approver: Send + Sync {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, Decision>;
 }
 
-/// A run's approvals: the approver, and the tools approved for the rest of
-/// the run.
+/// What became of one call the approver was asked about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// It runs.
+    Run,
+    /// It does not run, for this reason.
+    Denied(String),
+    /// It waits for a decision made elsewhere.
+    Deferred,
+}
+
+/// A run's approvals: the approver, the tools approved for the rest of
+/// the run, and the decisions a resumed run was given.
 pub(super) struct RunApprovals {
     approver: Option<Arc<dyn Approver>>,
     /// Tools whose calls run without asking ([`Decision::ApproveTool`]).
     approved_tools: HashSet<String>,
+    /// Decisions made before, by call id: taken before anyone is asked.
+    given: HashMap<String, Decision>,
 }
 
 impl RunApprovals {
-    /// The approvals of a new run; none are asked for without an approver.
-    pub(super) fn new(approver: Option<Arc<dyn Approver>>) -> Self {
+    /// The approvals of a run: `approved_tools` run without asking, and the
+    /// calls of `given` are decided already; the others are asked about,
+    /// unless there is no approver.
+    pub(super) fn new(
+        approver: Option<Arc<dyn Approver>>,
+        approved_tools: HashSet<String>,
+        given: HashMap<String, Decision>,
+    ) -> Self {
         RunApprovals {
             approver,
-            approved_tools: HashSet::new(),
+            approved_tools,
+            given,
         }
     }
 
-    /// Decides each of `requests` in order: `None` for a call that runs,
-    /// the approver's reason for a denied one otherwise.
-    pub(super) async fn screen(&mut self, requests: &[ApprovalRequest<'_>]) -> Vec<Option<String>> {
-        let mut denials = Vec::with_capacity(requests.len());
+    /// The tools approved for the rest of the run.
+    pub(super) fn approved_tools(&self) -> &HashSet<String> {
+        &self.approved_tools
+    }
+
+    /// Decides each of `requests` in order.
+    pub(super) async fn screen(&mut self, requests: &[ApprovalRequest<'_>]) -> Vec<Verdict> {
+        let mut verdicts = Vec::with_capacity(requests.len());
         for request in requests {
-            denials.push(self.decide(request).await);
+            verdicts.push(self.decide(request).await);
         }
-        denials
+        verdicts
     }
 
-    async fn decide(&mut self, request: &ApprovalRequest<'_>) -> Option<String> {
-        let approver = self.approver.as_ref()?;
+    async fn decide(&mut self, request: &ApprovalRequest<'_>) -> Verdict {
         let tool = request.call.name.as_str();
-        if self.approved_tools.contains(tool) || !approver.needs_approval(request) {
-            return None;
-        }
-        match approver.decide(request).await {
-            Decision::Approve => None,
+        let decision = match self.given.remove(&request.call.id) {
+            Some(decision) => decision,
+            None => {
+                let Some(approver) = self.approver.as_ref() else {
+                    return Verdict::Run;
+                };
+                if self.approved_tools.contains(tool) || !approver.needs_approval(request) {
+                    return Verdict::Run;
+                }
+                approver.decide(request).await
+            }
+        };
+        match decision {
+            Decision::Approve => Verdict::Run,
             Decision::ApproveTool => {
                 self.approved_tools.insert(tool.to_owned());
-                None
+                Verdict::Run
             }
-            Decision::Deny(reason) => Some(reason),
+            Decision::Deny(reason) => Verdict::Denied(reason),
+            Decision::Defer => Verdict::Deferred,
         }
     }
 }

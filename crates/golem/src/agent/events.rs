@@ -86,6 +86,18 @@ pub enum RunEvent {
         /// Why, as the approver said ([`Decision::Deny`](crate::Decision::Deny)).
         reason: String,
     },
+    /// The approver deferred the call ([`Decision::Defer`](crate::Decision::Defer)):
+    /// the run ends with
+    /// [`RunError::ApprovalsPending`](crate::RunError::ApprovalsPending)
+    /// once the turn's calls are decided, and no call of the turn runs.
+    ToolDeferred {
+        /// The model request that asked for it.
+        turn: u32,
+        /// The call, as the model wrote it.
+        call: ToolCall,
+        /// Where the tool came from, as in [`ToolStarted`](Self::ToolStarted).
+        source: String,
+    },
     /// The model called a tool the agent does not have: the call did not
     /// run, and its tool message tells the model the tools there are (ADR
     /// 0020). It has no [`ToolStarted`](Self::ToolStarted) or

@@ -22,6 +22,7 @@ mod approval;
 mod budget;
 mod calls;
 mod config;
+mod deferred;
 mod events;
 mod gather;
 mod observe;
@@ -35,6 +36,7 @@ pub use budget::{Budget, Limit, Reached, Spent, UsageLimits};
 use calls::CallRules;
 use config::toolset_names;
 pub use config::{AgentConfig, DEFAULT_MAX_TURNS, DEFAULT_SEARCH_ABOVE, ToolFailures, ToolSearch};
+pub use deferred::{PendingApprovals, PendingCall};
 pub use events::{RunEvent, RunSink, ToolOutcome};
 use gather::Sources;
 pub use output::{
@@ -43,8 +45,8 @@ pub use output::{
 };
 use search::RunSearch;
 pub use search::{OfferedTools, SEARCH_TOOL, SEARCH_TOOL_FALLBACK};
-use turn::RunLoop;
 pub use turn::RunOutput;
+use turn::{RunLoop, Start};
 
 /// An agent: a [`Model`], the [`Tool`]s it may call, and a decoder that
 /// turns its final response into an `Output`.
@@ -56,7 +58,9 @@ pub use turn::RunOutput;
 /// - with an [`Approver`](AgentConfig::approver), the calls it says need a
 ///   decision wait for it, one at a time in call order, before any call of
 ///   the turn runs; a denied call does not run, and its tool message says
-///   why (ADR 0032);
+///   why; a deferred one ends the run with [`RunError::ApprovalsPending`],
+///   no call of the turn run, to be [resumed](Agent::resume) with the
+///   decisions (ADR 0032);
 /// - the turn's calls run **concurrently** on the run's own task, except
 ///   that a call of a [sequential](Tool::sequential) tool is a barrier: the
 ///   calls before it finish first, it runs alone, and the calls after it
@@ -259,7 +263,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         prompt: impl Into<String>,
     ) -> Result<RunOutput<Output>, RunError> {
         self.run_loop
-            .run(deps.into(), vec![Message::user(prompt)], None)
+            .run(deps.into(), Start::New(vec![Message::user(prompt)]), None)
             .await
     }
 
@@ -275,7 +279,9 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         message: Message,
     ) -> Result<RunOutput<Output>, RunError> {
         history.push(message);
-        self.run_loop.run(deps.into(), history, None).await
+        self.run_loop
+            .run(deps.into(), Start::New(history), None)
+            .await
     }
 
     /// [`run`](Self::run), streaming: the model is asked with
@@ -334,7 +340,11 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         sink: RunSink<'_>,
     ) -> Result<RunOutput<Output>, RunError> {
         self.run_loop
-            .run(deps.into(), vec![Message::user(prompt)], Some(sink))
+            .run(
+                deps.into(),
+                Start::New(vec![Message::user(prompt)]),
+                Some(sink),
+            )
             .await
     }
 
@@ -348,6 +358,54 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         sink: RunSink<'_>,
     ) -> Result<RunOutput<Output>, RunError> {
         history.push(message);
-        self.run_loop.run(deps.into(), history, Some(sink)).await
+        self.run_loop
+            .run(deps.into(), Start::New(history), Some(sink))
+            .await
+    }
+
+    /// Resumes a run that ended with [`RunError::ApprovalsPending`], with a
+    /// decision for each of its [waiting](PendingApprovals::waiting) calls,
+    /// by call id ([`Decision::Defer`] again leaves that call pending: the
+    /// run ends as before). The pending turn's calls run first, as the
+    /// decisions say, without asking the approver again about any call of
+    /// that turn (the ones it decided keep its decision; "this tool from
+    /// now on" answers still hold); then the run goes on as
+    /// [`run`](Self::run)'s does, its turns counted from the pending one.
+    /// The output's `messages` and `usage` cover the whole run.
+    ///
+    /// The agent should be the one that ran it, or one with the same
+    /// tools: a call of a tool it does not have gets a correction.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::Decisions`] when a waiting call has no decision or a
+    /// decision names no waiting call, and [`RunError::NotPending`] when
+    /// the messages were edited so that they no longer end with the calls:
+    /// then nothing runs. Otherwise as for [`run`](Self::run).
+    pub async fn resume(
+        &self,
+        deps: impl Into<Arc<Deps>>,
+        pending: &PendingApprovals,
+        decisions: impl IntoIterator<Item = (String, Decision)>,
+    ) -> Result<RunOutput<Output>, RunError> {
+        let resume = pending.resume(decisions)?;
+        self.run_loop
+            .run(deps.into(), Start::Resume(resume), None)
+            .await
+    }
+
+    /// [`resume`](Self::resume), streaming, as [`run_stream`](Self::run_stream)
+    /// does.
+    pub async fn resume_stream(
+        &self,
+        deps: impl Into<Arc<Deps>>,
+        pending: &PendingApprovals,
+        decisions: impl IntoIterator<Item = (String, Decision)>,
+        sink: RunSink<'_>,
+    ) -> Result<RunOutput<Output>, RunError> {
+        let resume = pending.resume(decisions)?;
+        self.run_loop
+            .run(deps.into(), Start::Resume(resume), Some(sink))
+            .await
     }
 }

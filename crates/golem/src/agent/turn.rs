@@ -14,17 +14,18 @@
 //! (`config.rs`, `mod.rs`).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use golem_model::{Image, Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
 use tracing::Instrument;
 
-use super::approval::{self, ApprovalRequest, Approver, RunApprovals};
+use super::approval::{self, ApprovalRequest, Approver, Decision, RunApprovals, Verdict};
 use super::budget::Budget;
 use super::calls::{CallRules, TurnCalls};
 use super::config::ToolSearch;
+use super::deferred::{PendingApprovals, PendingCall, Resume};
 use super::events::{RunEvent, RunSink, emit};
 use super::gather::{Offered, Sources, resolve};
 use super::observe::CallObserver;
@@ -52,6 +53,15 @@ pub struct RunOutput<Output> {
     /// model reported them; `requests` counted by the agent (one per model
     /// call, whatever the model reports).
     pub usage: Usage,
+}
+
+/// Where a run starts: a conversation whose last message is the user's,
+/// or a run whose approvals were pending, now decided.
+pub(super) enum Start {
+    /// A new run on these messages.
+    New(Vec<Message>),
+    /// A resumed run: its pending turn's calls run first.
+    Resume(Resume),
 }
 
 /// What a run runs with: everything an [`Agent`](crate::Agent) holds,
@@ -82,15 +92,12 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
     pub(super) async fn run(
         &self,
         deps: Arc<Deps>,
-        messages: Vec<Message>,
+        start: Start,
         sink: Option<RunSink<'_>>,
     ) -> Result<RunOutput<Output>, RunError> {
         let span = telemetry::run_span(sink.is_some(), self.max_turns);
         let started = Instant::now();
-        let result = self
-            .turns(deps, messages, sink)
-            .instrument(span.clone())
-            .await;
+        let result = self.turns(deps, start, sink).instrument(span.clone()).await;
         let (usage, error) = match &result {
             Ok(run) => (Some(&run.usage), None),
             Err(error) => (None, Some(error)),
@@ -99,19 +106,40 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         result
     }
 
-    /// The turns of a run: model requests and the tool calls they ask for.
+    /// The turns of a run: model requests and the tool calls they ask for
+    /// (a resumed run's first turn runs its pending calls, without asking
+    /// the model).
     async fn turns(
         &self,
         deps: Arc<Deps>,
-        messages: Vec<Message>,
+        start: Start,
         mut sink: Option<RunSink<'_>>,
     ) -> Result<RunOutput<Output>, RunError> {
+        let (messages, mut pending, first_turn, mut usage, mut approvals) = match start {
+            Start::New(messages) => (
+                messages,
+                None,
+                1,
+                Usage::default(),
+                RunApprovals::new(self.approver.clone(), HashSet::new(), HashMap::new()),
+            ),
+            Start::Resume(resume) => (
+                resume.messages,
+                Some((resume.text, resume.calls)),
+                resume.turn,
+                resume.usage,
+                RunApprovals::new(
+                    self.approver.clone(),
+                    resume.approved_tools,
+                    resume.decisions,
+                ),
+            ),
+        };
         let mut request = Request {
             instructions: self.instructions.clone(),
             messages,
             ..Request::default()
         };
-        let mut usage = Usage::default();
         // Rejections so far in this run, per tool name (toolsets' tools may
         // come and go between turns).
         let mut tool_rejections: HashMap<String, u32> = HashMap::new();
@@ -119,14 +147,13 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         // Calls of tools the agent does not have, so far in this run.
         let mut unknown_calls = 0u32;
         let search = RunSearch::new(self.tool_search, &request.messages);
-        let mut approvals = RunApprovals::new(self.approver.clone());
         let outputs = RunOutputs::new(
             self.max_tool_output,
             Arc::clone(&self.output_store),
             &request.messages,
         );
 
-        for turn in 1..=self.max_turns {
+        for turn in first_turn..=self.max_turns {
             let mut offered = self.tools.offered()?;
             if let Some(read) = outputs.read_tool(&offered) {
                 offered.to_mut().add(read.clone(), OUTPUT_SOURCE)?;
@@ -135,82 +162,31 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             let offered = view.offered;
             request.tools = view.specs;
             output::bound_images(&mut request.messages);
-            // A request counts once sent, answered or not.
-            if let Some(budget) = &self.budget {
-                budget.reserve_request()?;
-            }
-            let span = telemetry::model_span(turn, &request);
-            emit(&mut sink, || RunEvent::ModelRequest { turn });
-            let started = Instant::now();
-            let response = match sink.as_deref_mut() {
-                None => self.model.request(&request).instrument(span.clone()).await,
-                Some(sink) => {
-                    let mut forward = |event| sink(RunEvent::Model { turn, event });
-                    self.model
-                        .request_stream(&request, &mut forward)
-                        .instrument(span.clone())
-                        .await
-                }
-            };
-            telemetry::model_finished(&span, &response, started.elapsed());
-            let response = response.map_err(|source| RunError::Model { turn, source })?;
-            // Tokens as the model reports them; requests as counted here, so
-            // the figure is right whatever the model fills in.
-            let turn_usage = Usage {
-                requests: 1,
-                ..response.usage
-            };
-            usage += turn_usage;
-            if let Some(budget) = &self.budget {
-                // Its tokens; the request itself was counted when sent.
-                budget.record(Usage {
-                    requests: 0,
-                    ..response.usage
-                });
-            }
-            emit(&mut sink, || RunEvent::ModelResponse {
-                turn,
-                usage: turn_usage,
-                finish_reason: response.finish_reason.clone(),
-            });
-
-            if response.tool_calls.is_empty() {
-                let decoded = (self.decoder)(&response);
-                request.messages.push(Message::assistant(response.text));
-                match decoded {
-                    Ok(output) => {
+            // A resumed run's pending calls are this turn's: the model
+            // asked for them before the run ended.
+            let (text, tool_calls) = match pending.take() {
+                Some(calls) => calls,
+                None => match self
+                    .ask_model(
+                        turn,
+                        &mut request,
+                        &mut usage,
+                        &mut output_rejections,
+                        &mut sink,
+                    )
+                    .await?
+                {
+                    Answer::Final(output) => {
                         return Ok(RunOutput {
                             output,
                             messages: request.messages,
                             usage,
                         });
                     }
-                    Err(DecodeError::Retry(retry)) => {
-                        output_rejections += 1;
-                        if output_rejections > self.output_retries {
-                            return Err(RunError::OutputRetriesExhausted {
-                                attempts: output_rejections,
-                                budget: self.output_retries,
-                                source: retry,
-                            });
-                        }
-                        request
-                            .messages
-                            .push(Message::user(output_rejection(&retry)));
-                        continue;
-                    }
-                    Err(DecodeError::Fatal(source)) => return Err(RunError::Output { source }),
-                }
-            }
-
-            if turn == self.max_turns {
-                return Err(RunError::TurnLimit {
-                    max_turns: self.max_turns,
-                });
-            }
-            let Response {
-                text, tool_calls, ..
-            } = response;
+                    Answer::Retry => continue,
+                    Answer::Calls(text, calls) => (text, calls),
+                },
+            };
             let resolved = resolve(&offered, &tool_calls);
             for tool in resolved.iter().flatten() {
                 search.called(offered.tools[*tool].name());
@@ -242,7 +218,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             if let (Some(budget), false) = (&self.budget, known.is_empty()) {
                 budget.check_tool_calls(1)?;
             }
-            let known = self
+            let screened = self
                 .approve(
                     &mut approvals,
                     turn,
@@ -253,6 +229,29 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                     &mut sink,
                 )
                 .await;
+            let known = match screened {
+                Screened::Run(known) => known,
+                Screened::Deferred { waiting, decided } => {
+                    let waiting = waiting
+                        .into_iter()
+                        .map(|(index, tool)| PendingCall {
+                            call: tool_calls[index].clone(),
+                            source: offered.sources[tool].clone(),
+                            title: offered.tools[tool].title().map(str::to_owned),
+                            hints: *offered.tools[tool].hints(),
+                        })
+                        .collect();
+                    let mut messages = request.messages;
+                    messages.push(Message::assistant_with_tool_calls(text, tool_calls));
+                    return Err(RunError::ApprovalsPending(Box::new(PendingApprovals::new(
+                        messages,
+                        waiting,
+                        (turn, usage),
+                        decided,
+                        approvals.approved_tools(),
+                    ))));
+                }
+            };
             // The calls that run; the others' messages are their
             // corrections or denials.
             if let Some(budget) = &self.budget {
@@ -306,11 +305,95 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
 }
 
 impl<Deps, Output> RunLoop<Deps, Output> {
+    /// Asks the model once (streaming when there is a sink), counting the
+    /// request in `usage` and the budget: its final answer decoded (a
+    /// rejected one gets a correction prompt, within the output budget), or
+    /// its tool calls, unless this is the last allowed turn.
+    async fn ask_model(
+        &self,
+        turn: u32,
+        request: &mut Request,
+        usage: &mut Usage,
+        output_rejections: &mut u32,
+        sink: &mut Option<RunSink<'_>>,
+    ) -> Result<Answer<Output>, RunError> {
+        // A request counts once sent, answered or not.
+        if let Some(budget) = &self.budget {
+            budget.reserve_request()?;
+        }
+        let span = telemetry::model_span(turn, request);
+        emit(sink, || RunEvent::ModelRequest { turn });
+        let started = Instant::now();
+        let response = match sink.as_deref_mut() {
+            None => self.model.request(request).instrument(span.clone()).await,
+            Some(sink) => {
+                let mut forward = |event| sink(RunEvent::Model { turn, event });
+                self.model
+                    .request_stream(request, &mut forward)
+                    .instrument(span.clone())
+                    .await
+            }
+        };
+        telemetry::model_finished(&span, &response, started.elapsed());
+        let response = response.map_err(|source| RunError::Model { turn, source })?;
+        // Tokens as the model reports them; requests as counted here, so
+        // the figure is right whatever the model fills in.
+        let turn_usage = Usage {
+            requests: 1,
+            ..response.usage
+        };
+        *usage += turn_usage;
+        if let Some(budget) = &self.budget {
+            // Its tokens; the request itself was counted when sent.
+            budget.record(Usage {
+                requests: 0,
+                ..response.usage
+            });
+        }
+        emit(sink, || RunEvent::ModelResponse {
+            turn,
+            usage: turn_usage,
+            finish_reason: response.finish_reason.clone(),
+        });
+
+        if response.tool_calls.is_empty() {
+            let decoded = (self.decoder)(&response);
+            request.messages.push(Message::assistant(response.text));
+            match decoded {
+                Ok(output) => return Ok(Answer::Final(output)),
+                Err(DecodeError::Retry(retry)) => {
+                    *output_rejections += 1;
+                    if *output_rejections > self.output_retries {
+                        return Err(RunError::OutputRetriesExhausted {
+                            attempts: *output_rejections,
+                            budget: self.output_retries,
+                            source: retry,
+                        });
+                    }
+                    request
+                        .messages
+                        .push(Message::user(output_rejection(&retry)));
+                    return Ok(Answer::Retry);
+                }
+                Err(DecodeError::Fatal(source)) => return Err(RunError::Output { source }),
+            }
+        }
+
+        if turn == self.max_turns {
+            return Err(RunError::TurnLimit {
+                max_turns: self.max_turns,
+            });
+        }
+        Ok(Answer::Calls(response.text, response.tool_calls))
+    }
+
     /// Has the approver decide `known`'s calls (call index, tool index),
     /// those of the agent's own tools (tool search, tool output: they only
     /// read what the run has) excepted; a denied call's slot in `unknown`
     /// gets its tool message and the host hears of it. Returns the calls
-    /// that run.
+    /// that run, or, when any was deferred, those that wait and what was
+    /// decided for the others (then nothing is reported as denied: the
+    /// resumed run does it).
     #[allow(clippy::too_many_arguments)]
     async fn approve(
         &self,
@@ -321,7 +404,7 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         known: Vec<(usize, usize)>,
         unknown: &mut [(String, String)],
         sink: &mut Option<RunSink<'_>>,
-    ) -> Vec<(usize, usize)> {
+    ) -> Screened {
         let own =
             |tool: usize| [OUTPUT_SOURCE, SEARCH_SOURCE].contains(&offered.sources[tool].as_str());
         let asked: Vec<(usize, usize)> = known
@@ -339,11 +422,34 @@ impl<Deps, Output> RunLoop<Deps, Output> {
                 hints: offered.tools[tool].hints(),
             })
             .collect();
-        let decisions = approvals.screen(&requests).await;
+        let verdicts = approvals.screen(&requests).await;
+        if verdicts.contains(&Verdict::Deferred) {
+            let mut waiting = Vec::new();
+            let mut decided = Vec::new();
+            for (&(index, tool), verdict) in asked.iter().zip(verdicts) {
+                let id = calls[index].id.clone();
+                match verdict {
+                    Verdict::Deferred => {
+                        emit(sink, || RunEvent::ToolDeferred {
+                            turn,
+                            call: calls[index].clone(),
+                            source: offered.sources[tool].clone(),
+                        });
+                        waiting.push((index, tool));
+                    }
+                    Verdict::Run => decided.push((id, Decision::Approve)),
+                    Verdict::Denied(reason) => decided.push((id, Decision::Deny(reason))),
+                }
+            }
+            return Screened::Deferred { waiting, decided };
+        }
         let mut denied: HashMap<usize, String> = asked
             .iter()
-            .zip(decisions)
-            .filter_map(|(&(index, _), denial)| Some((index, denial?)))
+            .zip(verdicts)
+            .filter_map(|(&(index, _), verdict)| match verdict {
+                Verdict::Denied(reason) => Some((index, reason)),
+                _ => None,
+            })
             .collect();
         let mut approved = Vec::with_capacity(known.len());
         for (index, tool) in known {
@@ -361,7 +467,7 @@ impl<Deps, Output> RunLoop<Deps, Output> {
             });
             unknown[index] = (name.to_owned(), text);
         }
-        approved
+        Screened::Run(approved)
     }
 
     /// The calls of a turn that name no offered tool (`resolved` is
@@ -426,6 +532,30 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         }
         Ok(slots)
     }
+}
+
+/// What one model request came to.
+enum Answer<Output> {
+    /// The final answer, decoded.
+    Final(Output),
+    /// The final answer was rejected: the model is asked again.
+    Retry,
+    /// The assistant's text and tool calls.
+    Calls(String, Vec<ToolCall>),
+}
+
+/// A turn's calls once the approver has decided them: (call index, tool
+/// index) pairs.
+enum Screened {
+    /// These run.
+    Run(Vec<(usize, usize)>),
+    /// Some wait for a decision made elsewhere: the run ends.
+    Deferred {
+        /// The calls that wait.
+        waiting: Vec<(usize, usize)>,
+        /// The decisions made for the others asked about, by call id.
+        decided: Vec<(String, Decision)>,
+    },
 }
 
 /// The user message after a final answer the decoder rejected.
