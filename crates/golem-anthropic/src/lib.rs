@@ -5,8 +5,11 @@
 //! [`ToolSpec`](golem_model::ToolSpec)s with their schema sent verbatim as
 //! `input_schema`; `tool_use` blocks with their `input` kept as the bytes the API sent
 //! and `tool_result` blocks for the answers; `max_tokens` (required by the API: the
-//! request's [`max_output_tokens`](Request::max_output_tokens) when it sets one, else
-//! [`AnthropicConfig::max_tokens`], default [`DEFAULT_MAX_TOKENS`]); stop reasons mapped onto
+//! request's output limit when its [settings](golem_model::ModelSettings) set one, else
+//! [`AnthropicConfig::max_tokens`], default [`DEFAULT_MAX_TOKENS`]); the other settings
+//! (`temperature`, the request's else the configuration's; `top_p`; `stop_sequences`;
+//! with tools, `tool_choice` and `disable_parallel_tool_use`; a seed, which the API has
+//! no field for, is an error before sending); stop reasons mapped onto
 //! [`FinishReason`](golem_model::FinishReason); usage with cache writes and reads; and
 //! streaming, where `input_json_delta` fragments are assembled however the chunks split
 //! them.
@@ -64,6 +67,15 @@ use crate::wire::{ErrorBody, MessagesRequest, MessagesResponse};
 /// How much of an error body is read (the rest is not needed to report it).
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// What the Messages API takes of a request's settings: no seed.
+const SETTING_RULES: golem_provider_http::SettingRules = golem_provider_http::SettingRules {
+    provider: PROVIDER,
+    max_temperature: 1.0,
+    // The API documents no bound.
+    max_stop: usize::MAX,
+    seed: false,
+};
+
 /// The `max_tokens` sent when the configuration does not change it.
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
@@ -83,8 +95,8 @@ pub struct AnthropicConfig {
     /// The `anthropic-version` header (default [`DEFAULT_VERSION`]).
     pub version: String,
     /// `max_tokens`: the most tokens the model may write (default [`DEFAULT_MAX_TOKENS`]),
-    /// for requests that set no [`max_output_tokens`](Request::max_output_tokens) of
-    /// their own.
+    /// for requests that set no output limit of their own
+    /// ([`ModelSettings::max_output_tokens`](golem_model::ModelSettings::max_output_tokens)).
     pub max_tokens: u32,
     /// `temperature`; `None` leaves it to the API.
     pub temperature: Option<f32>,
@@ -176,14 +188,25 @@ impl Anthropic {
         if let Some(complaint) = wire::misplaced_images(request) {
             return Err(ModelError::new(complaint));
         }
+        golem_provider_http::check_settings(request, SETTING_RULES)?;
+        let settings = &request.settings;
         let body = MessagesRequest {
             model: &self.config.model,
             // Required by the API: the request's own limit, else the configuration's.
-            max_tokens: request.max_output_tokens.unwrap_or(self.config.max_tokens),
+            max_tokens: settings.max_output_tokens.unwrap_or(self.config.max_tokens),
             system: wire::system(request),
             messages: wire::messages(request),
             tools: wire::tools(&request.tools),
-            temperature: self.config.temperature,
+            temperature: settings.temperature.or(self.config.temperature),
+            top_p: settings.top_p,
+            stop_sequences: &settings.stop,
+            // The API refuses a tool choice without tools; with none offered, `auto` and
+            // `none` mean nothing (the others were refused above).
+            tool_choice: wire::tool_choice(
+                settings.tool_choice.as_ref(),
+                settings.parallel_tool_calls,
+            )
+            .filter(|_| !request.tools.is_empty()),
             stream,
         };
         serde_json::to_vec(&body)

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use golem_model::{FinishReason, Image, Request, Role, ToolSpec, Usage};
+use golem_model::{FinishReason, Image, Request, Role, ToolChoice, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -25,7 +25,35 @@ pub(crate) struct MessagesRequest<'a> {
     pub(crate) tools: Vec<WireTool<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) top_p: Option<f32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub(crate) stop_sequences: &'a [String],
+    /// Sent only with tools: the API refuses it without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_choice: Option<serde_json::Value>,
     pub(crate) stream: bool,
+}
+
+/// `tool_choice` as the Messages API writes it (`{"type": "auto" | "any" | "tool" |
+/// "none"}`, with the tool's `name`), `disable_parallel_tool_use` set when
+/// `parallel` is `Some(false)`; `None` when neither is set.
+pub(crate) fn tool_choice(
+    choice: Option<&ToolChoice>,
+    parallel: Option<bool>,
+) -> Option<serde_json::Value> {
+    let mut written = match choice {
+        None if parallel.is_none() => return None,
+        None | Some(ToolChoice::Auto) => serde_json::json!({"type": "auto"}),
+        // One call or none: there is nothing to run in parallel.
+        Some(ToolChoice::None) => return Some(serde_json::json!({"type": "none"})),
+        Some(ToolChoice::Required) => serde_json::json!({"type": "any"}),
+        Some(ToolChoice::Tool(name)) => serde_json::json!({"type": "tool", "name": name}),
+    };
+    if let Some(parallel) = parallel {
+        written["disable_parallel_tool_use"] = (!parallel).into();
+    }
+    Some(written)
 }
 
 /// One turn: `user` or `assistant`, its content always as blocks.

@@ -130,7 +130,10 @@ async fn max_tokens_and_version_are_configurable() {
 async fn a_requests_output_limit_replaces_the_configs_max_tokens() {
     let (fake, config) = serve(vec![Raw::json(200, MESSAGE)]);
     let limited = Request {
-        max_output_tokens: Some(50),
+        settings: golem_model::ModelSettings {
+            max_output_tokens: Some(50),
+            ..Default::default()
+        },
         ..request()
     };
     model(config).request(&limited).await.expect("answer");
@@ -585,4 +588,99 @@ async fn a_schema_without_type_object_is_normalised_for_the_api() {
         fake.requests()[0].body["tools"][0]["input_schema"],
         serde_json::json!({"type": "object"})
     );
+}
+
+#[tokio::test]
+async fn every_setting_reaches_the_body_and_a_seed_is_refused_before_sending() {
+    use golem_model::{ModelSettings, ToolChoice};
+    let (fake, config) = serve(vec![Raw::json(200, MESSAGE); 4]);
+    let model = model(config);
+    let with = |settings: ModelSettings| Request {
+        settings,
+        ..request()
+    };
+    let all = ModelSettings {
+        max_output_tokens: Some(64),
+        temperature: Some(0.25),
+        top_p: Some(0.5),
+        stop: vec!["END".into()],
+        tool_choice: Some(ToolChoice::Tool("read".into())),
+        parallel_tool_calls: Some(false),
+        ..ModelSettings::default()
+    };
+    model.request(&with(all)).await.expect("answer");
+    let body = &fake.requests()[0].body;
+    for (field, want) in [
+        ("max_tokens", serde_json::json!(64)),
+        ("temperature", serde_json::json!(0.25)),
+        ("top_p", serde_json::json!(0.5)),
+        ("stop_sequences", serde_json::json!(["END"])),
+        (
+            "tool_choice",
+            serde_json::json!({"type": "tool", "name": "read", "disable_parallel_tool_use": true}),
+        ),
+    ] {
+        assert_eq!(body[field], want, "{field} in {body}");
+    }
+    for (choice, parallel, want) in [
+        (
+            Some(ToolChoice::Required),
+            None,
+            serde_json::json!({"type": "any"}),
+        ),
+        (
+            Some(ToolChoice::None),
+            None,
+            serde_json::json!({"type": "none"}),
+        ),
+        (
+            None,
+            Some(false),
+            serde_json::json!({"type": "auto", "disable_parallel_tool_use": true}),
+        ),
+    ] {
+        let settings = ModelSettings {
+            tool_choice: choice,
+            parallel_tool_calls: parallel,
+            ..ModelSettings::default()
+        };
+        model.request(&with(settings)).await.expect("answer");
+        assert_eq!(
+            fake.requests().last().expect("sent").body["tool_choice"],
+            want
+        );
+    }
+
+    for (settings, complaint) in [
+        (
+            ModelSettings {
+                seed: Some(1),
+                ..ModelSettings::default()
+            },
+            "anthropic: this API has no seed; leave it unset for this model",
+        ),
+        (
+            ModelSettings {
+                temperature: Some(1.5),
+                ..ModelSettings::default()
+            },
+            "anthropic: temperature 1.5 is out of range: this API takes 0 to 1",
+        ),
+    ] {
+        let error = model.request(&with(settings)).await.expect_err("refused");
+        assert_eq!(error.to_string(), complaint);
+    }
+    let no_tools = Request {
+        tools: Vec::new(),
+        ..with(ModelSettings {
+            tool_choice: Some(ToolChoice::Required),
+            ..ModelSettings::default()
+        })
+    };
+    let error = model.request(&no_tools).await.expect_err("refused");
+    assert!(
+        error.to_string().contains("no tools are offered"),
+        "{error}"
+    );
+    assert_eq!(fake.requests().len(), 4, "none of them was sent");
 }

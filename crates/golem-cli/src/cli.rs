@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use golem_agent::mcp::config::{self, ServerConfig};
 use golem_agent::mcp::{LogLevel, Root};
-use golem_agent::model::{ApiKey, Message, Model};
+use golem_agent::model::{ApiKey, Message, Model, ModelSettings, ToolChoice};
 use golem_agent::{Budget, DEFAULT_MAX_TURNS, UsageLimits};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
@@ -143,6 +143,25 @@ pub struct Options {
     /// The system prompt.
     #[arg(long, value_name = "TEXT", help_heading = "Model")]
     pub system: Option<String>,
+    /// The most tokens the model may write in one answer (OpenAI
+    /// max_completion_tokens, Anthropic max_tokens) [default: the API's;
+    /// Anthropic 4096]. (--max-output-tokens is the whole command's budget.)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Model")]
+    pub max_tokens: Option<u32>,
+    /// Sampling temperature (OpenAI takes 0 to 2, Anthropic 0 to 1)
+    /// [default: the API's].
+    #[arg(long, value_name = "T", value_parser = parse_temperature, help_heading = "Model")]
+    pub temperature: Option<f32>,
+    /// A sampling seed, for answers that repeat (OpenAI; Anthropic has none
+    /// and refuses it).
+    #[arg(long, value_name = "N", help_heading = "Model")]
+    pub seed: Option<i64>,
+    /// Whether the model must call a tool: auto (it decides), none,
+    /// required (some tool), or tool:NAME (that tool, by its offered name).
+    /// required and tool:NAME hold until the model has called a tool in
+    /// the answer, so that it can then answer [default: auto].
+    #[arg(long, value_name = "CHOICE", value_parser = parse_tool_choice, help_heading = "Model")]
+    pub tool_choice: Option<ToolChoice>,
     /// An mcpServers JSON file (the format desktop MCP hosts use) naming the
     /// MCP servers whose tools the model may call.
     #[arg(long, value_name = "FILE", help_heading = "Tools")]
@@ -347,6 +366,8 @@ pub struct Plan {
     pub strict: bool,
     /// `--system`.
     pub system: Option<String>,
+    /// `--max-tokens`, `--temperature`, `--seed`, `--tool-choice`.
+    pub settings: ModelSettings,
     /// `--max-turns`.
     pub max_turns: u32,
     /// `--tool-timeout`.
@@ -466,6 +487,13 @@ impl Plan {
             skipped,
             strict,
             system: options.system.filter(|text| !text.trim().is_empty()),
+            settings: ModelSettings {
+                max_output_tokens: options.max_tokens,
+                temperature: options.temperature,
+                seed: options.seed,
+                tool_choice: options.tool_choice,
+                ..ModelSettings::default()
+            },
             max_turns: options.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             tool_timeout: options
                 .tool_timeout
@@ -501,6 +529,29 @@ impl Plan {
             log_level: options.log_level,
             answers,
         })
+    }
+}
+
+/// `--temperature`: a number from 0 to 2 (what a provider takes within
+/// that is the provider's to check).
+fn parse_temperature(text: &str) -> Result<f32, String> {
+    match text.parse::<f32>() {
+        Ok(value) if (0.0..=2.0).contains(&value) => Ok(value),
+        Ok(_) => Err("a temperature is from 0 to 2".into()),
+        Err(_) => Err(format!("{text:?} is not a number")),
+    }
+}
+
+/// `--tool-choice auto|none|required|tool:NAME`.
+fn parse_tool_choice(text: &str) -> Result<ToolChoice, String> {
+    match text {
+        "auto" => Ok(ToolChoice::Auto),
+        "none" => Ok(ToolChoice::None),
+        "required" => Ok(ToolChoice::Required),
+        _ => match text.strip_prefix("tool:") {
+            Some(name) if !name.is_empty() => Ok(ToolChoice::Tool(name.to_owned())),
+            _ => Err("expected auto, none, required or tool:NAME".into()),
+        },
     }
 }
 
@@ -638,6 +689,7 @@ fn build_model(
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Model>, Failure> {
     let (provider, name) = parse_model(&options.model)?;
+    check_settings(provider, options)?;
     let api_key = api_key(provider, options, env)?;
     let invalid = |error: golem_agent::model::ModelError| {
         Failure::usage(format!("--base-url: {}", crate::exit::describe(&error)))
@@ -663,6 +715,25 @@ fn build_model(
             })?)
         }
     })
+}
+
+/// The model settings `provider`'s API cannot take, refused before any
+/// server starts (the provider would refuse them at the first request).
+fn check_settings(provider: Provider, options: &Options) -> Result<(), Failure> {
+    if provider != Provider::Anthropic {
+        return Ok(());
+    }
+    if options.seed.is_some() {
+        return Err(Failure::usage(
+            "--seed: Anthropic's Messages API has no seed; leave it out for anthropic: models",
+        ));
+    }
+    if options.temperature.is_some_and(|t| t > 1.0) {
+        return Err(Failure::usage(
+            "--temperature: Anthropic's Messages API takes 0 to 1",
+        ));
+    }
+    Ok(())
 }
 
 /// The key from `--api-key-env` or the provider's variable. Required for
@@ -853,6 +924,10 @@ mod tests {
             roots: Vec::new(),
             allow_sampling: false,
             max_samplings: 3,
+            max_tokens: None,
+            temperature: None,
+            seed: None,
+            tool_choice: None,
             max_turns: None,
             max_requests: None,
             max_tool_calls: None,

@@ -112,6 +112,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
                 interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
                 approved: Default::default(),
             })),
+            settings: plan.settings,
             max_turns: plan.max_turns,
             ..AgentConfig::default()
         },

@@ -5,7 +5,10 @@
 //! top level is `"type": "object"`; on the output token limit, OpenAI's
 //! `max_tokens` or `max_completion_tokens` at least 1 (and never
 //! `max_tokens` for its reasoning models, `o1`, `o3`, `o4` and `gpt-5`),
-//! Anthropic's `max_tokens` required and at least 1. A test that sends what
+//! Anthropic's `max_tokens` required and at least 1; on the other settings,
+//! OpenAI's `tool_choice` and `parallel_tool_calls` only with tools, its
+//! temperature from 0 to 2 and at most 4 `stop` sequences, Anthropic's
+//! temperature from 0 to 1 and no field it does not have (`seed`). A test that sends what
 //! the real API would refuse fails here as it would in production.
 
 use serde_json::Value;
@@ -15,7 +18,46 @@ const MAX_NAME: usize = 64;
 
 /// Why the OpenAI Chat Completions API would refuse `body`.
 pub(crate) fn openai(body: &Value) -> Option<String> {
-    openai_limits(body).or_else(|| openai_tools(body))
+    openai_limits(body)
+        .or_else(|| openai_settings(body))
+        .or_else(|| openai_tools(body))
+}
+
+/// Why the OpenAI Chat Completions API would refuse `body`'s sampling and
+/// tool-choice settings.
+fn openai_settings(body: &Value) -> Option<String> {
+    let no_tools = body["tools"].as_array().is_none_or(Vec::is_empty);
+    for field in ["tool_choice", "parallel_tool_calls"] {
+        if no_tools && !body[field].is_null() {
+            return Some(format!(
+                "Invalid value for '{field}': '{field}' is only allowed when 'tools' are \
+                 specified."
+            ));
+        }
+    }
+    if let Some(temperature) = body["temperature"].as_f64()
+        && !(0.0..=2.0).contains(&temperature)
+    {
+        let (side, bound) = if temperature < 0.0 {
+            ("below minimum", ">= 0")
+        } else {
+            ("above maximum", "<= 2")
+        };
+        return Some(format!(
+            "Invalid 'temperature': decimal {side} value. Expected a value {bound}, but got \
+             {temperature} instead."
+        ));
+    }
+    if let Some(stop) = body["stop"].as_array()
+        && stop.len() > 4
+    {
+        return Some(format!(
+            "Invalid 'stop': array too long. Expected an array with maximum length 4, but got \
+             an array with length {} instead.",
+            stop.len()
+        ));
+    }
+    None
 }
 
 /// Why the OpenAI Chat Completions API would refuse `body`'s token limits.
@@ -86,7 +128,34 @@ fn openai_tools(body: &Value) -> Option<String> {
 
 /// Why the Anthropic Messages API would refuse `body`.
 pub(crate) fn anthropic(body: &Value) -> Option<String> {
-    anthropic_limit(body).or_else(|| anthropic_tools(body))
+    anthropic_limit(body)
+        .or_else(|| anthropic_settings(body))
+        .or_else(|| anthropic_tools(body))
+}
+
+/// Why the Anthropic Messages API would refuse `body`'s sampling settings:
+/// it has no `seed` (nor OpenAI's other names), and its temperature goes
+/// from 0 to 1.
+fn anthropic_settings(body: &Value) -> Option<String> {
+    for field in [
+        "seed",
+        "stop",
+        "parallel_tool_calls",
+        "max_completion_tokens",
+    ] {
+        if body.get(field).is_some() {
+            return Some(format!("{field}: Extra inputs are not permitted"));
+        }
+    }
+    match body["temperature"].as_f64() {
+        Some(temperature) if temperature > 1.0 => {
+            Some("temperature: Input should be less than or equal to 1".into())
+        }
+        Some(temperature) if temperature < 0.0 => {
+            Some("temperature: Input should be greater than or equal to 0".into())
+        }
+        _ => None,
+    }
 }
 
 /// Why the Anthropic Messages API would refuse `body`'s `max_tokens`,
@@ -229,6 +298,26 @@ mod tests {
         );
 
         assert_eq!(anthropic(&json!({"max_tokens": 1})), None);
+        assert_eq!(
+            anthropic(&json!({"max_tokens": 1, "seed": 3})).as_deref(),
+            Some("seed: Extra inputs are not permitted")
+        );
+        assert_eq!(
+            anthropic(&json!({"max_tokens": 1, "temperature": 1.5})).as_deref(),
+            Some("temperature: Input should be less than or equal to 1")
+        );
+        assert!(
+            openai(&json!({"model": "m", "tool_choice": "required"}))
+                .is_some_and(|refusal| refusal.contains("only allowed when 'tools' are specified"))
+        );
+        assert!(
+            openai(&json!({"model": "m", "temperature": 2.5}))
+                .is_some_and(|refusal| refusal.contains("Expected a value <= 2, but got 2.5"))
+        );
+        assert!(
+            openai(&json!({"model": "m", "stop": ["a", "b", "c", "d", "e"]}))
+                .is_some_and(|refusal| refusal.contains("maximum length 4"))
+        );
         assert_eq!(
             anthropic(&json!({"model": "claude"})).as_deref(),
             Some("max_tokens: Field required")

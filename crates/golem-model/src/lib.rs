@@ -351,8 +351,9 @@ impl PartialEq for ToolSpec {
 
 impl Eq for ToolSpec {}
 
-/// One request to a model: the whole conversation so far and the tools on offer.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// One request to a model: the whole conversation so far, the tools on offer, and how
+/// the model should answer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Request {
     /// System-level instructions, if any; providers place them where their API expects.
     pub instructions: Option<String>,
@@ -360,12 +361,95 @@ pub struct Request {
     pub messages: Vec<Message>,
     /// The tools the model may call.
     pub tools: Vec<ToolSpec>,
-    /// The most tokens the model may write in its answer; `None` leaves it to the
-    /// provider's configuration. When set, it replaces the configuration's limit for this
-    /// request (OpenAI: `max_completion_tokens`; Anthropic: `max_tokens`). An MCP
-    /// server's sampling request sets it to the server's `maxTokens`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// How the model should answer: output limit, sampling, stop sequences, tool choice.
+    /// Each provider sends what its API has, and refuses (before sending anything) a
+    /// setting it cannot honour.
+    #[serde(default, skip_serializing_if = "ModelSettings::is_empty")]
+    pub settings: ModelSettings,
+}
+
+/// How a model should answer; `None` (or empty) leaves a setting to the provider's
+/// configuration, then to the API's default. Set on an agent and per run; a run's set
+/// fields win ([`ModelSettings::over`]).
+///
+/// ```
+/// use golem_model::{ModelSettings, ToolChoice};
+///
+/// let agent = ModelSettings { temperature: Some(0.2), seed: Some(7), ..ModelSettings::default() };
+/// let run = ModelSettings { temperature: Some(0.0), tool_choice: Some(ToolChoice::Required), ..ModelSettings::default() };
+/// let both = run.over(&agent);
+/// assert_eq!((both.temperature, both.seed), (Some(0.0), Some(7)));
+/// assert_eq!(both.tool_choice, Some(ToolChoice::Required));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ModelSettings {
+    /// The most tokens the model may write in its answer (OpenAI:
+    /// `max_completion_tokens`; Anthropic: `max_tokens`). It replaces the provider
+    /// configuration's limit. An MCP server's sampling request sets it to the server's
+    /// `maxTokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// Sampling temperature (OpenAI takes 0 to 2, Anthropic 0 to 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Nucleus sampling: the probability mass the model samples from (0 to 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    /// Text that ends the answer where the model writes it (OpenAI takes at most 4).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+    /// A seed for sampling, for answers that repeat (OpenAI; Anthropic has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Whether and which tool the model must call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may call several tools in one answer (`None`: the API's
+    /// default, which is yes for both).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+}
+
+impl ModelSettings {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == ModelSettings::default()
+    }
+
+    /// These settings over `base`: each setting of `self` that is set wins, the others
+    /// are `base`'s.
+    pub fn over(&self, base: &ModelSettings) -> ModelSettings {
+        ModelSettings {
+            max_output_tokens: self.max_output_tokens.or(base.max_output_tokens),
+            temperature: self.temperature.or(base.temperature),
+            top_p: self.top_p.or(base.top_p),
+            stop: match self.stop.is_empty() {
+                true => base.stop.clone(),
+                false => self.stop.clone(),
+            },
+            seed: self.seed.or(base.seed),
+            tool_choice: self
+                .tool_choice
+                .clone()
+                .or_else(|| base.tool_choice.clone()),
+            parallel_tool_calls: self.parallel_tool_calls.or(base.parallel_tool_calls),
+        }
+    }
+}
+
+/// Whether and which tool a model must call ([`ModelSettings::tool_choice`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// The model decides (the APIs' default when tools are offered).
+    Auto,
+    /// No tool: the model answers in text.
+    None,
+    /// At least one tool call, whichever tool.
+    Required,
+    /// A call of this tool (its name as offered).
+    Tool(String),
 }
 
 /// A model's answer to one [`Request`].

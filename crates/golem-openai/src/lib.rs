@@ -8,9 +8,13 @@
 //! their arguments kept byte for byte (an empty string meaning `{}`); usage (with cached
 //! prompt tokens); finish reasons; and streaming, where tool-call arguments are assembled
 //! from their deltas however the chunks split them. A request's
-//! [`max_output_tokens`](Request::max_output_tokens) is sent as `max_completion_tokens`
-//! (the current field); [`OpenAiConfig::max_tokens`] as `max_tokens` (the one every
-//! compatible server reads), only when the request sets no limit of its own.
+//! [settings](golem_model::ModelSettings): its output limit is sent as
+//! `max_completion_tokens` (the current field), [`OpenAiConfig::max_tokens`] as
+//! `max_tokens` (the one every compatible server reads) only when the request sets no
+//! limit of its own; `temperature` (the request's, else the configuration's), `top_p`,
+//! `stop` (at most 4), `seed`, and, when tools are offered, `tool_choice` and
+//! `parallel_tool_calls`. A setting the API would refuse is an error before anything is
+//! sent.
 //!
 //! Failures are a [`ModelError`] whose `source()` is a typed [`ProviderError`]: the HTTP
 //! status, OpenAI's error type (or code) and message, whether it is retryable and the
@@ -62,6 +66,14 @@ use crate::wire::{ChatRequest, ChatResponse, ErrorBody, StreamOptions};
 /// How much of an error body is read (the rest is not needed to report it).
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+/// What Chat Completions takes of a request's settings.
+const SETTING_RULES: golem_provider_http::SettingRules = golem_provider_http::SettingRules {
+    provider: PROVIDER,
+    max_temperature: 2.0,
+    max_stop: 4,
+    seed: true,
+};
+
 /// The configuration of an [`OpenAi`] model. Start from [`OpenAiConfig::new`].
 #[derive(Clone, Debug)]
 pub struct OpenAiConfig {
@@ -73,8 +85,9 @@ pub struct OpenAiConfig {
     /// The key sent as `Authorization: Bearer ...`; `None` sends no header (local servers).
     pub api_key: Option<ApiKey>,
     /// `max_tokens`: the most tokens the model may write; `None` leaves it to the server.
-    /// A request's own [`Request::max_output_tokens`] replaces it, sent as
-    /// `max_completion_tokens` (then `max_tokens` is not sent).
+    /// A request's own output limit
+    /// ([`ModelSettings::max_output_tokens`](golem_model::ModelSettings::max_output_tokens))
+    /// replaces it, sent as `max_completion_tokens` (then `max_tokens` is not sent).
     pub max_tokens: Option<u32>,
     /// `temperature`; `None` leaves it to the server.
     pub temperature: Option<f32>,
@@ -150,17 +163,31 @@ impl OpenAi {
         if let Some(complaint) = wire::misplaced_images(request) {
             return Err(ModelError::new(complaint));
         }
+        golem_provider_http::check_settings(request, SETTING_RULES)?;
+        let settings = &request.settings;
+        // The API refuses a tool choice or parallel_tool_calls without tools; with none
+        // offered, `auto` and `none` mean nothing (the others were refused above).
+        let tools_offered = !request.tools.is_empty();
         let body = ChatRequest {
             model: &self.config.model,
             messages: wire::messages(request),
             tools: wire::tools(&request.tools),
             // The request's own limit replaces the configuration's: one field, never both.
-            max_tokens: match request.max_output_tokens {
+            max_tokens: match settings.max_output_tokens {
                 Some(_) => None,
                 None => self.config.max_tokens,
             },
-            max_completion_tokens: request.max_output_tokens,
-            temperature: self.config.temperature,
+            max_completion_tokens: settings.max_output_tokens,
+            temperature: settings.temperature.or(self.config.temperature),
+            top_p: settings.top_p,
+            stop: &settings.stop,
+            seed: settings.seed,
+            tool_choice: settings
+                .tool_choice
+                .as_ref()
+                .filter(|_| tools_offered)
+                .map(wire::tool_choice),
+            parallel_tool_calls: settings.parallel_tool_calls.filter(|_| tools_offered),
             stream,
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,

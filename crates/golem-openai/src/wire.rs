@@ -4,9 +4,22 @@
 
 use std::borrow::Cow;
 
-use golem_model::{FinishReason, Image, Message, Request, Role, ToolSpec, Usage};
+use golem_model::{FinishReason, Image, Message, Request, Role, ToolChoice, ToolSpec, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+/// `tool_choice` as Chat Completions writes it: `"auto"`, `"none"`, `"required"` or
+/// `{"type": "function", "function": {"name": ...}}`.
+pub(crate) fn tool_choice(choice: &ToolChoice) -> serde_json::Value {
+    match choice {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::None => "none".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::Tool(name) => {
+            serde_json::json!({"type": "function", "function": {"name": name}})
+        }
+    }
+}
 
 /// The body of `POST {base_url}/chat/completions`.
 #[derive(Serialize)]
@@ -19,12 +32,26 @@ pub(crate) struct ChatRequest<'a> {
     /// sent with `max_completion_tokens`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_tokens: Option<u32>,
-    /// The request's own limit ([`Request::max_output_tokens`]), in the field that
+    /// The request's own limit ([`ModelSettings::max_output_tokens`]), in the field that
     /// replaced `max_tokens` (which OpenAI's reasoning models refuse).
+    ///
+    /// [`ModelSettings::max_output_tokens`]: golem_model::ModelSettings::max_output_tokens
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) top_p: Option<f32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub(crate) stop: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) seed: Option<i64>,
+    /// Sent only with tools: the API refuses it without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_choice: Option<serde_json::Value>,
+    /// Sent only with tools: the API refuses it without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) parallel_tool_calls: Option<bool>,
     pub(crate) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) stream_options: Option<StreamOptions>,

@@ -97,7 +97,10 @@ async fn a_requests_output_limit_is_sent_as_max_completion_tokens_instead_of_the
         }
     });
     let limited = Request {
-        max_output_tokens: Some(50),
+        settings: golem_model::ModelSettings {
+            max_output_tokens: Some(50),
+            ..Default::default()
+        },
         ..request()
     };
     model.request(&limited).await.expect("answer");
@@ -416,4 +419,105 @@ async fn a_schema_without_type_object_is_normalised_for_the_api() {
     let parameters = &fake.requests()[0].body["tools"][0]["function"]["parameters"];
     assert_eq!(parameters["type"], "object");
     assert_eq!(parameters["properties"]["path"]["type"], "string");
+}
+
+#[tokio::test]
+async fn every_setting_reaches_the_body_and_what_the_api_refuses_is_never_sent() {
+    use golem_model::{ModelSettings, ToolChoice};
+    let (fake, config) = serve(vec![Raw::json(200, COMPLETION); 5]);
+    let model = model(config);
+    let with = |settings: ModelSettings| Request {
+        settings,
+        ..request()
+    };
+    let all = ModelSettings {
+        max_output_tokens: Some(64),
+        temperature: Some(0.25),
+        top_p: Some(0.5),
+        stop: vec!["END".into()],
+        seed: Some(42),
+        tool_choice: Some(ToolChoice::Required),
+        parallel_tool_calls: Some(false),
+    };
+    model.request(&with(all)).await.expect("answer");
+    let body = &fake.requests()[0].body;
+    for (field, want) in [
+        ("max_completion_tokens", serde_json::json!(64)),
+        ("temperature", serde_json::json!(0.25)),
+        ("top_p", serde_json::json!(0.5)),
+        ("stop", serde_json::json!(["END"])),
+        ("seed", serde_json::json!(42)),
+        ("tool_choice", serde_json::json!("required")),
+        ("parallel_tool_calls", serde_json::json!(false)),
+    ] {
+        assert_eq!(body[field], want, "{field} in {body}");
+    }
+    for (choice, want) in [
+        (ToolChoice::Auto, serde_json::json!("auto")),
+        (ToolChoice::None, serde_json::json!("none")),
+        (
+            ToolChoice::Tool("read".into()),
+            serde_json::json!({"type": "function", "function": {"name": "read"}}),
+        ),
+    ] {
+        let settings = ModelSettings {
+            tool_choice: Some(choice),
+            ..ModelSettings::default()
+        };
+        model.request(&with(settings)).await.expect("answer");
+        assert_eq!(
+            fake.requests().last().expect("sent").body["tool_choice"],
+            want
+        );
+    }
+    // Without tools, `auto` means nothing and is left out; nothing else is set.
+    let no_tools = Request {
+        tools: Vec::new(),
+        ..with(ModelSettings {
+            tool_choice: Some(ToolChoice::Auto),
+            parallel_tool_calls: Some(true),
+            ..ModelSettings::default()
+        })
+    };
+    model.request(&no_tools).await.expect("answer");
+    let body = &fake.requests()[4].body;
+    assert!(body.get("tool_choice").is_none() && body.get("parallel_tool_calls").is_none());
+    for field in [
+        "top_p",
+        "stop",
+        "seed",
+        "max_completion_tokens",
+        "temperature",
+    ] {
+        assert!(body.get(field).is_none(), "{field} in {body}");
+    }
+
+    // What the API would refuse fails before anything is sent.
+    for (settings, complaint) in [
+        (
+            ModelSettings {
+                temperature: Some(2.5),
+                ..ModelSettings::default()
+            },
+            "openai: temperature 2.5 is out of range: this API takes 0 to 2",
+        ),
+        (
+            ModelSettings {
+                stop: vec!["s".into(); 5],
+                ..ModelSettings::default()
+            },
+            "openai: 5 stop sequences given; this API takes at most 4",
+        ),
+        (
+            ModelSettings {
+                tool_choice: Some(ToolChoice::Tool("write".into())),
+                ..ModelSettings::default()
+            },
+            "openai: the tool choice names \"write\", which is not among the 1 tools offered",
+        ),
+    ] {
+        let error = model.request(&with(settings)).await.expect_err("refused");
+        assert_eq!(error.to_string(), complaint);
+    }
+    assert_eq!(fake.requests().len(), 5, "none of them was sent");
 }

@@ -7,7 +7,8 @@
 //! [`RetryPolicy`] ([`ask`]) around a streamed or whole answer. What
 //! differs between providers (the wire format and its stream parser, how an
 //! error body is read, which statuses a stream error maps to) stays in each
-//! adapter; ADR 0008 has the conventions.
+//! adapter; ADR 0008 has the conventions. `settings.rs` checks a
+//! request's model settings against what an API takes.
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,9 @@ use golem_model::{
 };
 use golem_sse::{SseError, SseEvent, SseParser};
 use reqwest::header::HeaderMap;
+
+mod settings;
+pub use settings::{SettingRules, check_settings};
 
 /// How many redirects within one origin the default client follows
 /// (reqwest's own default).

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use golem_model::{Image, Message, Model, Request, ToolCall, ToolSpec};
+use golem_model::{Image, Message, Model, ModelSettings, Request, ToolCall, ToolSpec};
 use serde_json::value::RawValue;
 
 use crate::server_requests::handlers::SamplingHandler;
@@ -30,10 +30,11 @@ const ANY_OBJECT: &str = r#"{"type":"object"}"#;
 /// tool results as tool calls and tool messages); the tools it offers are offered
 /// to the model with their schemas verbatim (none when its tool choice is
 /// `none`). The answer is the model's text and tool calls, named after
-/// [`Model::name`]. The server's `maxTokens` is the request's
-/// [`max_output_tokens`](Request::max_output_tokens) (a `maxTokens` of 0 is
-/// refused as invalid parameters); the temperature, stop sequences and model
-/// preferences are not passed on: the model's own configuration decides.
+/// [`Model::name`]. The server's `maxTokens` is the request's output limit
+/// ([`ModelSettings::max_output_tokens`]; a `maxTokens` of 0 is refused as
+/// invalid parameters), and its tool choice `required` the request's; the
+/// temperature, stop sequences and model preferences are not passed on: the
+/// model's own configuration decides.
 ///
 /// ```no_run
 /// # fn run(model: std::sync::Arc<dyn golem_model::Model>) {
@@ -185,15 +186,21 @@ fn model_request(request: &CreateMessageRequest) -> Result<Request, HandlerError
             .map(tool_spec)
             .collect::<Result<_, _>>()?,
     };
-    // `..Default` keeps whatever the model port gains later at its default.
-    #[allow(clippy::needless_update)]
+    let settings = ModelSettings {
+        // More than a provider takes is the provider's to refuse.
+        max_output_tokens: Some(u32::try_from(request.max_tokens).unwrap_or(u32::MAX)),
+        // `none` offers no tools at all (above); `auto` is the default.
+        tool_choice: match request.tool_choice {
+            Some(ToolChoice::Required) => Some(golem_model::ToolChoice::Required),
+            _ => None,
+        },
+        ..ModelSettings::default()
+    };
     Ok(Request {
         instructions: request.system_prompt.clone(),
         messages,
         tools,
-        // More than a provider takes is the provider's to refuse.
-        max_output_tokens: Some(u32::try_from(request.max_tokens).unwrap_or(u32::MAX)),
-        ..Request::default()
+        settings,
     })
 }
 
@@ -237,7 +244,11 @@ mod tests {
         .expect("a request");
         let model = model_request(&request).expect("converts");
         assert_eq!(model.instructions.as_deref(), Some("be brief"));
-        assert_eq!(model.max_output_tokens, Some(50), "the server's maxTokens");
+        assert_eq!(
+            model.settings.max_output_tokens,
+            Some(50),
+            "the server's maxTokens"
+        );
         assert_eq!(model.messages.len(), 3);
         assert_eq!(model.messages[0].content, "weather?");
         assert_eq!(
@@ -260,9 +271,19 @@ mod tests {
             model.tools[0].input_schema.get(),
             r#"{"type":"object","properties":{"city":{"type":"string"}}}"#
         );
+        assert_eq!(model.settings.tool_choice, None, "auto: the model decides");
         let mut no_tools = request.clone();
         no_tools.tool_choice = Some(ToolChoice::None);
         assert!(model_request(&no_tools).expect("converts").tools.is_empty());
+        let mut required = request.clone();
+        required.tool_choice = Some(ToolChoice::Required);
+        assert_eq!(
+            model_request(&required)
+                .expect("converts")
+                .settings
+                .tool_choice,
+            Some(golem_model::ToolChoice::Required)
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use golem_model::ModelSettings;
 use golem_tool::{Tool, Toolset};
 
 use super::approval::Approver;
@@ -155,6 +156,13 @@ pub struct AgentConfig<Deps> {
     /// calls it says need approval wait for its decision, and a denied one
     /// is a tool message the model sees. Default `None`: every call runs.
     pub approver: Option<Arc<dyn Approver>>,
+    /// How the model should answer (output limit, temperature, seed, tool
+    /// choice, ...), for every request of every run; a run's own settings
+    /// ([`Agent::run_with_settings`](crate::Agent::run_with_settings)) win
+    /// where set. A tool choice of `Required` or `Tool` holds until the
+    /// model has called a tool in the run, then the model decides, so that
+    /// it can answer. Default: none set.
+    pub settings: ModelSettings,
     /// The most model requests one run makes. Default
     /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
     pub max_turns: u32,
@@ -179,6 +187,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             tool_failures: ToolFailures::FailRun,
             approver: None,
             budget: None,
+            settings: ModelSettings::default(),
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,
         }
@@ -201,6 +210,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
             tool_failures: self.tool_failures,
             approver: self.approver.clone(),
             budget: self.budget.clone(),
+            settings: self.settings.clone(),
             max_turns: self.max_turns,
             output_retries: self.output_retries,
         }
@@ -221,6 +231,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("tool_failures", &self.tool_failures)
             .field("approver", &self.approver.as_ref().map(|_| "an approver"))
             .field("budget", &self.budget)
+            .field("settings", &self.settings)
             .field("max_turns", &self.max_turns)
             .field("output_retries", &self.output_retries)
             .finish()

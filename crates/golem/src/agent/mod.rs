@@ -12,7 +12,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use golem_model::{Message, Model, Response};
+use golem_model::{Message, Model, ModelSettings, Response};
 use golem_tool::Tool;
 
 use crate::decode::DecodeError;
@@ -47,6 +47,17 @@ use search::RunSearch;
 pub use search::{OfferedTools, SEARCH_TOOL, SEARCH_TOOL_FALLBACK};
 pub use turn::RunOutput;
 use turn::{RunLoop, Start};
+
+/// The settings of a run that sets none: the agent's apply.
+static NO_SETTINGS: ModelSettings = ModelSettings {
+    max_output_tokens: None,
+    temperature: None,
+    top_p: None,
+    stop: Vec::new(),
+    seed: None,
+    tool_choice: None,
+    parallel_tool_calls: None,
+};
 
 /// An agent: a [`Model`], the [`Tool`]s it may call, and a decoder that
 /// turns its final response into an `Output`.
@@ -206,6 +217,7 @@ impl<Deps, Output> Agent<Deps, Output> {
             },
             approver: config.approver.clone(),
             budget: config.budget.clone(),
+            settings: config.settings.clone(),
             max_turns: config.max_turns,
             output_retries: config.output_retries,
         };
@@ -263,7 +275,12 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         prompt: impl Into<String>,
     ) -> Result<RunOutput<Output>, RunError> {
         self.run_loop
-            .run(deps.into(), Start::New(vec![Message::user(prompt)]), None)
+            .run(
+                deps.into(),
+                Start::New(vec![Message::user(prompt)]),
+                &NO_SETTINGS,
+                None,
+            )
             .await
     }
 
@@ -280,7 +297,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     ) -> Result<RunOutput<Output>, RunError> {
         history.push(message);
         self.run_loop
-            .run(deps.into(), Start::New(history), None)
+            .run(deps.into(), Start::New(history), &NO_SETTINGS, None)
             .await
     }
 
@@ -343,8 +360,48 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
             .run(
                 deps.into(),
                 Start::New(vec![Message::user(prompt)]),
+                &NO_SETTINGS,
                 Some(sink),
             )
+            .await
+    }
+
+    /// The general form of the run methods: `history` (empty for a new
+    /// conversation), then `message`, with this run's model `settings` over
+    /// the agent's ([`AgentConfig::settings`]: each one set here wins), and
+    /// streaming to `sink` when there is one.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use golem_agent::model::{Message, ModelSettings};
+    /// use golem_agent::testmodel::{ScriptedModel, text_response};
+    /// use golem_agent::{Agent, AgentConfig};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let model = ScriptedModel::new([text_response("Four.")]);
+    /// let agent = Agent::new(Arc::new(model.clone()), golem_agent::decode::text, AgentConfig::<()> {
+    ///     settings: ModelSettings { temperature: Some(0.7), seed: Some(1), ..ModelSettings::default() },
+    ///     ..AgentConfig::default()
+    /// })?;
+    /// let careful = ModelSettings { temperature: Some(0.0), ..ModelSettings::default() };
+    /// agent.run_with_settings((), Vec::new(), Message::user("2 + 2?"), &careful, None).await?;
+    /// let sent = &model.requests()[0].settings;
+    /// assert_eq!((sent.temperature, sent.seed), (Some(0.0), Some(1)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn run_with_settings(
+        &self,
+        deps: impl Into<Arc<Deps>>,
+        mut history: Vec<Message>,
+        message: Message,
+        settings: &ModelSettings,
+        sink: Option<RunSink<'_>>,
+    ) -> Result<RunOutput<Output>, RunError> {
+        history.push(message);
+        self.run_loop
+            .run(deps.into(), Start::New(history), settings, sink)
             .await
     }
 
@@ -359,7 +416,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     ) -> Result<RunOutput<Output>, RunError> {
         history.push(message);
         self.run_loop
-            .run(deps.into(), Start::New(history), Some(sink))
+            .run(deps.into(), Start::New(history), &NO_SETTINGS, Some(sink))
             .await
     }
 
@@ -390,7 +447,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     ) -> Result<RunOutput<Output>, RunError> {
         let resume = pending.resume(decisions)?;
         self.run_loop
-            .run(deps.into(), Start::Resume(resume), None)
+            .run(deps.into(), Start::Resume(resume), &NO_SETTINGS, None)
             .await
     }
 
@@ -405,7 +462,7 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     ) -> Result<RunOutput<Output>, RunError> {
         let resume = pending.resume(decisions)?;
         self.run_loop
-            .run(deps.into(), Start::Resume(resume), Some(sink))
+            .run(deps.into(), Start::Resume(resume), &NO_SETTINGS, Some(sink))
             .await
     }
 }

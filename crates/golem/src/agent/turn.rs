@@ -18,7 +18,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use golem_model::{Image, Message, Model, ModelRetry, Request, Response, ToolCall, Usage};
+use golem_model::{
+    Image, Message, Model, ModelRetry, ModelSettings, Request, Response, ToolCall, ToolChoice,
+    Usage,
+};
 use tracing::Instrument;
 
 use super::approval::{self, ApprovalRequest, Approver, Decision, RunApprovals, Verdict};
@@ -83,21 +86,29 @@ pub(super) struct RunLoop<Deps, Output> {
     pub(super) approver: Option<Arc<dyn Approver>>,
     /// What runs may spend, and spent.
     pub(super) budget: Option<Arc<Budget>>,
+    /// The agent's model settings, under each run's.
+    pub(super) settings: ModelSettings,
     pub(super) max_turns: u32,
     pub(super) output_retries: u32,
 }
 
 impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
-    /// The run loop in its `tracing` span; `sink` selects streaming.
+    /// The run loop in its `tracing` span, with the run's `settings` over
+    /// the agent's; `sink` selects streaming.
     pub(super) async fn run(
         &self,
         deps: Arc<Deps>,
         start: Start,
+        settings: &ModelSettings,
         sink: Option<RunSink<'_>>,
     ) -> Result<RunOutput<Output>, RunError> {
         let span = telemetry::run_span(sink.is_some(), self.max_turns);
         let started = Instant::now();
-        let result = self.turns(deps, start, sink).instrument(span.clone()).await;
+        let settings = settings.over(&self.settings);
+        let result = self
+            .turns(deps, start, settings, sink)
+            .instrument(span.clone())
+            .await;
         let (usage, error) = match &result {
             Ok(run) => (Some(&run.usage), None),
             Err(error) => (None, Some(error)),
@@ -113,6 +124,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         &self,
         deps: Arc<Deps>,
         start: Start,
+        settings: ModelSettings,
         mut sink: Option<RunSink<'_>>,
     ) -> Result<RunOutput<Output>, RunError> {
         let (messages, mut pending, first_turn, mut usage, mut approvals) = match start {
@@ -135,6 +147,8 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 ),
             ),
         };
+        // A resumed run's model has called tools already.
+        let mut called_a_tool = pending.is_some();
         let mut request = Request {
             instructions: self.instructions.clone(),
             messages,
@@ -161,6 +175,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             let view = search.view(offered)?;
             let offered = view.offered;
             request.tools = view.specs;
+            request.settings = settings_now(&settings, called_a_tool);
             output::bound_images(&mut request.messages);
             // A resumed run's pending calls are this turn's: the model
             // asked for them before the run ended.
@@ -187,6 +202,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                     Answer::Calls(text, calls) => (text, calls),
                 },
             };
+            called_a_tool = true;
             let resolved = resolve(&offered, &tool_calls);
             for tool in resolved.iter().flatten() {
                 search.called(offered.tools[*tool].name());
@@ -556,6 +572,21 @@ enum Screened {
         /// The decisions made for the others asked about, by call id.
         decided: Vec<(String, Decision)>,
     },
+}
+
+/// The settings of the next request: a tool choice that forces a call
+/// (`Required`, `Tool`) holds until the model has called a tool, then the
+/// model decides, so that it can answer.
+fn settings_now(settings: &ModelSettings, called_a_tool: bool) -> ModelSettings {
+    let forced = matches!(
+        settings.tool_choice,
+        Some(ToolChoice::Required | ToolChoice::Tool(_))
+    );
+    let mut now = settings.clone();
+    if forced && called_a_tool {
+        now.tool_choice = None;
+    }
+    now
 }
 
 /// The user message after a final answer the decoder rejected.
