@@ -309,7 +309,8 @@ everything_checks() {
   run call trigger-elicitation-request "$@"
   expect_status 0
   expect_stdout_line '"action": "decline"'
-  expect_stderr_line '^golem-mcp: declined the server.s request for input \(a form: '
+  # The note names the server as the command names it, then as it names itself.
+  expect_stderr_line '^golem-mcp: the server "[^"]+" \(mcp-servers/everything [^)]*\) asked for input \(a form: .*\): declined'
   verdict "elicitation declined without a terminal"
 
   run call trigger-elicitation-request --on-elicitation defaults "$@"
