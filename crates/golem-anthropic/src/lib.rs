@@ -48,6 +48,7 @@
 //! ```
 
 mod error;
+mod output;
 mod stream;
 mod wire;
 
@@ -190,23 +191,27 @@ impl Anthropic {
         }
         golem_provider_http::check_settings(request, SETTING_RULES)?;
         let settings = &request.settings;
+        let mut tools = wire::tools(&request.tools);
+        // An answer's shape is one more tool, which the model is made to call.
+        let mut tool_choice = settings.tool_choice.clone();
+        if let Some(shape) = &request.output {
+            tools.push(output::tool(shape));
+            tool_choice = Some(output::tool_choice(request, shape));
+        }
         let body = MessagesRequest {
             model: &self.config.model,
             // Required by the API: the request's own limit, else the configuration's.
             max_tokens: settings.max_output_tokens.unwrap_or(self.config.max_tokens),
             system: wire::system(request),
             messages: wire::messages(request),
-            tools: wire::tools(&request.tools),
             temperature: settings.temperature.or(self.config.temperature),
             top_p: settings.top_p,
             stop_sequences: &settings.stop,
             // The API refuses a tool choice without tools; with none offered, `auto` and
             // `none` mean nothing (the others were refused above).
-            tool_choice: wire::tool_choice(
-                settings.tool_choice.as_ref(),
-                settings.parallel_tool_calls,
-            )
-            .filter(|_| !request.tools.is_empty()),
+            tool_choice: wire::tool_choice(tool_choice.as_ref(), settings.parallel_tool_calls)
+                .filter(|_| !tools.is_empty()),
+            tools,
             stream,
         };
         serde_json::to_vec(&body)
@@ -220,7 +225,32 @@ impl Anthropic {
         sink: Option<StreamSink<'_>>,
     ) -> Result<Response, ModelError> {
         let body = self.body(request, sink.is_some())?;
-        golem_provider_http::ask(&Attempts(self), &self.config.retry, &body, sink).await
+        let Some(shape) = &request.output else {
+            return golem_provider_http::ask(&Attempts(self), &self.config.retry, &body, sink)
+                .await;
+        };
+        // The output tool's call is the answer, streamed as text.
+        let response = match sink {
+            None => {
+                golem_provider_http::ask(&Attempts(self), &self.config.retry, &body, None).await
+            }
+            Some(sink) => {
+                let mut streamed = output::Streamed::new(shape);
+                let mut forward = |event| {
+                    if let Some(event) = streamed.map(event) {
+                        sink(event);
+                    }
+                };
+                golem_provider_http::ask(
+                    &Attempts(self),
+                    &self.config.retry,
+                    &body,
+                    Some(&mut forward),
+                )
+                .await
+            }
+        }?;
+        Ok(output::answer(shape, response))
     }
 
     /// How this provider reads its answers (the shared plumbing).

@@ -130,6 +130,17 @@ pub(crate) struct WireTool<'a> {
     input_schema: Cow<'a, RawValue>,
 }
 
+impl<'a> WireTool<'a> {
+    /// A tool of this name, description and input schema (sent verbatim).
+    pub(crate) fn new(name: &'a str, description: &'a str, input_schema: &'a RawValue) -> Self {
+        WireTool {
+            name,
+            description,
+            input_schema: Cow::Borrowed(input_schema),
+        }
+    }
+}
+
 /// The `system` parameter: the request's instructions, then the text of any system
 /// messages (the API has no system role inside `messages`), separated by blank lines.
 pub(crate) fn system(request: &Request) -> Option<String> {

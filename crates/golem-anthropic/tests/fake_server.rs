@@ -684,3 +684,80 @@ async fn every_setting_reaches_the_body_and_a_seed_is_refused_before_sending() {
     );
     assert_eq!(fake.requests().len(), 4, "none of them was sent");
 }
+
+/// An answer's shape as a request's output schema.
+fn shaped(request: Request) -> Request {
+    Request {
+        output: Some(golem_model::OutputSchema {
+            name: "final_result".into(),
+            schema: serde_json::value::RawValue::from_string(
+                r#"{"type":"object","properties":{"city":{"type":"string"}}}"#.into(),
+            )
+            .expect("json"),
+            strict: false,
+        }),
+        ..request
+    }
+}
+
+const ANSWERED: &str = r#"{"id":"msg_02","type":"message","role":"assistant","model":"claude-test","content":[{"type":"tool_use","id":"toolu_f","name":"final_result","input":{"city": "Oslo"}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":30,"output_tokens":9}}"#;
+
+#[tokio::test]
+async fn an_answers_shape_is_a_tool_the_model_must_call_and_its_input_is_the_answer() {
+    let streamed = anthropic::sse(&[
+        START,
+        r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_f","name":"final_result","input":{}}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"city\": "}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"Oslo\"}"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":6}}"#,
+        r#"{"type":"message_stop"}"#,
+    ]);
+    let (fake, config) = serve(vec![
+        Raw::json(200, ANSWERED),
+        Raw::json(200, ANSWERED),
+        Raw::sse(vec![streamed.into_bytes()]),
+    ]);
+    let model = model(config);
+
+    // With tools of its own: the output tool is one more, and some tool must be called.
+    let answer = model.request(&shaped(request())).await.expect("answer");
+    assert_eq!(answer.text, r#"{"city": "Oslo"}"#);
+    assert!(answer.tool_calls.is_empty());
+    assert_eq!(answer.finish_reason, FinishReason::Stop);
+    let body = &fake.requests()[0].body;
+    let tools = body["tools"].as_array().expect("tools");
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[1]["name"], "final_result");
+    assert_eq!(
+        tools[1]["input_schema"]["properties"]["city"]["type"],
+        "string"
+    );
+    assert_eq!(body["tool_choice"], serde_json::json!({"type": "any"}));
+
+    // Without: that tool is the one to call.
+    let alone = shaped(Request {
+        tools: Vec::new(),
+        ..request()
+    });
+    model.request(&alone).await.expect("answer");
+    assert_eq!(
+        fake.requests()[1].body["tool_choice"],
+        serde_json::json!({"type": "tool", "name": "final_result"})
+    );
+
+    // Streamed: the answer arrives as text, never as a tool call.
+    let mut events = Vec::new();
+    let answer = model
+        .request_stream(&alone, &mut |event| events.push(event))
+        .await
+        .expect("answer");
+    assert_eq!(answer.text, r#"{"city": "Oslo"}"#);
+    assert_eq!(
+        events,
+        [
+            StreamEvent::Text("{\"city\": ".into()),
+            StreamEvent::Text("\"Oslo\"}".into())
+        ]
+    );
+}

@@ -8,7 +8,9 @@
 //! Anthropic's `max_tokens` required and at least 1; on the other settings,
 //! OpenAI's `tool_choice` and `parallel_tool_calls` only with tools, its
 //! temperature from 0 to 2 and at most 4 `stop` sequences, Anthropic's
-//! temperature from 0 to 1 and no field it does not have (`seed`). A test that sends what
+//! temperature from 0 to 1 and no field it does not have (`seed`); on
+//! OpenAI's `json_schema` response format, a name of the tools' alphabet
+//! and, when `strict`, every object closed and every property required. A test that sends what
 //! the real API would refuse fails here as it would in production.
 
 use serde_json::Value;
@@ -20,7 +22,65 @@ const MAX_NAME: usize = 64;
 pub(crate) fn openai(body: &Value) -> Option<String> {
     openai_limits(body)
         .or_else(|| openai_settings(body))
+        .or_else(|| openai_response_format(&body["response_format"]))
         .or_else(|| openai_tools(body))
+}
+
+/// Why the API would refuse a `json_schema` response format: a name that
+/// is not letters, digits, `_` and `-` (at most 64), or, with `strict`, an
+/// object that is not closed or does not require every property.
+fn openai_response_format(format: &Value) -> Option<String> {
+    if format["type"] != "json_schema" {
+        return None;
+    }
+    let spec = &format["json_schema"];
+    let name = spec["name"].as_str().unwrap_or_default();
+    if !name_characters_allowed(name) || name.len() > MAX_NAME {
+        return Some(
+            "Invalid 'response_format.json_schema.name': string does not match pattern. \
+             Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'."
+                .into(),
+        );
+    }
+    if spec["strict"] != true {
+        return None;
+    }
+    strict_refusal(&spec["schema"])
+        .map(|why| format!("Invalid schema for response_format '{name}': In context=(), {why}"))
+}
+
+/// What strict mode refuses in `schema`: the first object that is not
+/// closed, or that leaves a property out of `required`.
+fn strict_refusal(schema: &Value) -> Option<String> {
+    match schema {
+        Value::Object(object) => {
+            if object.get("type") == Some(&Value::from("object")) {
+                if object.get("additionalProperties") != Some(&Value::Bool(false)) {
+                    return Some(
+                        "'additionalProperties' is required to be supplied and to be false.".into(),
+                    );
+                }
+                let required: Vec<&Value> = object
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|names| names.iter().collect())
+                    .unwrap_or_default();
+                if let Some(properties) = object.get("properties").and_then(Value::as_object)
+                    && let Some(missing) = properties
+                        .keys()
+                        .find(|key| !required.contains(&&Value::from(key.as_str())))
+                {
+                    return Some(format!(
+                        "'required' is required to be supplied and to be an array including \
+                         every key in properties. Missing '{missing}'."
+                    ));
+                }
+            }
+            object.values().find_map(strict_refusal)
+        }
+        Value::Array(items) => items.iter().find_map(strict_refusal),
+        _ => None,
+    }
 }
 
 /// Why the OpenAI Chat Completions API would refuse `body`'s sampling and
@@ -313,6 +373,22 @@ mod tests {
         assert!(
             openai(&json!({"model": "m", "temperature": 2.5}))
                 .is_some_and(|refusal| refusal.contains("Expected a value <= 2, but got 2.5"))
+        );
+        let format = |strict: bool, schema: Value| {
+            json!({"model": "m", "response_format": {"type": "json_schema",
+                "json_schema": {"name": "final_result", "strict": strict, "schema": schema}}})
+        };
+        let open = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(openai(&format(false, open.clone())), None);
+        assert!(
+            openai(&format(true, open))
+                .is_some_and(|refusal| refusal.contains("'additionalProperties' is required"))
+        );
+        let optional = json!({"type": "object", "properties": {"a": {}}, "required": [],
+            "additionalProperties": false});
+        assert!(
+            openai(&format(true, optional))
+                .is_some_and(|refusal| refusal.ends_with("Missing 'a'."))
         );
         assert!(
             openai(&json!({"model": "m", "stop": ["a", "b", "c", "d", "e"]}))

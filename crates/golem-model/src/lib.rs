@@ -366,7 +366,37 @@ pub struct Request {
     /// setting it cannot honour.
     #[serde(default, skip_serializing_if = "ModelSettings::is_empty")]
     pub settings: ModelSettings,
+    /// The shape the final answer must have, if any: the answer's text is then JSON
+    /// that fits it. Each provider asks for it its own way (OpenAI `response_format`,
+    /// Anthropic a tool whose input is the answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<OutputSchema>,
 }
+
+/// The JSON Schema a final answer must fit ([`Request::output`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OutputSchema {
+    /// A name for the answer's shape (letters, digits, `_` and `-`, at most 64): the
+    /// providers' APIs want one (OpenAI's `json_schema.name`, Anthropic's tool name).
+    pub name: String,
+    /// The schema, verbatim; its top level is an object (`"type": "object"`), as every
+    /// provider's mechanism takes.
+    pub schema: Box<RawValue>,
+    /// Whether the schema fits OpenAI's strict mode (every object closed with
+    /// `"additionalProperties": false` and every property required), so the API can be
+    /// asked to hold the model to it exactly.
+    pub strict: bool,
+}
+
+impl PartialEq for OutputSchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.schema.get() == other.schema.get()
+            && self.strict == other.strict
+    }
+}
+
+impl Eq for OutputSchema {}
 
 /// How a model should answer; `None` (or empty) leaves a setting to the provider's
 /// configuration, then to the API's default. Set on an agent and per run; a run's set

@@ -14,7 +14,9 @@
 //! limit of its own; `temperature` (the request's, else the configuration's), `top_p`,
 //! `stop` (at most 4), `seed`, and, when tools are offered, `tool_choice` and
 //! `parallel_tool_calls`. A setting the API would refuse is an error before anything is
-//! sent.
+//! sent. A request's [output schema](golem_model::OutputSchema) is sent as
+//! `response_format` (`json_schema`, `strict` as the schema allows): the answer's text is
+//! the JSON.
 //!
 //! Failures are a [`ModelError`] whose `source()` is a typed [`ProviderError`]: the HTTP
 //! status, OpenAI's error type (or code) and message, whether it is retryable and the
@@ -61,7 +63,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 
 use crate::error::{PROVIDER, invalid, status_error};
 use crate::stream::Assembler;
-use crate::wire::{ChatRequest, ChatResponse, ErrorBody, StreamOptions};
+use crate::wire::{ChatRequest, ChatResponse, ErrorBody, ResponseFormat, StreamOptions};
 
 /// How much of an error body is read (the rest is not needed to report it).
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -188,6 +190,7 @@ impl OpenAi {
                 .filter(|_| tools_offered)
                 .map(wire::tool_choice),
             parallel_tool_calls: settings.parallel_tool_calls.filter(|_| tools_offered),
+            response_format: request.output.as_ref().map(ResponseFormat::of),
             stream,
             stream_options: stream.then_some(StreamOptions {
                 include_usage: true,

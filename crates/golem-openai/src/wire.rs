@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 
-use golem_model::{FinishReason, Image, Message, Request, Role, ToolChoice, ToolSpec, Usage};
+use golem_model::{
+    FinishReason, Image, Message, OutputSchema, Request, Role, ToolChoice, ToolSpec, Usage,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -52,9 +54,42 @@ pub(crate) struct ChatRequest<'a> {
     /// Sent only with tools: the API refuses it without.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) parallel_tool_calls: Option<bool>,
+    /// The answer's schema, when the request asks for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) response_format: Option<ResponseFormat<'a>>,
     pub(crate) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) stream_options: Option<StreamOptions>,
+}
+
+/// `response_format`: `{"type": "json_schema", "json_schema": {"name", "schema",
+/// "strict"}}`, the schema sent verbatim.
+#[derive(Serialize)]
+pub(crate) struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: JsonSchemaFormat<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonSchemaFormat<'a> {
+    name: &'a str,
+    schema: &'a RawValue,
+    strict: bool,
+}
+
+impl<'a> ResponseFormat<'a> {
+    /// The format that asks for answers fitting `output`.
+    pub(crate) fn of(output: &'a OutputSchema) -> Self {
+        ResponseFormat {
+            kind: "json_schema",
+            json_schema: JsonSchemaFormat {
+                name: &output.name,
+                schema: &output.schema,
+                strict: output.strict,
+            },
+        }
+    }
 }
 
 #[derive(Serialize)]

@@ -521,3 +521,28 @@ async fn every_setting_reaches_the_body_and_what_the_api_refuses_is_never_sent()
     }
     assert_eq!(fake.requests().len(), 5, "none of them was sent");
 }
+
+#[tokio::test]
+async fn an_answers_shape_is_sent_as_response_format() {
+    let (fake, config) = serve(vec![Raw::json(200, COMPLETION)]);
+    let shaped = Request {
+        output: Some(golem_model::OutputSchema {
+            name: "final_result".into(),
+            schema: serde_json::value::RawValue::from_string(
+                r#"{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}"#.into(),
+            )
+            .expect("json"),
+            strict: true,
+        }),
+        ..request()
+    };
+    model(config).request(&shaped).await.expect("answer");
+    let format = &fake.requests()[0].body["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(format["json_schema"]["name"], "final_result");
+    assert_eq!(format["json_schema"]["strict"], true);
+    assert_eq!(
+        format["json_schema"]["schema"]["properties"]["city"]["type"],
+        "string"
+    );
+}

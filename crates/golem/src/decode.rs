@@ -5,10 +5,15 @@
 //! without tool calls). It may reject the response as correctable with
 //! [`DecodeError::Retry`]: the reason goes back to the model, which answers
 //! again, within [`AgentConfig::output_retries`](crate::AgentConfig::output_retries).
+//! [`text`] is the default; [`typed`] (feature `typed`) decodes a Rust type
+//! whose JSON Schema the model is given.
 
 use std::error::Error;
 
 use golem_model::{ModelRetry, Response};
+
+#[cfg(feature = "typed")]
+pub use crate::typed::{OUTPUT_NAME, typed};
 
 /// Why a decoder did not produce an output.
 ///

@@ -55,6 +55,8 @@ pub mod decode;
 mod error;
 mod telemetry;
 pub mod testmodel;
+#[cfg(feature = "typed")]
+mod typed;
 
 pub use agent::{
     Agent, AgentConfig, ApprovalRequest, Approver, DEFAULT_MAX_TOOL_OUTPUT, DEFAULT_MAX_TURNS,

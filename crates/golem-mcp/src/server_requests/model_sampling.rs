@@ -201,6 +201,7 @@ fn model_request(request: &CreateMessageRequest) -> Result<Request, HandlerError
         messages,
         tools,
         settings,
+        output: None,
     })
 }
 

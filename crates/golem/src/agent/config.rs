@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use golem_model::ModelSettings;
+use golem_model::{ModelSettings, OutputSchema};
 use golem_tool::{Tool, Toolset};
 
 use super::approval::Approver;
@@ -163,6 +163,11 @@ pub struct AgentConfig<Deps> {
     /// model has called a tool in the run, then the model decides, so that
     /// it can answer. Default: none set.
     pub settings: ModelSettings,
+    /// The shape the final answer must have, sent with every request (see
+    /// [`Request::output`](golem_model::Request::output)); the decoder then
+    /// reads that JSON. [`Agent::typed`](crate::Agent::typed) sets it from
+    /// the output type. Default: none (plain text).
+    pub output: Option<OutputSchema>,
     /// The most model requests one run makes. Default
     /// [`DEFAULT_MAX_TURNS`]; must be at least 1.
     pub max_turns: u32,
@@ -188,6 +193,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             approver: None,
             budget: None,
             settings: ModelSettings::default(),
+            output: None,
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,
         }
@@ -211,6 +217,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
             approver: self.approver.clone(),
             budget: self.budget.clone(),
             settings: self.settings.clone(),
+            output: self.output.clone(),
             max_turns: self.max_turns,
             output_retries: self.output_retries,
         }
@@ -232,6 +239,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("approver", &self.approver.as_ref().map(|_| "an approver"))
             .field("budget", &self.budget)
             .field("settings", &self.settings)
+            .field("output", &self.output.as_ref().map(|output| &output.name))
             .field("max_turns", &self.max_turns)
             .field("output_retries", &self.output_retries)
             .finish()

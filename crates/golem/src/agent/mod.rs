@@ -218,10 +218,56 @@ impl<Deps, Output> Agent<Deps, Output> {
             approver: config.approver.clone(),
             budget: config.budget.clone(),
             settings: config.settings.clone(),
+            output: config.output.clone(),
             max_turns: config.max_turns,
             output_retries: config.output_retries,
         };
         Ok(Self { run_loop })
+    }
+
+    /// An agent whose final answer is an `Output`: the type's JSON Schema
+    /// goes to the model with every request
+    /// ([`AgentConfig::output`], set here), and its answer is parsed into
+    /// the type ([`decode::typed`](crate::decode::typed)); an answer that
+    /// does not fit goes back to it with the error, within
+    /// [`AgentConfig::output_retries`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use golem_agent::testmodel::{ScriptedModel, text_response};
+    /// use golem_agent::{Agent, AgentConfig};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Capital { country: String, city: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let model = ScriptedModel::new([
+    ///     text_response("Paris"), // not the shape: sent back with the error
+    ///     text_response(r#"{"country": "France", "city": "Paris"}"#),
+    /// ]);
+    /// let agent = Agent::<(), Capital>::typed(Arc::new(model.clone()), AgentConfig {
+    ///     output_retries: 2,
+    ///     ..AgentConfig::default()
+    /// })?;
+    /// let run = agent.run((), "The capital of France?").await?;
+    /// assert_eq!(run.output.city, "Paris");
+    /// assert!(model.requests()[0].output.is_some());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`new`](Self::new).
+    #[cfg(feature = "typed")]
+    pub fn typed(model: Arc<dyn Model>, mut config: AgentConfig<Deps>) -> Result<Self, ConfigError>
+    where
+        Output: serde::de::DeserializeOwned + schemars::JsonSchema + 'static,
+    {
+        let (schema, decoder) = crate::decode::typed::<Output>();
+        config.output = Some(schema);
+        Self::new(model, decoder, config)
     }
 
     /// The agent's fixed tools, in the order they are offered to the model

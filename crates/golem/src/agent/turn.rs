@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use golem_model::{
-    Image, Message, Model, ModelRetry, ModelSettings, Request, Response, ToolCall, ToolChoice,
-    Usage,
+    Image, Message, Model, ModelRetry, ModelSettings, OutputSchema, Request, Response, ToolCall,
+    ToolChoice, Usage,
 };
 use tracing::Instrument;
 
@@ -88,6 +88,8 @@ pub(super) struct RunLoop<Deps, Output> {
     pub(super) budget: Option<Arc<Budget>>,
     /// The agent's model settings, under each run's.
     pub(super) settings: ModelSettings,
+    /// The shape of the final answer, if any.
+    pub(super) output: Option<OutputSchema>,
     pub(super) max_turns: u32,
     pub(super) output_retries: u32,
 }
@@ -152,6 +154,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         let mut request = Request {
             instructions: self.instructions.clone(),
             messages,
+            output: self.output.clone(),
             ..Request::default()
         };
         // Rejections so far in this run, per tool name (toolsets' tools may

@@ -1,0 +1,137 @@
+//! An answer of a required shape ([`Request::output`]) through the Messages
+//! API, which has no response format: the shape is offered as one more
+//! tool, whose input is the answer, and the model is made to call a tool
+//! (that one when it is the only one, any otherwise, so it can still use
+//! the real tools first). The call of that tool is then the answer: its
+//! input becomes the response's text, streamed as text, and the call is
+//! not a tool call. It knows nothing of HTTP.
+
+use golem_model::{FinishReason, OutputSchema, Request, Response, StreamEvent, ToolChoice};
+
+/// What the output tool tells the model.
+const DESCRIPTION: &str = "Give your final answer with this tool: its input is the answer. \
+                           Call it once you have everything the answer needs.";
+
+/// The output tool's wire form.
+pub(crate) fn tool(output: &OutputSchema) -> crate::wire::WireTool<'_> {
+    crate::wire::WireTool::new(&output.name, DESCRIPTION, &output.schema)
+}
+
+/// The tool choice when an answer of `output`'s shape is asked for: the
+/// request's own when it forces a call of a real tool; otherwise the output
+/// tool when it is the only tool, else any tool (the model then answers
+/// through the output tool).
+pub(crate) fn tool_choice<'a>(request: &'a Request, output: &'a OutputSchema) -> ToolChoice {
+    match &request.settings.tool_choice {
+        Some(forced @ (ToolChoice::Required | ToolChoice::Tool(_))) => forced.clone(),
+        _ if request.tools.is_empty() => ToolChoice::Tool(output.name.clone()),
+        _ => ToolChoice::Required,
+    }
+}
+
+/// `response` with its call of the output tool made its text: the answer.
+/// Other calls of the same response are dropped with it (the answer ends
+/// the turn).
+pub(crate) fn answer(output: &OutputSchema, mut response: Response) -> Response {
+    let Some(position) = response
+        .tool_calls
+        .iter()
+        .position(|call| call.name == output.name)
+    else {
+        return response;
+    };
+    let call = response.tool_calls.swap_remove(position);
+    response.text = call.arguments.get().to_owned();
+    response.tool_calls.clear();
+    response.finish_reason = FinishReason::Stop;
+    response
+}
+
+/// Stream events as they reach the caller when an answer of `output`'s
+/// shape is asked for: the output tool's call is streamed as text.
+pub(crate) struct Streamed<'a> {
+    output: &'a OutputSchema,
+    /// The index of the output tool's call, once it has started.
+    answer: Option<usize>,
+}
+
+impl<'a> Streamed<'a> {
+    pub(crate) fn new(output: &'a OutputSchema) -> Self {
+        Streamed {
+            output,
+            answer: None,
+        }
+    }
+
+    /// The event the caller sees for `event`, if any.
+    pub(crate) fn map(&mut self, event: StreamEvent) -> Option<StreamEvent> {
+        match event {
+            StreamEvent::ToolCallStarted {
+                index, ref name, ..
+            } if *name == self.output.name => {
+                self.answer = Some(index);
+                None
+            }
+            StreamEvent::ToolCallArguments { index, fragment } if Some(index) == self.answer => {
+                Some(StreamEvent::Text(fragment))
+            }
+            other => Some(other),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use golem_model::ToolCall;
+
+    fn output() -> OutputSchema {
+        OutputSchema {
+            name: "final_result".into(),
+            schema: serde_json::value::RawValue::from_string(r#"{"type":"object"}"#.into())
+                .expect("json"),
+            strict: false,
+        }
+    }
+
+    #[test]
+    fn the_output_tools_call_is_the_answer_and_streams_as_text() {
+        let response = Response {
+            tool_calls: vec![
+                ToolCall::new("t1", "final_result", r#"{"city": "Oslo"}"#).expect("json"),
+            ],
+            finish_reason: FinishReason::ToolCalls,
+            ..Response::default()
+        };
+        let answered = answer(&output(), response);
+        assert_eq!(answered.text, r#"{"city": "Oslo"}"#);
+        assert!(answered.tool_calls.is_empty());
+        assert_eq!(answered.finish_reason, FinishReason::Stop);
+
+        let output = output();
+        let mut streamed = Streamed::new(&output);
+        let events = [
+            StreamEvent::ToolCallStarted {
+                index: 0,
+                id: "t1".into(),
+                name: "final_result".into(),
+            },
+            StreamEvent::ToolCallArguments {
+                index: 0,
+                fragment: "{\"ci".into(),
+            },
+            StreamEvent::ToolCallArguments {
+                index: 0,
+                fragment: "ty\": 1}".into(),
+            },
+        ];
+        let seen: Vec<StreamEvent> = events.into_iter().filter_map(|e| streamed.map(e)).collect();
+        assert_eq!(
+            seen,
+            [
+                StreamEvent::Text("{\"ci".into()),
+                StreamEvent::Text("ty\": 1}".into())
+            ]
+        );
+    }
+}
