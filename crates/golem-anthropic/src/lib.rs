@@ -191,6 +191,13 @@ impl Anthropic {
         }
         golem_provider_http::check_settings(request, SETTING_RULES)?;
         let settings = &request.settings;
+        let temperature = settings.temperature.or(self.config.temperature);
+        // Claude's current models refuse the two together.
+        if temperature.is_some() && settings.top_p.is_some() {
+            return Err(ModelError::new(
+                "anthropic: temperature and top_p are both set; Claude models take one of them",
+            ));
+        }
         let mut tools = wire::tools(&request.tools);
         // An answer's shape is one more tool, which the model is made to call.
         let mut tool_choice = settings.tool_choice.clone();
@@ -204,7 +211,7 @@ impl Anthropic {
             max_tokens: settings.max_output_tokens.unwrap_or(self.config.max_tokens),
             system: wire::system(request),
             messages: wire::messages(request),
-            temperature: settings.temperature.or(self.config.temperature),
+            temperature,
             top_p: settings.top_p,
             stop_sequences: &settings.stop,
             // The API refuses a tool choice without tools; with none offered, `auto` and

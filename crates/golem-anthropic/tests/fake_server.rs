@@ -601,7 +601,6 @@ async fn every_setting_reaches_the_body_and_a_seed_is_refused_before_sending() {
     };
     let all = ModelSettings {
         max_output_tokens: Some(64),
-        temperature: Some(0.25),
         top_p: Some(0.5),
         stop: vec!["END".into()],
         tool_choice: Some(ToolChoice::Tool("read".into())),
@@ -612,7 +611,6 @@ async fn every_setting_reaches_the_body_and_a_seed_is_refused_before_sending() {
     let body = &fake.requests()[0].body;
     for (field, want) in [
         ("max_tokens", serde_json::json!(64)),
-        ("temperature", serde_json::json!(0.25)),
         ("top_p", serde_json::json!(0.5)),
         ("stop_sequences", serde_json::json!(["END"])),
         (
@@ -665,6 +663,14 @@ async fn every_setting_reaches_the_body_and_a_seed_is_refused_before_sending() {
                 ..ModelSettings::default()
             },
             "anthropic: temperature 1.5 is out of range: this API takes 0 to 1",
+        ),
+        (
+            ModelSettings {
+                temperature: Some(0.5),
+                top_p: Some(0.5),
+                ..ModelSettings::default()
+            },
+            "anthropic: temperature and top_p are both set; Claude models take one of them",
         ),
     ] {
         let error = model.request(&with(settings)).await.expect_err("refused");

@@ -458,6 +458,7 @@ impl Plan {
             sampling: options.allow_sampling.then(|| Arc::clone(&model)),
             max_samplings: options.max_samplings,
             budget: Arc::new(Budget::new(limits)),
+            max_tokens: options.max_tokens,
         };
         // Named servers are the user's choice: they fail, never skipped.
         let strict = options.strict || !options.servers.is_empty();

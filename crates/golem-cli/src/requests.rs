@@ -44,6 +44,8 @@ pub struct Answers {
     /// agent's runs share: a sampling request is one more model request,
     /// declined once a limit is reached, and its tokens count.
     pub budget: Arc<Budget>,
+    /// `--max-tokens`: a server's `maxTokens` is bounded by it too.
+    pub max_tokens: Option<u32>,
 }
 
 impl Answers {
@@ -61,6 +63,7 @@ impl Answers {
                 model: Arc::clone(model),
                 spent: spent.clone(),
                 budget: Arc::clone(&self.budget),
+                max_tokens: self.max_tokens,
             });
             config = config.with_sampling(Shown {
                 server: name.to_owned(),
@@ -128,12 +131,34 @@ struct Counted {
     model: Arc<dyn Model>,
     spent: SamplingUsage,
     budget: Arc<Budget>,
+    /// `--max-tokens`.
+    max_tokens: Option<u32>,
+}
+
+impl Counted {
+    /// `request` with the server's `maxTokens` bounded by `--max-tokens`
+    /// and by the output tokens the budget leaves (the client may sample
+    /// fewer tokens than a server asks for).
+    fn bounded(&self, request: &Request) -> Request {
+        let left = self
+            .budget
+            .output_left()
+            .map(|left| u32::try_from(left).unwrap_or(u32::MAX).max(1));
+        let cap = [self.max_tokens, left].into_iter().flatten().min();
+        let mut bounded = request.clone();
+        let limit = &mut bounded.settings.max_output_tokens;
+        *limit = match (*limit, cap) {
+            (Some(asked), Some(cap)) => Some(asked.min(cap)),
+            (asked, cap) => asked.or(cap),
+        };
+        bounded
+    }
 }
 
 impl Model for Counted {
     fn request<'a>(&'a self, request: &'a Request) -> BoxFuture<'a, Result<Response, ModelError>> {
         Box::pin(async move {
-            let response = self.model.request(request).await?;
+            let response = self.model.request(&self.bounded(request)).await?;
             self.budget.record(Usage {
                 requests: 0,
                 ..response.usage

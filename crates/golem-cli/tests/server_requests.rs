@@ -484,3 +484,32 @@ fn sampling_spends_the_commands_budget_and_is_declined_past_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_servers_max_tokens_is_bounded_by_max_tokens_and_by_the_budget() {
+    let dir = TempDir::new();
+    let config = asking_config(&dir, &[("asker", "asking-mcp")]);
+    for (flags, want) in [
+        (["--max-tokens", "3"], 3u64),
+        (["--max-output-tokens", "40"], 40),
+    ] {
+        let provider =
+            FakeProvider::start_with(sampler("sample_many", r#"{"count": 1, "max_tokens": 500}"#));
+        let output = pinned(run_on(&provider), &config)
+            .args(["--allow-sampling"])
+            .args(flags)
+            .arg("Sample once")
+            .output()
+            .expect("golem runs");
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{flags:?}: {stderr}");
+        let requests = provider.requests();
+        let sampled = requests
+            .iter()
+            .find(|request| is_sampling(&request.body))
+            .expect("a sampling request");
+        // The agent's own request spent some of the budget already.
+        let sent = sampled.body["max_completion_tokens"].as_u64().unwrap_or(0);
+        assert!((1..=want).contains(&sent), "{flags:?}: {}", sampled.body);
+    }
+}

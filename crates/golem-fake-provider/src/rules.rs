@@ -207,6 +207,13 @@ fn anthropic_settings(body: &Value) -> Option<String> {
             return Some(format!("{field}: Extra inputs are not permitted"));
         }
     }
+    if !body["temperature"].is_null() && !body["top_p"].is_null() {
+        return Some(
+            "`temperature` and `top_p` cannot both be specified for this model. Please use only \
+             one."
+                .into(),
+        );
+    }
     match body["temperature"].as_f64() {
         Some(temperature) if temperature > 1.0 => {
             Some("temperature: Input should be less than or equal to 1".into())

@@ -442,6 +442,19 @@ pub struct ModelSettings {
 }
 
 impl ModelSettings {
+    /// Nothing set (the same as [`Default`], in a `const` context).
+    pub const fn new() -> Self {
+        ModelSettings {
+            max_output_tokens: None,
+            temperature: None,
+            top_p: None,
+            stop: Vec::new(),
+            seed: None,
+            tool_choice: None,
+            parallel_tool_calls: None,
+        }
+    }
+
     /// Whether nothing is set.
     pub fn is_empty(&self) -> bool {
         *self == ModelSettings::default()

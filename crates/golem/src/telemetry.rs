@@ -10,7 +10,7 @@
 //! `golem.tool.call` (`turn`, `tool`, `call_id`, `argument_bytes`, then
 //! `result_bytes`, `duration_ms`, `outcome`). Runs are `INFO`, the rest
 //! `DEBUG`; the target is `golem_agent::agent`. An `outcome` is a word (`ok`,
-//! `error`, `rejected`, `failed`, `timed out`, `cancelled`), not an error
+//! `error`, `pending` (a run waiting for approvals), `rejected`, `failed`, `timed out`, `cancelled`), not an error
 //! message, since messages may quote what a tool or model was given. A call
 //! of a tool the agent does not have is a `WARN` event in the run's span.
 
@@ -50,7 +50,13 @@ pub(crate) fn run_finished(
         span.record("output_tokens", usage.output_tokens);
     }
     span.record("duration_ms", millis(took));
-    span.record("outcome", if error.is_none() { "ok" } else { "error" });
+    // A run waiting for approvals has not failed.
+    let outcome = match error {
+        None => "ok",
+        Some(RunError::ApprovalsPending(_)) => "pending",
+        Some(_) => "error",
+    };
+    span.record("outcome", outcome);
 }
 
 /// The span of one model request.

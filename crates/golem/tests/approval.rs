@@ -355,3 +355,74 @@ async fn deferring_again_keeps_the_call_waiting_and_always_lasts_past_a_resume()
         "the later write was not asked about"
     );
 }
+
+#[tokio::test]
+async fn a_resume_keeps_the_runs_settings_and_its_decisions_hold_for_that_turn_only() {
+    // The model reuses the id c1 on its next turn, as some compatible
+    // servers do: that later call is asked about afresh.
+    let model = ScriptedModel::new([
+        tool_calls_response([call("c1", "write", "{}")]),
+        tool_calls_response([call("c1", "write", "{}")]),
+        text_response("Done."),
+    ]);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let approver = Scripted::new(
+        vec![Decision::Defer, Decision::Deny("not twice".into())],
+        false,
+    );
+    let agent = agent(&model, tools(&ran), Arc::clone(&approver));
+    let settings = golem_agent::model::ModelSettings {
+        temperature: Some(0.1),
+        max_output_tokens: Some(77),
+        ..Default::default()
+    };
+    let waiting = agent
+        .run_with_settings((), Vec::new(), Message::user("Go"), &settings, None)
+        .await;
+    let pending = pending_of(waiting).await;
+
+    let run = bounded(
+        "the resumed run",
+        agent.resume((), &pending, [("c1".to_owned(), Decision::Approve)]),
+    )
+    .await
+    .expect("runs");
+
+    assert_eq!(run.output, "Done.");
+    assert_eq!(
+        *ran.lock().expect("lock"),
+        ["write"],
+        "the second c1 was denied"
+    );
+    assert_eq!(approver.asked(), ["c1", "c1"]);
+    for request in &model.requests()[1..] {
+        assert_eq!(
+            request.settings, settings,
+            "the run's settings after the resume"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_pending_state_edited_to_overrule_a_decision_is_refused() {
+    let model = ScriptedModel::new([tool_calls_response([call("c1", "write", "{}")])]);
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let approver = Scripted::new(vec![Decision::Defer], false);
+    let agent = agent(&model, tools(&ran), approver);
+    let pending = pending_of(bounded("the run", agent.run((), "Go")).await).await;
+    // The stored state says c1 was approved already, beside the waiting c1.
+    let mut stored = serde_json::to_value(&pending).expect("serializes");
+    stored["decided"] = serde_json::json!([["c1", "Approve"]]);
+    let edited: PendingApprovals = serde_json::from_value(stored).expect("deserializes");
+
+    let refused = agent
+        .resume(
+            (),
+            &edited,
+            [("c1".to_owned(), Decision::Deny("no".into()))],
+        )
+        .await;
+
+    assert!(matches!(refused, Err(RunError::NotPending)), "{refused:?}");
+    assert!(ran.lock().expect("lock").is_empty());
+}

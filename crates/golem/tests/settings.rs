@@ -130,3 +130,45 @@ async fn a_forced_tool_choice_holds_until_the_model_has_called_a_tool() {
             .all(|request| request.settings.tool_choice == Some(ToolChoice::Auto))
     );
 }
+
+#[tokio::test]
+async fn a_forced_tool_is_offered_under_tool_search_and_search_does_not_meet_the_force() {
+    use golem_agent::{SEARCH_TOOL, ToolSearch};
+    let tools: Vec<_> = (0..40)
+        .map(|index| constant(&format!("t{index}"), "done"))
+        .collect();
+    let model = ScriptedModel::new([
+        tool_calls_response([call("c1", SEARCH_TOOL, r#"{"query":"t3"}"#)]),
+        tool_calls_response([call("c2", "t3", "{}")]),
+        text_response("Done."),
+    ]);
+    let config = AgentConfig {
+        tools,
+        tool_search: ToolSearch::Always,
+        settings: ModelSettings {
+            tool_choice: Some(ToolChoice::Tool("t3".into())),
+            ..ModelSettings::default()
+        },
+        ..AgentConfig::default()
+    };
+    let agent: Agent<(), String> =
+        Agent::new(Arc::new(model.clone()), golem_agent::decode::text, config).expect("valid");
+
+    bounded("the run", agent.run((), "Go")).await.expect("runs");
+
+    let requests = model.requests();
+    assert!(
+        requests[0].tools.iter().any(|tool| tool.name == "t3"),
+        "the forced tool is offered from the first request"
+    );
+    let choices: Vec<_> = requests
+        .iter()
+        .map(|request| request.settings.tool_choice.clone())
+        .collect();
+    let forced = Some(ToolChoice::Tool("t3".into()));
+    assert_eq!(
+        choices,
+        [forced.clone(), forced, None],
+        "a search is not the call"
+    );
+}

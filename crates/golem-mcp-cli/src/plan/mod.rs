@@ -178,7 +178,7 @@ impl Plan {
         };
         let server_name = match (&options.server, &options.url) {
             (Some(entry), _) => entry.clone(),
-            (None, Some(url)) => url.clone(),
+            (None, Some(url)) => shown_url(url),
             (None, None) => command_name(&server_command),
         };
         let (mut target, entry) = select_target(&options, server_command)?;
@@ -222,6 +222,20 @@ impl Plan {
             console,
         })
     }
+}
+
+/// `--url` as prompts name the server: without credentials, query or
+/// fragment, which may hold a secret (a URL that does not parse is shown
+/// as given: the connection fails on it before anyone asks anything).
+fn shown_url(given: &str) -> String {
+    let Ok(mut url) = url::Url::parse(given) else {
+        return given.to_owned();
+    };
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_query(None);
+    url.set_fragment(None);
+    url.to_string()
 }
 
 /// `mcp-server-everything stdio` for `-- /a/b/mcp-server-everything stdio`:
@@ -292,6 +306,18 @@ fn roots(dirs: &[PathBuf]) -> Result<Option<Vec<Root>>, Failure> {
 mod tests {
     use super::*;
     use crate::failure::usage_message;
+
+    #[test]
+    fn a_url_names_its_server_without_credentials_query_or_fragment() {
+        assert_eq!(
+            shown_url("https://user:tok@host.example/mcp?key=s3cret#frag"),
+            "https://host.example/mcp"
+        );
+        assert_eq!(
+            command_name(&["/a/b/mcp-server-everything".into(), "stdio".into()]),
+            "mcp-server-everything stdio"
+        );
+    }
 
     #[test]
     fn ask_is_the_default_on_a_terminal_unless_stdin_holds_the_arguments() {

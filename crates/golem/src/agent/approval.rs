@@ -121,6 +121,12 @@ impl RunApprovals {
         }
     }
 
+    /// Drops the decisions given for a resumed turn: they were for its
+    /// calls alone (a later call reusing an id is asked about afresh).
+    pub(super) fn forget_given(&mut self) {
+        self.given.clear();
+    }
+
     /// The tools approved for the rest of the run.
     pub(super) fn approved_tools(&self) -> &HashSet<String> {
         &self.approved_tools

@@ -151,6 +151,25 @@ impl Budget {
         Ok(())
     }
 
+    /// How many more output tokens the limits leave (the output and the
+    /// total limit, whichever leaves fewer); `None` when neither is set. A
+    /// sampling handler bounds a server's `maxTokens` with it.
+    pub fn output_left(&self) -> Option<u64> {
+        let spent = self.spent().usage;
+        let output = self
+            .limits
+            .output_tokens
+            .map(|max| max.saturating_sub(spent.output_tokens));
+        let total = self
+            .limits
+            .total_tokens
+            .map(|max| max.saturating_sub(spent.input_tokens + spent.output_tokens));
+        match (output, total) {
+            (Some(output), Some(total)) => Some(output.min(total)),
+            (output, total) => output.or(total),
+        }
+    }
+
     /// Whether `count` more tool calls may run, counting them when they
     /// may, at once as [`reserve_request`](Self::reserve_request) does.
     pub fn reserve_tool_calls(&self, count: u64) -> Result<(), Reached> {

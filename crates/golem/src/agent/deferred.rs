@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use golem_model::{Message, Role, ToolCall, Usage};
+use golem_model::{Message, ModelSettings, Role, ToolCall, Usage};
 use golem_tool::ToolHints;
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +40,9 @@ pub struct PendingApprovals {
     decided: Vec<(String, Decision)>,
     /// Tools approved for the rest of the run ([`Decision::ApproveTool`]).
     approved_tools: Vec<String>,
+    /// The run's model settings (over the agent's), which its resume keeps.
+    #[serde(default)]
+    settings: ModelSettings,
 }
 
 /// One call waiting for a decision: what a person needs to decide on.
@@ -70,6 +73,8 @@ pub(super) struct Resume {
     /// Every decision of the turn, by call id.
     pub(super) decisions: HashMap<String, Decision>,
     pub(super) approved_tools: HashSet<String>,
+    /// The run's model settings.
+    pub(super) settings: ModelSettings,
 }
 
 impl PendingApprovals {
@@ -80,7 +85,7 @@ impl PendingApprovals {
         waiting: Vec<PendingCall>,
         (turn, usage): (u32, Usage),
         decided: Vec<(String, Decision)>,
-        approved_tools: &HashSet<String>,
+        (approved_tools, settings): (&HashSet<String>, ModelSettings),
     ) -> Self {
         let mut approved_tools: Vec<String> = approved_tools.iter().cloned().collect();
         approved_tools.sort();
@@ -91,6 +96,7 @@ impl PendingApprovals {
             usage,
             decided,
             approved_tools,
+            settings,
         }
     }
 
@@ -130,6 +136,17 @@ impl PendingApprovals {
             .pop()
             .filter(|last| last.role == Role::Assistant && !last.tool_calls.is_empty())
             .ok_or(RunError::NotPending)?;
+        // Every id is one of the calls, and none is both decided and waiting
+        // (a stored state edited by hand must not overrule the decisions).
+        let is_call = |id: &str| last.tool_calls.iter().any(|call| call.id == id);
+        let consistent = self.waiting.iter().all(|waiting| is_call(&waiting.call.id))
+            && self
+                .decided
+                .iter()
+                .all(|(id, _)| is_call(id) && !given.contains_key(id));
+        if !consistent {
+            return Err(RunError::NotPending);
+        }
         given.extend(self.decided.iter().cloned());
         Ok(Resume {
             messages,
@@ -139,6 +156,7 @@ impl PendingApprovals {
             usage: self.usage,
             decisions: given,
             approved_tools: self.approved_tools.iter().cloned().collect(),
+            settings: self.settings.clone(),
         })
     }
 }

@@ -49,15 +49,7 @@ pub use turn::RunOutput;
 use turn::{RunLoop, Start};
 
 /// The settings of a run that sets none: the agent's apply.
-static NO_SETTINGS: ModelSettings = ModelSettings {
-    max_output_tokens: None,
-    temperature: None,
-    top_p: None,
-    stop: Vec::new(),
-    seed: None,
-    tool_choice: None,
-    parallel_tool_calls: None,
-};
+static NO_SETTINGS: ModelSettings = ModelSettings::new();
 
 /// An agent: a [`Model`], the [`Tool`]s it may call, and a decoder that
 /// turns its final response into an `Output`.
@@ -473,8 +465,10 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     /// decisions say, without asking the approver again about any call of
     /// that turn (the ones it decided keep its decision; "this tool from
     /// now on" answers still hold); then the run goes on as
-    /// [`run`](Self::run)'s does, its turns counted from the pending one.
-    /// The output's `messages` and `usage` cover the whole run.
+    /// [`run`](Self::run)'s does, its turns counted from the pending one,
+    /// with the model settings the run had. The decisions hold for the
+    /// pending turn's calls only. The output's `messages` and `usage` cover
+    /// the whole run.
     ///
     /// The agent should be the one that ran it, or one with the same
     /// tools: a call of a tool it does not have gets a correction.
@@ -492,8 +486,9 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         decisions: impl IntoIterator<Item = (String, Decision)>,
     ) -> Result<RunOutput<Output>, RunError> {
         let resume = pending.resume(decisions)?;
+        let settings = resume.settings.clone();
         self.run_loop
-            .run(deps.into(), Start::Resume(resume), &NO_SETTINGS, None)
+            .run(deps.into(), Start::Resume(Box::new(resume)), &settings, None)
             .await
     }
 
@@ -507,8 +502,9 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         sink: RunSink<'_>,
     ) -> Result<RunOutput<Output>, RunError> {
         let resume = pending.resume(decisions)?;
+        let settings = resume.settings.clone();
         self.run_loop
-            .run(deps.into(), Start::Resume(resume), &NO_SETTINGS, Some(sink))
+            .run(deps.into(), Start::Resume(Box::new(resume)), &settings, Some(sink))
             .await
     }
 }

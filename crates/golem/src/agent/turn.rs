@@ -64,7 +64,7 @@ pub(super) enum Start {
     /// A new run on these messages.
     New(Vec<Message>),
     /// A resumed run: its pending turn's calls run first.
-    Resume(Resume),
+    Resume(Box<Resume>),
 }
 
 /// What a run runs with: everything an [`Agent`](crate::Agent) holds,
@@ -164,6 +164,10 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         // Calls of tools the agent does not have, so far in this run.
         let mut unknown_calls = 0u32;
         let search = RunSearch::new(self.tool_search, &request.messages);
+        // A tool the model must call is offered whole, searched or not.
+        if let Some(ToolChoice::Tool(name)) = &settings.tool_choice {
+            search.called(name);
+        }
         let outputs = RunOutputs::new(
             self.max_tool_output,
             Arc::clone(&self.output_store),
@@ -205,8 +209,13 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                     Answer::Calls(text, calls) => (text, calls),
                 },
             };
-            called_a_tool = true;
             let resolved = resolve(&offered, &tool_calls);
+            // A forced choice is met by a tool of the run's, not by the
+            // agent's own search or output reader.
+            called_a_tool |= resolved
+                .iter()
+                .flatten()
+                .any(|&tool| !is_own(&offered.sources[tool]));
             for tool in resolved.iter().flatten() {
                 search.called(offered.tools[*tool].name());
             }
@@ -267,10 +276,11 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                         waiting,
                         (turn, usage),
                         decided,
-                        approvals.approved_tools(),
+                        (approvals.approved_tools(), settings),
                     ))));
                 }
             };
+            approvals.forget_given();
             // The calls that run; the others' messages are their
             // corrections or denials.
             if let Some(budget) = &self.budget {
@@ -424,8 +434,7 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         unknown: &mut [(String, String)],
         sink: &mut Option<RunSink<'_>>,
     ) -> Screened {
-        let own =
-            |tool: usize| [OUTPUT_SOURCE, SEARCH_SOURCE].contains(&offered.sources[tool].as_str());
+        let own = |tool: usize| is_own(&offered.sources[tool]);
         let asked: Vec<(usize, usize)> = known
             .iter()
             .copied()
@@ -575,6 +584,11 @@ enum Screened {
         /// The decisions made for the others asked about, by call id.
         decided: Vec<(String, Decision)>,
     },
+}
+
+/// Whether `source` is the agent's own (tool search, the output reader).
+fn is_own(source: &str) -> bool {
+    [OUTPUT_SOURCE, SEARCH_SOURCE].contains(&source)
 }
 
 /// The settings of the next request: a tool choice that forces a call
