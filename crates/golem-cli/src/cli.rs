@@ -18,6 +18,7 @@ use golem_openai::{OpenAi, OpenAiConfig};
 use crate::approve::{ApproveMode, Pattern, Policy, ToolRules, entry_rules};
 use crate::exit::Failure;
 use crate::requests::Answers;
+use crate::schema;
 use crate::tool_search::{SearchMode, always_loaded};
 use golem_agent::mcp::AlwaysLoaded;
 
@@ -162,6 +163,21 @@ pub struct Options {
     /// the answer, so that it can then answer [default: auto].
     #[arg(long, value_name = "CHOICE", value_parser = parse_tool_choice, help_heading = "Model")]
     pub tool_choice: Option<ToolChoice>,
+    /// golem run: the answer is JSON that fits the JSON Schema in FILE,
+    /// printed alone and compact on stdout once it fits (nothing on stdout
+    /// when it never does).
+    #[arg(long, value_name = "FILE", help_heading = "Model")]
+    pub output_schema: Option<PathBuf>,
+    /// With --output-schema: how many answers that do not fit go back to
+    /// the model with the error before the run fails.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2,
+        requires = "output_schema",
+        help_heading = "Model"
+    )]
+    pub output_retries: u32,
     /// An mcpServers JSON file (the format desktop MCP hosts use) naming the
     /// MCP servers whose tools the model may call.
     #[arg(long, value_name = "FILE", help_heading = "Tools")]
@@ -368,6 +384,10 @@ pub struct Plan {
     pub system: Option<String>,
     /// `--max-tokens`, `--temperature`, `--seed`, `--tool-choice`.
     pub settings: ModelSettings,
+    /// `--output-schema`: the answer's shape and the decoder that checks it.
+    pub output: Option<schema::Shape>,
+    /// `--output-retries`.
+    pub output_retries: u32,
     /// `--max-turns`.
     pub max_turns: u32,
     /// `--tool-timeout`.
@@ -437,6 +457,16 @@ impl Plan {
             Command::Chat { options } => (Mode::Chat, options, false),
         };
         let chat = matches!(mode, Mode::Chat);
+        if chat && options.output_schema.is_some() {
+            return Err(Failure::usage(
+                "--output-schema is for golem run: a chat's answers are text",
+            ));
+        }
+        let output = options
+            .output_schema
+            .as_deref()
+            .map(schema::load)
+            .transpose()?;
         let elicitation = elicitation_mode(
             options.on_elicitation,
             std::io::stdin().is_terminal(),
@@ -495,6 +525,8 @@ impl Plan {
                 tool_choice: options.tool_choice,
                 ..ModelSettings::default()
             },
+            output,
+            output_retries: options.output_retries,
             max_turns: options.max_turns.unwrap_or(DEFAULT_MAX_TURNS),
             tool_timeout: options
                 .tool_timeout
@@ -929,6 +961,8 @@ mod tests {
             temperature: None,
             seed: None,
             tool_choice: None,
+            output_schema: None,
+            output_retries: 2,
             max_turns: None,
             max_requests: None,
             max_tool_calls: None,

@@ -132,6 +132,13 @@ impl Failure {
                  than --max-turns allows (the tools: {})",
                 listed(available)
             ),
+            RunError::OutputRetriesExhausted {
+                attempts, source, ..
+            } => format!(
+                "the answer did not fit --output-schema after {attempts} attempts; raise \
+                 --output-retries to let the model correct it: {}",
+                source.reason()
+            ),
             _ => describe(error),
         };
         Failure::new(run_exit(error), message)

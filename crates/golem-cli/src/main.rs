@@ -24,6 +24,7 @@ mod exit;
 mod image;
 mod outputs;
 mod requests;
+mod schema;
 mod servers;
 mod session;
 mod show;

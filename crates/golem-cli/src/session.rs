@@ -84,7 +84,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     }
     let agent = match Agent::new(
         plan.model,
-        golem_agent::decode::text,
+        decoder(plan.output.as_ref().map(|shape| Arc::clone(&shape.decoder))),
         AgentConfig {
             toolsets: servers.toolsets(),
             tool_search: plan.tool_search.into(),
@@ -114,6 +114,8 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
             })),
             settings: plan.settings,
             max_turns: plan.max_turns,
+            output: plan.output.as_ref().map(|shape| shape.output.clone()),
+            output_retries: plan.output_retries,
             ..AgentConfig::default()
         },
     ) {
@@ -122,6 +124,7 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     };
     let mut session = Session {
         agent,
+        structured: plan.output.is_some(),
         servers,
         output,
         usage: Usage::default(),
@@ -153,6 +156,8 @@ fn cache_dir() -> Option<std::path::PathBuf> {
 /// The agent and what the command shows of it.
 struct Session<'a> {
     agent: Agent<(), String>,
+    /// `--output-schema`: the answer is printed once checked, not streamed.
+    structured: bool,
     servers: &'a Servers,
     output: &'a Output,
     /// Every model request's usage so far, failed runs included.
@@ -272,15 +277,27 @@ impl Session<'_> {
         history: Vec<Message>,
         prompt: Message,
     ) -> Result<Vec<Message>, Failure> {
-        let (servers, output) = (self.servers, self.output);
+        let (servers, output, structured) = (self.servers, self.output, self.structured);
         let usage = &mut self.usage;
-        let mut sink = |event: RunEvent| show_event(event, servers, output, usage);
+        let mut sink = |event: RunEvent| match event {
+            // JSON is shown once it fits, whole.
+            RunEvent::Model {
+                event: StreamEvent::Text(_),
+                ..
+            } if structured => {}
+            event => show_event(event, servers, output, usage),
+        };
         let result = self
             .agent
             .run_stream_with_history((), history, prompt, &mut sink)
             .await;
         match result {
-            Ok(run) => Ok(run.messages),
+            Ok(run) => {
+                if structured {
+                    output.text(&run.output);
+                }
+                Ok(run.messages)
+            }
             Err(error) => Err(Failure::run(&error, output.shows_notes())),
         }
     }
@@ -334,6 +351,20 @@ impl Session<'_> {
                 self.output.line(&format!("  {line}"));
             }
         }
+    }
+}
+
+/// The answer's decoder: its text, or with `--output-schema` its checked
+/// JSON.
+fn decoder(
+    checked: Option<crate::schema::Decoder>,
+) -> impl Fn(&golem_agent::model::Response) -> Result<String, golem_agent::DecodeError>
++ Send
++ Sync
++ 'static {
+    move |response| match &checked {
+        None => golem_agent::decode::text(response),
+        Some(check) => check(response),
     }
 }
 

@@ -6,14 +6,16 @@
 //! [`DecodeError::Retry`]: the reason goes back to the model, which answers
 //! again, within [`AgentConfig::output_retries`](crate::AgentConfig::output_retries).
 //! [`text`] is the default; [`typed`] (feature `typed`) decodes a Rust type
-//! whose JSON Schema the model is given.
+//! whose JSON Schema the model is given, [`json_schema`] JSON for a schema
+//! of your own.
 
 use std::error::Error;
 
 use golem_model::{ModelRetry, Response};
 
 #[cfg(feature = "typed")]
-pub use crate::typed::{OUTPUT_NAME, typed};
+pub use crate::typed::typed;
+pub use crate::typed::{OUTPUT_NAME, json_schema};
 
 /// Why a decoder did not produce an output.
 ///

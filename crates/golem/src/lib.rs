@@ -55,7 +55,6 @@ pub mod decode;
 mod error;
 mod telemetry;
 pub mod testmodel;
-#[cfg(feature = "typed")]
 mod typed;
 
 pub use agent::{

@@ -1,4 +1,5 @@
-//! Typed output (feature `typed`): the final answer as a Rust type. The
+//! Typed output: the final answer as a Rust type (feature `typed`), or as
+//! JSON for a schema of one's own ([`json_schema`]). The
 //! type's JSON Schema (derived with `schemars`) goes to the model as the
 //! request's [`OutputSchema`], which each provider asks for its own way;
 //! the answer's text is then parsed into the type, and an answer that does
@@ -9,6 +10,7 @@
 //! objects only, and unwrapped again. It knows nothing of the run loop.
 
 use golem_model::{OutputSchema, Response};
+#[cfg(feature = "typed")]
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -40,11 +42,46 @@ const WRAPPED: &str = "result";
 /// assert!(decode(&wrong).unwrap_err().to_string().contains("missing field `celsius`"));
 /// # Ok::<(), golem_agent::DecodeError>(())
 /// ```
+#[cfg(feature = "typed")]
 pub fn typed<T: DeserializeOwned + JsonSchema + 'static>() -> (
     OutputSchema,
     impl Fn(&Response) -> Result<T, DecodeError> + Send + Sync + 'static,
 ) {
-    let (schema, wrapped) = object_schema(schemars::schema_for!(T).to_value());
+    let (output, wrapped) = output_schema(schemars::schema_for!(T).to_value());
+    let decode = move |response: &Response| decode_answer::<T>(&response.text, wrapped);
+    (output, decode)
+}
+
+/// [`typed`] for a JSON Schema of one's own (read from a file, say): the
+/// schema as the models get it (wrapped in `result` when its top level is
+/// not an object), and the decoder of their answers into JSON. The decoder
+/// checks that the answer is JSON, not that it fits: check it with a
+/// validator of your choice, returning [`DecodeError::retry`] with its
+/// error so the model can correct it.
+///
+/// ```
+/// use golem_agent::model::Response;
+///
+/// let (output, decode) = golem_agent::decode::json_schema(serde_json::json!({"type": "array"}));
+/// assert!(output.schema.get().contains(r#""result""#));
+/// let answer = Response { text: r#"{"result": [1, 2]}"#.into(), ..Response::default() };
+/// assert_eq!(decode(&answer)?, serde_json::json!([1, 2]));
+/// # Ok::<(), golem_agent::DecodeError>(())
+/// ```
+pub fn json_schema(
+    schema: Value,
+) -> (
+    OutputSchema,
+    impl Fn(&Response) -> Result<Value, DecodeError> + Send + Sync + 'static,
+) {
+    let (output, wrapped) = output_schema(schema);
+    let decode = move |response: &Response| decode_answer::<Value>(&response.text, wrapped);
+    (output, decode)
+}
+
+/// `schema` as an [`OutputSchema`], and whether it was wrapped.
+fn output_schema(schema: Value) -> (OutputSchema, bool) {
+    let (schema, wrapped) = object_schema(schema);
     let strict = strict_ready(&schema);
     let schema = serde_json::value::to_raw_value(&schema).expect("a schema serializes");
     let output = OutputSchema {
@@ -52,8 +89,7 @@ pub fn typed<T: DeserializeOwned + JsonSchema + 'static>() -> (
         schema,
         strict,
     };
-    let decode = move |response: &Response| decode_answer::<T>(&response.text, wrapped);
-    (output, decode)
+    (output, wrapped)
 }
 
 /// `schema` with an object at its top level (wrapped in `result` when it
@@ -152,7 +188,7 @@ fn without_fences(text: &str) -> &str {
     inner.trim()
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "typed"))]
 mod tests {
     use super::*;
 
