@@ -488,7 +488,12 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         let resume = pending.resume(decisions)?;
         let settings = resume.settings.clone();
         self.run_loop
-            .run(deps.into(), Start::Resume(Box::new(resume)), &settings, None)
+            .run(
+                deps.into(),
+                Start::Resume(Box::new(resume)),
+                &settings,
+                None,
+            )
             .await
     }
 
@@ -504,7 +509,12 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
         let resume = pending.resume(decisions)?;
         let settings = resume.settings.clone();
         self.run_loop
-            .run(deps.into(), Start::Resume(Box::new(resume)), &settings, Some(sink))
+            .run(
+                deps.into(),
+                Start::Resume(Box::new(resume)),
+                &settings,
+                Some(sink),
+            )
             .await
     }
 }
