@@ -1,4 +1,5 @@
-//! Why an agent could not be built, and why a run failed.
+//! Why an agent could not be built, why a run failed, and why a decoder
+//! did not produce an output.
 
 use std::error::Error;
 use std::time::Duration;
@@ -284,5 +285,39 @@ fn ids(what: &str, list: &[String]) -> String {
             let quoted: Vec<String> = list.iter().map(|id| format!("{id:?}")).collect();
             format!("{what} {}", quoted.join(", "))
         }
+    }
+}
+
+/// Why a decoder did not produce an output.
+///
+/// Display shows the reason or the cause's message; `source()` returns the
+/// inner error itself.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// The model can fix this (e.g. the answer is not in the required form);
+    /// the reason is shown to it.
+    #[error("{0}")]
+    Retry(#[source] ModelRetry),
+    /// Anything else: the run fails with this cause, kept intact.
+    #[error("{0}")]
+    Fatal(#[source] Box<dyn Error + Send + Sync + 'static>),
+}
+
+impl DecodeError {
+    /// A correctable rejection whose `reason` the model will see.
+    pub fn retry(reason: impl Into<String>) -> Self {
+        Self::Retry(ModelRetry::new(reason))
+    }
+
+    /// A fatal error keeping `cause` (any error, or a message string) as its
+    /// source.
+    pub fn fatal(cause: impl Into<Box<dyn Error + Send + Sync + 'static>>) -> Self {
+        Self::Fatal(cause.into())
+    }
+}
+
+impl From<ModelRetry> for DecodeError {
+    fn from(retry: ModelRetry) -> Self {
+        Self::Retry(retry)
     }
 }

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use crate::decode::DecodeError;
+use crate::error::DecodeError;
 
 /// The name the answer's shape goes by (OpenAI's `json_schema.name`,
 /// Anthropic's output tool).
