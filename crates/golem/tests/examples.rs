@@ -29,7 +29,13 @@ use support::{PATIENCE, patiently};
 const BUILD_PATIENCE: Duration = Duration::from_secs(600);
 
 /// The examples these tests run, built together by one cargo command.
-const EXAMPLES: [&str; 4] = ["mcp-client", "mcp-http", "several-servers", "openai-agent"];
+const EXAMPLES: [&str; 5] = [
+    "mcp-client",
+    "mcp-http",
+    "several-servers",
+    "openai-agent",
+    "typed-output",
+];
 
 /// The variable that marks the processes of one run.
 const MARK: &str = "GOLEM_AGENT_EXAMPLE_RUN";
@@ -368,6 +374,33 @@ async fn openai_agent_runs_the_provider_against_its_stand_in_without_a_key() {
             "echo returned: Echo: hello from golem",
             "answer: The echo tool answered \"Echo: hello from golem\".",
             "usage: 2 requests, 20 input tokens, 10 output tokens",
+        ],
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn typed_output_decodes_a_struct_after_the_model_corrects_itself() {
+    let stdout = run("typed-output", &[]).await;
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines
+            .first()
+            .is_some_and(|line| line.starts_with("model: stand-in at http://127.0.0.1:")),
+        "{stdout}"
+    );
+    assert!(
+        lines.get(1).is_some_and(|line| line.starts_with(
+            "corrected: Your answer was rejected: the answer does not fit the schema: missing \
+             field `population`"
+        )),
+        "{stdout}"
+    );
+    assert_eq!(
+        lines[2..],
+        [
+            "answer: Oslo (Norway), about 720000 people",
+            "model requests: 2"
         ],
         "{stdout}"
     );
