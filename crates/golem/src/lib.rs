@@ -51,6 +51,7 @@
 //! of the repository.
 
 mod agent;
+mod conversation;
 pub mod decode;
 mod error;
 mod telemetry;
@@ -65,6 +66,9 @@ pub use agent::{
 };
 pub use agent::{Budget, Limit, Reached, Spent, UsageLimits};
 pub use agent::{PendingApprovals, PendingCall};
+pub use conversation::{
+    Conversation, ConversationError, estimated_tokens, fit_tokens, keep_last_exchanges,
+};
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
 
