@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use golem_agent::mcp::config::{self, ServerConfig};
 use golem_agent::mcp::{LogLevel, Root};
 use golem_agent::model::{ApiKey, Message, Model, ModelSettings, ToolChoice};
-use golem_agent::{Budget, DEFAULT_MAX_TURNS, UsageLimits};
+use golem_agent::{Budget, Conversation, DEFAULT_MAX_TURNS, UsageLimits};
 use golem_anthropic::{Anthropic, AnthropicConfig};
 use golem_openai::{OpenAi, OpenAiConfig};
 
@@ -290,6 +290,19 @@ pub struct Options {
         help_heading = "Server requests"
     )]
     pub max_samplings: u32,
+    /// Save the conversation to FILE after each answer (versioned JSON,
+    /// written atomically, mode 0600), to go on with --resume FILE.
+    #[arg(long, value_name = "FILE", help_heading = "Conversation")]
+    pub save: Option<PathBuf>,
+    /// Go on with the conversation saved in FILE (by --save), whichever
+    /// model saved it.
+    #[arg(long, value_name = "FILE", help_heading = "Conversation")]
+    pub resume: Option<PathBuf>,
+    /// Keep the conversation under N tokens: the oldest exchanges are left
+    /// out, whole (a tool call with its result), estimated from the
+    /// provider's reported usage; a note on stderr says when.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Conversation")]
+    pub context_tokens: Option<u64>,
     /// The most model requests for one answer [default: 50].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Limits")]
     pub max_turns: Option<u32>,
@@ -425,6 +438,12 @@ pub struct Plan {
     /// `--root`, `--allow-sampling`), and the command's budget
     /// (`--max-requests` and the other limits), which sampling spends too.
     pub answers: Answers,
+    /// `--save`.
+    pub save: Option<PathBuf>,
+    /// `--resume`: the conversation read.
+    pub resumed: Option<Conversation>,
+    /// `--context-tokens`.
+    pub context_tokens: Option<u64>,
 }
 
 impl Plan {
@@ -467,6 +486,12 @@ impl Plan {
             .as_deref()
             .map(schema::load)
             .transpose()?;
+        let resumed = match &options.resume {
+            None => None,
+            Some(path) => Some(Conversation::load(path).map_err(|error| {
+                Failure::usage(format!("--resume: {}", crate::exit::describe(&error)))
+            })?),
+        };
         let elicitation = elicitation_mode(
             options.on_elicitation,
             std::io::stdin().is_terminal(),
@@ -561,6 +586,9 @@ impl Plan {
             quiet: options.quiet,
             log_level: options.log_level,
             answers,
+            save: options.save,
+            resumed,
+            context_tokens: options.context_tokens,
         })
     }
 }
@@ -963,6 +991,9 @@ mod tests {
             tool_choice: None,
             output_schema: None,
             output_retries: 2,
+            save: None,
+            resume: None,
+            context_tokens: None,
             max_turns: None,
             max_requests: None,
             max_tool_calls: None,

@@ -22,6 +22,7 @@ mod ask;
 mod cli;
 mod exit;
 mod image;
+mod keep;
 mod outputs;
 mod requests;
 mod schema;

@@ -15,6 +15,7 @@ use tokio::signal::unix::{Signal as Stream, SignalKind, signal};
 use crate::approve::Asker;
 use crate::cli::{Mode, Plan};
 use crate::exit::{Exit, Failure};
+use crate::keep::Keeper;
 use crate::outputs;
 use crate::servers::{Manifests, Presentation, Servers};
 use crate::show::{self, Output};
@@ -54,7 +55,12 @@ pub async fn execute(mut plan: Plan) -> Exit {
     exit
 }
 
-async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut Signals) -> Exit {
+async fn work(
+    mut plan: Plan,
+    servers: &mut Servers,
+    output: &Output,
+    signals: &mut Signals,
+) -> Exit {
     let started = signals
         .or_signal(servers.start(
             plan.servers,
@@ -82,6 +88,11 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     } else if servers.started() == 0 {
         output.note("no MCP servers (--config FILE names them): the model answers without tools");
     }
+    let (keeper, history) = Keeper::new(
+        (plan.save.take(), plan.context_tokens),
+        plan.model.name(),
+        plan.resumed.take(),
+    );
     let agent = match Agent::new(
         plan.model,
         decoder(plan.output.as_ref().map(|shape| Arc::clone(&shape.decoder))),
@@ -124,14 +135,16 @@ async fn work(plan: Plan, servers: &mut Servers, output: &Output, signals: &mut 
     };
     let mut session = Session {
         agent,
+        keeper,
+        last_input_tokens: 0,
         structured: plan.output.is_some(),
         servers,
         output,
         usage: Usage::default(),
     };
     match plan.mode {
-        Mode::Run(prompt) => session.run(prompt, signals).await,
-        Mode::Chat => session.chat(signals).await,
+        Mode::Run(prompt) => session.run(history, prompt, signals).await,
+        Mode::Chat => session.chat(history, signals).await,
     }
 }
 
@@ -156,6 +169,10 @@ fn cache_dir() -> Option<std::path::PathBuf> {
 /// The agent and what the command shows of it.
 struct Session<'a> {
     agent: Agent<(), String>,
+    /// `--save`, `--resume`, `--context-tokens`.
+    keeper: Keeper,
+    /// What the provider counted for the last request's input.
+    last_input_tokens: u64,
     /// `--output-schema`: the answer is printed once checked, not streamed.
     structured: bool,
     servers: &'a Servers,
@@ -167,12 +184,16 @@ struct Session<'a> {
 impl Session<'_> {
     /// `golem run`: one exchange, what ended it when it failed, then the
     /// usage totals, always the last line.
-    async fn run(&mut self, prompt: Message, signals: &mut Signals) -> Exit {
-        let outcome = signals.or_signal(self.exchange(Vec::new(), prompt)).await;
+    async fn run(&mut self, history: Vec<Message>, prompt: Message, signals: &mut Signals) -> Exit {
+        let history = self.keeper.fit(history, self.output);
+        let outcome = signals.or_signal(self.exchange(history, prompt)).await;
         self.output.end_line();
         let exit = match outcome {
             Err(signal) => signal.report(self.output),
-            Ok(Ok(_)) => Exit::Success,
+            Ok(Ok(messages)) => {
+                self.keep(&messages);
+                Exit::Success
+            }
             Ok(Err(failure)) => failure.report(),
         };
         // Last, whatever happened: a script reads the totals from the last
@@ -183,10 +204,9 @@ impl Session<'_> {
 
     /// `golem chat`: exchanges on stdin's lines until `/exit` or the end of
     /// input, with the conversation so far.
-    async fn chat(&mut self, signals: &mut Signals) -> Exit {
+    async fn chat(&mut self, mut history: Vec<Message>, signals: &mut Signals) -> Exit {
         let interactive = std::io::stdin().is_terminal();
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
-        let mut history: Vec<Message> = Vec::new();
         let mut exit = Exit::Success;
         if interactive {
             self.output.note(
@@ -238,12 +258,14 @@ impl Session<'_> {
                 }
                 _ => {}
             }
+            history = self.keeper.fit(history, self.output);
             let outcome = signals
                 .or_signal(self.exchange(history.clone(), Message::user(line)))
                 .await;
             self.output.end_line();
             exit = match outcome {
                 Ok(Ok(messages)) => {
+                    self.keep(&messages);
                     history = messages;
                     Exit::Success
                 }
@@ -279,13 +301,19 @@ impl Session<'_> {
     ) -> Result<Vec<Message>, Failure> {
         let (servers, output, structured) = (self.servers, self.output, self.structured);
         let usage = &mut self.usage;
+        let last_input_tokens = &mut self.last_input_tokens;
         let mut sink = |event: RunEvent| match event {
             // JSON is shown once it fits, whole.
             RunEvent::Model {
                 event: StreamEvent::Text(_),
                 ..
             } if structured => {}
-            event => show_event(event, servers, output, usage),
+            event => {
+                if let RunEvent::ModelResponse { usage, .. } = &event {
+                    *last_input_tokens = usage.input_tokens;
+                }
+                show_event(event, servers, output, usage)
+            }
         };
         let result = self
             .agent
@@ -300,6 +328,20 @@ impl Session<'_> {
             }
             Err(error) => Err(Failure::run(&error, output.shows_notes())),
         }
+    }
+
+    /// After an answer: what `--context-tokens` learns from it, and the
+    /// conversation saved (`--save`).
+    fn keep(&mut self, messages: &[Message]) {
+        self.keeper.learn(messages, self.last_input_tokens);
+        let tools = self
+            .servers
+            .listing()
+            .into_iter()
+            .map(|(_, name, _)| name)
+            .collect();
+        self.keeper
+            .save(messages, tools, self.totals(), self.output);
     }
 
     /// The usage of every model request so far: the runs' and the servers'
