@@ -399,6 +399,11 @@ impl Model for Anthropic {
     fn name(&self) -> &str {
         &self.name
     }
+
+    /// Yes: see [`Request::output`].
+    fn takes_output_schema(&self) -> bool {
+        true
+    }
 }
 
 /// A tool call from the wire: empty input means no arguments, `{}`.

@@ -174,6 +174,10 @@ impl Model for Counted {
     fn name(&self) -> &str {
         self.model.name()
     }
+
+    fn takes_output_schema(&self) -> bool {
+        self.model.takes_output_schema()
+    }
 }
 
 /// Sampling by the model, at most `limit` requests of the server, each

@@ -694,6 +694,14 @@ pub trait Model: Send + Sync {
 
     /// The model's name, for logs and errors (e.g. `"openai:gpt-4o"`).
     fn name(&self) -> &str;
+
+    /// Whether this model asks for a request's [`output`](Request::output) shape itself
+    /// (a provider's structured output: OpenAI's `response_format`, Anthropic's output
+    /// tool). The default, `false`, has an agent offer the shape as a `final_result` tool
+    /// instead, whose call is the answer, so any model that calls tools can answer in it.
+    fn takes_output_schema(&self) -> bool {
+        false
+    }
 }
 
 /// Delivers a whole response to `sink` as stream events: what a model that does not

@@ -341,6 +341,11 @@ impl Model for OpenAi {
     fn name(&self) -> &str {
         &self.name
     }
+
+    /// Yes: see [`Request::output`].
+    fn takes_output_schema(&self) -> bool {
+        true
+    }
 }
 
 /// A tool call from the wire: an empty arguments string means no arguments, `{}`.

@@ -157,3 +157,27 @@ async fn an_answer_that_never_fits_fails_the_run_after_its_retries() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn a_model_without_structured_output_answers_through_the_final_result_tool() {
+    let model = ScriptedModel::new([tool_calls_response([ToolCall::new(
+        "c1",
+        "final_result",
+        r#"{"country": "Japan", "city": "Tokyo"}"#,
+    )
+    .expect("json")])]);
+    let agent = Agent::<(), Capital>::typed(Arc::new(model.clone()), config()).expect("agent");
+
+    let run = agent.run((), "The capital of Japan?").await.expect("runs");
+
+    assert_eq!(run.output.city, "Tokyo");
+    let request = &model.requests()[0];
+    assert!(request.output.is_none(), "the model cannot take it");
+    let tool = request.tools.last().expect("the output tool");
+    assert_eq!(tool.name, "final_result");
+    assert!(tool.input_schema.get().contains(r#""city""#));
+    assert_eq!(
+        run.usage.requests, 1,
+        "the call is the answer: no second request"
+    );
+}

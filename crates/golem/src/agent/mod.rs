@@ -219,7 +219,9 @@ impl<Deps, Output> Agent<Deps, Output> {
 
     /// An agent whose final answer is an `Output`: the type's JSON Schema
     /// goes to the model with every request
-    /// ([`AgentConfig::output`], set here), and its answer is parsed into
+    /// ([`AgentConfig::output`], set here; to a model that cannot ask for it
+    /// itself, [`Model::takes_output_schema`], as a `final_result` tool whose
+    /// call is the answer), and its answer is parsed into
     /// the type ([`decode::typed`](crate::decode::typed)); an answer that
     /// does not fit goes back to it with the error, within
     /// [`AgentConfig::output_retries`].
@@ -244,7 +246,9 @@ impl<Deps, Output> Agent<Deps, Output> {
     /// })?;
     /// let run = agent.run((), "The capital of France?").await?;
     /// assert_eq!(run.output.city, "Paris");
-    /// assert!(model.requests()[0].output.is_some());
+    /// // The scripted model has no structured output of its own: the shape
+    /// // is offered to it as the `final_result` tool.
+    /// assert_eq!(model.requests()[0].tools[0].name, "final_result");
     /// # Ok(())
     /// # }
     /// ```

@@ -151,10 +151,17 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         };
         // A resumed run's model has called tools already.
         let mut called_a_tool = pending.is_some();
+        // A model that cannot ask for the answer's shape itself is offered
+        // it as a tool, whose call is the answer.
+        let output_tool = self
+            .output
+            .as_ref()
+            .filter(|_| !self.model.takes_output_schema())
+            .map(output_tool);
         let mut request = Request {
             instructions: self.instructions.clone(),
             messages,
-            output: self.output.clone(),
+            output: self.output.clone().filter(|_| output_tool.is_none()),
             ..Request::default()
         };
         // Rejections so far in this run, per tool name (toolsets' tools may
@@ -182,6 +189,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             let view = search.view(offered)?;
             let offered = view.offered;
             request.tools = view.specs;
+            request.tools.extend(output_tool.clone());
             request.settings = settings_now(&settings, called_a_tool);
             output::bound_images(&mut request.messages);
             // A resumed run's pending calls are this turn's: the model
@@ -365,6 +373,10 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         };
         telemetry::model_finished(&span, &response, started.elapsed());
         let response = response.map_err(|source| RunError::Model { turn, source })?;
+        let response = match &request.output {
+            None if self.output.is_some() => answer_of_output_tool(response),
+            _ => response,
+        };
         // Tokens as the model reports them; requests as counted here, so
         // the figure is right whatever the model fills in.
         let turn_usage = Usage {
@@ -584,6 +596,35 @@ enum Screened {
         /// The decisions made for the others asked about, by call id.
         decided: Vec<(String, Decision)>,
     },
+}
+
+/// The answer's shape as a tool, for a model that cannot ask for it
+/// itself: its input is the answer.
+fn output_tool(output: &OutputSchema) -> golem_model::ToolSpec {
+    golem_model::ToolSpec {
+        name: output.name.clone(),
+        description: "Give your final answer with this tool: its input is the answer. Call it \
+                      once you have everything the answer needs."
+            .into(),
+        input_schema: output.schema.clone(),
+    }
+}
+
+/// `response` with a call of the output tool made its text: the answer
+/// (the response's other calls are dropped with it: the answer ends the
+/// run).
+fn answer_of_output_tool(mut response: Response) -> Response {
+    let Some(position) = response
+        .tool_calls
+        .iter()
+        .position(|call| call.name == crate::decode::OUTPUT_NAME)
+    else {
+        return response;
+    };
+    let call = response.tool_calls.swap_remove(position);
+    response.text = call.arguments.get().to_owned();
+    response.tool_calls.clear();
+    response
 }
 
 /// Whether `source` is the agent's own (tool search, the output reader).
