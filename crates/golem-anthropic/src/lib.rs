@@ -202,8 +202,11 @@ impl Anthropic {
         // An answer's shape is one more tool, which the model is made to call.
         let mut tool_choice = settings.tool_choice.clone();
         if let Some(shape) = &request.output {
-            tools.push(output::tool(shape));
-            tool_choice = Some(output::tool_choice(request, shape));
+            let (choice, offered) = output::tool_choice(request, shape);
+            if offered {
+                tools.push(output::tool(shape));
+            }
+            tool_choice = Some(choice);
         }
         let body = MessagesRequest {
             model: &self.config.model,

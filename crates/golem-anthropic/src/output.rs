@@ -17,15 +17,18 @@ pub(crate) fn tool(output: &OutputSchema) -> crate::wire::WireTool<'_> {
     crate::wire::WireTool::new(&output.name, DESCRIPTION, &output.schema)
 }
 
-/// The tool choice when an answer of `output`'s shape is asked for: the
-/// request's own when it forces a call of a real tool; otherwise the output
-/// tool when it is the only tool, else any tool (the model then answers
-/// through the output tool).
-pub(crate) fn tool_choice<'a>(request: &'a Request, output: &'a OutputSchema) -> ToolChoice {
+/// The tool choice when an answer of `output`'s shape is asked for, and
+/// whether the output tool is offered: while the request forces a call of
+/// a real tool, that choice, without the output tool (so the force cannot
+/// be met by answering); with no tool to call (`none`, or no real tools),
+/// the output tool; otherwise any tool, the output tool among them.
+pub(crate) fn tool_choice(request: &Request, output: &OutputSchema) -> (ToolChoice, bool) {
     match &request.settings.tool_choice {
-        Some(forced @ (ToolChoice::Required | ToolChoice::Tool(_))) => forced.clone(),
-        _ if request.tools.is_empty() => ToolChoice::Tool(output.name.clone()),
-        _ => ToolChoice::Required,
+        Some(ToolChoice::Required) => (ToolChoice::Required, false),
+        Some(forced @ ToolChoice::Tool(_)) => (forced.clone(), false),
+        Some(ToolChoice::None) => (ToolChoice::Tool(output.name.clone()), true),
+        _ if request.tools.is_empty() => (ToolChoice::Tool(output.name.clone()), true),
+        _ => (ToolChoice::Required, true),
     }
 }
 
@@ -43,7 +46,10 @@ pub(crate) fn answer(output: &OutputSchema, mut response: Response) -> Response 
     let call = response.tool_calls.swap_remove(position);
     response.text = call.arguments.get().to_owned();
     response.tool_calls.clear();
-    response.finish_reason = FinishReason::Stop;
+    // The call ended the answer; a cut one (`max_tokens`) says so still.
+    if response.finish_reason == FinishReason::ToolCalls {
+        response.finish_reason = FinishReason::Stop;
+    }
     response
 }
 

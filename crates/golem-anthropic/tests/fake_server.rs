@@ -722,6 +722,8 @@ async fn an_answers_shape_is_a_tool_the_model_must_call_and_its_input_is_the_ans
     let (fake, config) = serve(vec![
         Raw::json(200, ANSWERED),
         Raw::json(200, ANSWERED),
+        Raw::json(200, ANSWERED),
+        Raw::json(200, ANSWERED),
         Raw::sse(vec![streamed.into_bytes()]),
     ]);
     let model = model(config);
@@ -751,6 +753,39 @@ async fn an_answers_shape_is_a_tool_the_model_must_call_and_its_input_is_the_ans
         fake.requests()[1].body["tool_choice"],
         serde_json::json!({"type": "tool", "name": "final_result"})
     );
+
+    // A forced call of a real tool leaves the output tool out of that
+    // request; `none` makes the answer the only tool to call.
+    for (index, choice, want, offered) in [
+        (
+            2,
+            golem_model::ToolChoice::Required,
+            serde_json::json!({"type": "any"}),
+            1,
+        ),
+        (
+            3,
+            golem_model::ToolChoice::None,
+            serde_json::json!({"type": "tool", "name": "final_result"}),
+            2,
+        ),
+    ] {
+        let forced = Request {
+            settings: golem_model::ModelSettings {
+                tool_choice: Some(choice),
+                ..Default::default()
+            },
+            ..shaped(request())
+        };
+        model.request(&forced).await.expect("answer");
+        let body = &fake.requests()[index].body;
+        assert_eq!(body["tool_choice"], want, "{body}");
+        assert_eq!(
+            body["tools"].as_array().map(Vec::len),
+            Some(offered),
+            "{body}"
+        );
+    }
 
     // Streamed: the answer arrives as text, never as a tool call.
     let mut events = Vec::new();

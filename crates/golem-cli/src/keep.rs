@@ -1,10 +1,13 @@
-//! Keeping the conversation: `--resume FILE` (what it starts from),
-//! `--save FILE` (written after each answer, atomically, mode 0600, in the
-//! library's versioned format) and `--context-tokens N` (the oldest
-//! exchanges left out, whole, before a request would go over N, with a
-//! note on stderr). Tokens are estimated from the text's size, scaled by
-//! what the provider reported for the last request. It knows nothing of
-//! the run.
+//! Keeping the conversation: `--resume FILE` (what it starts from, calls
+//! left without results answered as not run), `--save FILE` (the whole
+//! conversation, written after each answer, atomically, mode 0600, in the
+//! library's versioned format) and `--context-tokens N` (before each
+//! exchange, the oldest exchanges of what is *sent* are left out, whole,
+//! so that it and the new message fit, with a note on stderr; the saved
+//! conversation keeps them). Tokens are estimated from the text's size;
+//! what the provider counted beyond that estimate for the last request
+//! (its instructions and tool definitions) is taken as a fixed overhead.
+//! It knows nothing of the run.
 
 use std::path::PathBuf;
 
@@ -12,11 +15,6 @@ use golem_agent::model::{Message, Usage};
 use golem_agent::{Conversation, estimated_tokens, fit_tokens};
 
 use crate::show::Output;
-
-/// The bounds of the scale between the estimate and the provider's count:
-/// a request's tool definitions and instructions are in its count, not in
-/// the estimate, so the scale runs high rather than low.
-const SCALE_BOUNDS: (f64, f64) = (0.25, 8.0);
 
 /// What keeps a command's conversation.
 #[derive(Debug)]
@@ -29,8 +27,9 @@ pub struct Keeper {
     model: String,
     /// What the resumed conversation had spent, under this command's.
     earlier: Usage,
-    /// Provider tokens per estimated token, learnt after each answer.
-    scale: f64,
+    /// What the provider counted beyond the messages' estimate for the
+    /// last request: instructions, tool definitions.
+    overhead: u64,
 }
 
 impl Keeper {
@@ -40,9 +39,20 @@ impl Keeper {
         (save, context_tokens): (Option<PathBuf>, Option<u64>),
         model: &str,
         resumed: Option<Conversation>,
+        output: &Output,
     ) -> (Keeper, Vec<Message>) {
         let (messages, earlier) = match resumed {
-            Some(conversation) => (conversation.messages, conversation.usage),
+            Some(mut conversation) => {
+                let closed = conversation.close_open_calls();
+                if closed > 0 {
+                    output.note(&format!(
+                        "the resumed conversation ends with {closed} tool call{} that never \
+                         ran; the model is told so",
+                        if closed == 1 { "" } else { "s" }
+                    ));
+                }
+                (conversation.messages, conversation.usage)
+            }
             None => (Vec::new(), Usage::default()),
         };
         let keeper = Keeper {
@@ -50,39 +60,37 @@ impl Keeper {
             context_tokens,
             model: model.to_owned(),
             earlier,
-            scale: 1.0,
+            overhead: 0,
         };
         (keeper, messages)
     }
 
-    /// `history` within `--context-tokens`, saying on stderr what was left
-    /// out.
-    pub fn fit(&self, history: Vec<Message>, output: &Output) -> Vec<Message> {
+    /// What of `history` to send with `prompt` under `--context-tokens`,
+    /// saying on stderr what was left out.
+    pub fn fit(&self, history: &[Message], prompt: &Message, output: &Output) -> Vec<Message> {
         let Some(max) = self.context_tokens else {
-            return history;
+            return history.to_vec();
         };
-        let scale = self.scale;
-        let estimate = |message: &Message| (estimated_tokens(message) as f64 * scale).ceil() as u64;
-        let (kept, dropped) = fit_tokens(&history, max, estimate);
+        let room = max.saturating_sub(self.overhead + estimated_tokens(prompt));
+        let (kept, dropped) = fit_tokens(history, room, estimated_tokens);
         if dropped > 0 {
             output.note(&format!(
                 "the conversation would pass --context-tokens {max}: its {dropped} oldest \
-                 exchange{} left out",
-                if dropped == 1 { " is" } else { "s are" }
+                 exchange{} left out of what is sent (--save keeps {})",
+                if dropped == 1 { " is" } else { "s are" },
+                if dropped == 1 { "it" } else { "them" }
             ));
         }
         kept
     }
 
-    /// Learns from an answer: `messages` is the conversation with it, and
-    /// `last_input_tokens` what the provider counted for the request that
-    /// got it (all of `messages` but the answer).
-    pub fn learn(&mut self, messages: &[Message], last_input_tokens: u64) {
-        let sent = &messages[..messages.len().saturating_sub(1)];
+    /// Learns from an answer: `sent` is what the last request of the
+    /// exchange carried (the conversation with the answer, but the answer),
+    /// and `last_input_tokens` what the provider counted for it.
+    pub fn learn(&mut self, sent: &[Message], last_input_tokens: u64) {
         let estimated: u64 = sent.iter().map(estimated_tokens).sum();
-        if estimated > 0 && last_input_tokens > 0 {
-            let (low, high) = SCALE_BOUNDS;
-            self.scale = (last_input_tokens as f64 / estimated as f64).clamp(low, high);
+        if last_input_tokens > 0 {
+            self.overhead = last_input_tokens.saturating_sub(estimated);
         }
     }
 

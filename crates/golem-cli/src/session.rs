@@ -92,6 +92,7 @@ async fn work(
         (plan.save.take(), plan.context_tokens),
         plan.model.name(),
         plan.resumed.take(),
+        output,
     );
     let agent = match Agent::new(
         plan.model,
@@ -184,14 +185,20 @@ struct Session<'a> {
 impl Session<'_> {
     /// `golem run`: one exchange, what ended it when it failed, then the
     /// usage totals, always the last line.
-    async fn run(&mut self, history: Vec<Message>, prompt: Message, signals: &mut Signals) -> Exit {
-        let history = self.keeper.fit(history, self.output);
-        let outcome = signals.or_signal(self.exchange(history, prompt)).await;
+    async fn run(
+        &mut self,
+        mut history: Vec<Message>,
+        prompt: Message,
+        signals: &mut Signals,
+    ) -> Exit {
+        let sent = self.keeper.fit(&history, &prompt, self.output);
+        let sent_len = sent.len();
+        let outcome = signals.or_signal(self.exchange(sent, prompt)).await;
         self.output.end_line();
         let exit = match outcome {
             Err(signal) => signal.report(self.output),
             Ok(Ok(messages)) => {
-                self.keep(&messages);
+                self.keep(&mut history, sent_len, messages);
                 Exit::Success
             }
             Ok(Err(failure)) => failure.report(),
@@ -258,15 +265,14 @@ impl Session<'_> {
                 }
                 _ => {}
             }
-            history = self.keeper.fit(history, self.output);
-            let outcome = signals
-                .or_signal(self.exchange(history.clone(), Message::user(line)))
-                .await;
+            let prompt = Message::user(line);
+            let sent = self.keeper.fit(&history, &prompt, self.output);
+            let sent_len = sent.len();
+            let outcome = signals.or_signal(self.exchange(sent, prompt)).await;
             self.output.end_line();
             exit = match outcome {
                 Ok(Ok(messages)) => {
-                    self.keep(&messages);
-                    history = messages;
+                    self.keep(&mut history, sent_len, messages);
                     Exit::Success
                 }
                 // A limit of the command ends it: every later line would
@@ -330,18 +336,21 @@ impl Session<'_> {
         }
     }
 
-    /// After an answer: what `--context-tokens` learns from it, and the
-    /// conversation saved (`--save`).
-    fn keep(&mut self, messages: &[Message]) {
-        self.keeper.learn(messages, self.last_input_tokens);
+    /// After an answer: `messages` (the `sent_len` messages sent, then the
+    /// exchange's) carried on in the whole `history`, what
+    /// `--context-tokens` learns from it, and the conversation saved
+    /// (`--save`).
+    fn keep(&mut self, history: &mut Vec<Message>, sent_len: usize, messages: Vec<Message>) {
+        let asked = &messages[..messages.len().saturating_sub(1)];
+        self.keeper.learn(asked, self.last_input_tokens);
+        history.extend(messages.into_iter().skip(sent_len));
         let tools = self
             .servers
             .listing()
             .into_iter()
             .map(|(_, name, _)| name)
             .collect();
-        self.keeper
-            .save(messages, tools, self.totals(), self.output);
+        self.keeper.save(history, tools, self.totals(), self.output);
     }
 
     /// The usage of every model request so far: the runs' and the servers'

@@ -138,6 +138,7 @@ fn a_saved_chat_survives_a_kill_and_goes_on_with_another_provider() {
 fn a_long_chat_leaves_out_whole_exchanges_to_stay_under_its_tokens() {
     let dir = TempDir::new();
     let config = dir.config(&["fs"]);
+    let saved = dir.path().join("chat.json");
     let provider = FakeProvider::start_with(caller(TOOL, "{}"));
     let output = golem()
         .args([
@@ -151,6 +152,8 @@ fn a_long_chat_leaves_out_whole_exchanges_to_stay_under_its_tokens() {
         .arg(provider.openai_base_url())
         .arg("--config")
         .arg(&config)
+        .arg("--save")
+        .arg(&saved)
         .args(["--context-tokens", "20"])
         .write_stdin("first\nsecond\nthird\n")
         .output()
@@ -177,6 +180,46 @@ fn a_long_chat_leaves_out_whole_exchanges_to_stay_under_its_tokens() {
         !last.iter().any(|message| message["content"] == "first"),
         "the first exchange was left out: {last:?}"
     );
+    // What is saved keeps every exchange: four messages each.
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).expect("saved")).expect("JSON");
+    assert_eq!(
+        file["messages"].as_array().map(Vec::len),
+        Some(12),
+        "{file}"
+    );
+}
+
+#[test]
+fn calls_a_resumed_conversation_ends_with_are_answered_as_not_run() {
+    let dir = TempDir::new();
+    let open = dir.file(
+        "open.json",
+        &serde_json::json!({"version": 1, "messages": [
+            {"role": "user", "content": "Write it"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c1", "name": "write_file", "arguments": {"path": "a"}}]}
+        ]})
+        .to_string(),
+    );
+    let provider = FakeProvider::start([Reply::Text("Understood.".into())]);
+    let output = run_on(&provider)
+        .arg("--resume")
+        .arg(&open)
+        .arg("Go on")
+        .output()
+        .expect("golem runs");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("ends with 1 tool call that never ran"),
+        "{stderr}"
+    );
+    let body = &provider.requests()[0].body;
+    no_result_without_its_call(body);
+    let sent = messages(body);
+    assert_eq!(sent[2]["role"], "tool", "{body}");
+    assert!(sent[2]["content"].to_string().contains("not run"), "{body}");
 }
 
 #[test]

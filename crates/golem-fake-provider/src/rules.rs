@@ -54,6 +54,12 @@ fn openai_response_format(format: &Value) -> Option<String> {
 fn strict_refusal(schema: &Value) -> Option<String> {
     match schema {
         Value::Object(object) => {
+            if let Some(keyword) = ["oneOf", "allOf", "not", "if", "patternProperties"]
+                .into_iter()
+                .find(|keyword| object.contains_key(*keyword))
+            {
+                return Some(format!("'{keyword}' is not permitted."));
+            }
             if object.get("type") == Some(&Value::from("object")) {
                 if object.get("additionalProperties") != Some(&Value::Bool(false)) {
                     return Some(

@@ -105,6 +105,29 @@ impl Conversation {
         self
     }
 
+    /// Answers the tool calls the conversation ends with, if it ends with
+    /// an assistant message whose calls have no results (saved while they
+    /// waited, or by hand): each gets a result saying it was not run, since
+    /// both APIs refuse a call without its result. Returns how many.
+    pub fn close_open_calls(&mut self) -> usize {
+        let calls: Vec<(String, String)> = match self.messages.last() {
+            Some(last) if last.role == Role::Assistant => last
+                .tool_calls
+                .iter()
+                .map(|call| (call.id.clone(), call.name.clone()))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (id, name) in &calls {
+            self.messages.push(Message::tool_result(
+                id.clone(),
+                name.clone(),
+                "This call was not run: the conversation was saved before it ran.",
+            ));
+        }
+        calls.len()
+    }
+
     /// The JSON form, on one line.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a conversation serializes")
@@ -179,15 +202,21 @@ impl Conversation {
     }
 }
 
-/// Where each exchange of `messages` starts: at a user message (the
-/// user's, or a correction the agent added). A tool call's results always
-/// follow its assistant message before any user message, so no start
-/// falls between them.
+/// How the user message the agent adds after a rejected final answer
+/// starts: such a message continues its exchange, it does not start one.
+pub(crate) const CORRECTION: &str = "Your answer was rejected: ";
+
+/// Where each exchange of `messages` starts: at a user message, unless it
+/// is a correction the agent added (which belongs with the question it
+/// corrects). A tool call's results always follow its assistant message
+/// before any user message, so no start falls between them.
 fn exchange_starts(messages: &[Message]) -> Vec<usize> {
     messages
         .iter()
         .enumerate()
-        .filter(|(_, message)| message.role == Role::User)
+        .filter(|(_, message)| {
+            message.role == Role::User && !message.content.starts_with(CORRECTION)
+        })
         .map(|(index, _)| index)
         .collect()
 }
@@ -351,6 +380,18 @@ mod tests {
     }
 
     #[test]
+    fn calls_the_conversation_ends_with_get_a_result_saying_they_did_not_run() {
+        let mut open = Conversation::new(history()[..4].to_vec());
+        assert_eq!(open.close_open_calls(), 1);
+        let last = open.messages.last().expect("a message");
+        assert_eq!(last.role, Role::Tool);
+        assert_eq!(last.tool_call_id.as_deref(), Some("c1"));
+        assert!(last.content.contains("not run"));
+        assert_eq!(open.close_open_calls(), 0, "closed once");
+        assert_eq!(Conversation::new(history()).close_open_calls(), 0);
+    }
+
+    #[test]
     fn trimming_drops_whole_exchanges_never_a_call_without_its_result() {
         let history = history();
         assert_eq!(keep_last_exchanges(&history, 1), &history[6..]);
@@ -366,6 +407,16 @@ mod tests {
         // The last exchange stays, even over the limit.
         let (kept, dropped) = fit_tokens(&history, 1, estimated_tokens);
         assert_eq!((kept.as_slice(), dropped), (&history[6..], 2));
+        // A correction stays with the question it corrects.
+        let corrected = [
+            Message::user("Q1"),
+            Message::assistant("bad"),
+            Message::user(format!(
+                "{CORRECTION}not JSON\nAnswer again, correcting it."
+            )),
+            Message::assistant("good"),
+        ];
+        assert_eq!(keep_last_exchanges(&corrected, 1), corrected);
         // A system message before the first exchange is kept.
         let mut framed = vec![Message::system("Be brief.")];
         framed.extend(history.clone());

@@ -102,36 +102,112 @@ fn object_schema(mut schema: Value) -> (Value, bool) {
     if schema["type"] == "object" {
         return (schema, false);
     }
-    // `$defs` stay at the top, where the `$ref`s point.
-    let defs = schema
-        .as_object_mut()
-        .and_then(|object| object.remove("$defs"));
+    // Definitions stay at the top, where the `$ref`s point; a reference to
+    // the root now means the wrapped schema.
+    let mut definitions = Vec::new();
+    if let Some(object) = schema.as_object_mut() {
+        for key in ["$defs", "definitions"] {
+            if let Some(found) = object.remove(key) {
+                definitions.push((key, found));
+            }
+        }
+    }
+    point_root_refs_into(&mut schema);
+    for (_, found) in &mut definitions {
+        point_root_refs_into(found);
+    }
     let mut wrapper = json!({
         "type": "object",
         "properties": {WRAPPED: schema},
         "required": [WRAPPED],
         "additionalProperties": false,
     });
-    if let Some(defs) = defs {
-        wrapper["$defs"] = defs;
+    for (key, found) in definitions {
+        wrapper[key] = found;
     }
     (wrapper, true)
 }
 
-/// Whether `schema` fits OpenAI's strict mode: every object closed
-/// (`"additionalProperties": false`) with every property required, all the
-/// way down.
-fn strict_ready(schema: &Value) -> bool {
+/// Rewrites every `"$ref"` to the root (`#`, or a path under it other than
+/// the definitions) to point under the wrapper's `result` property.
+fn point_root_refs_into(schema: &mut Value) {
     match schema {
         Value::Object(object) => {
-            if object.get("type") == Some(&json!("object")) && !closed_and_required(object) {
-                return false;
+            if let Some(Value::String(reference)) = object.get_mut("$ref") {
+                let to_root = reference == "#"
+                    || (reference.starts_with("#/")
+                        && !reference.starts_with("#/$defs/")
+                        && !reference.starts_with("#/definitions/"));
+                if to_root {
+                    *reference = format!("#/properties/{WRAPPED}{}", &reference[1..]);
+                }
             }
-            object.values().all(strict_ready)
+            object.values_mut().for_each(point_root_refs_into);
         }
-        Value::Array(items) => items.iter().all(strict_ready),
-        _ => true,
+        Value::Array(items) => items.iter_mut().for_each(point_root_refs_into),
+        _ => {}
     }
+}
+
+/// The keywords OpenAI's strict mode takes; a schema with any other
+/// (`oneOf`, `allOf`, `not`, `if`, `patternProperties`, `default` ...) is
+/// sent without `strict`.
+const STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "description",
+    "title",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// Whether `schema` fits OpenAI's strict mode, all the way down: only
+/// [`STRICT_KEYWORDS`], each schema saying what it is (a `type`, a `$ref`,
+/// `anyOf`, `enum` or `const`), and every object closed
+/// (`"additionalProperties": false`) with every property required.
+fn strict_ready(schema: &Value) -> bool {
+    let Value::Object(object) = schema else {
+        return false;
+    };
+    let known = object
+        .keys()
+        .all(|key| STRICT_KEYWORDS.contains(&key.as_str()));
+    let says_what = ["type", "$ref", "anyOf", "enum", "const"]
+        .iter()
+        .any(|key| object.contains_key(*key));
+    if !known || !says_what {
+        return false;
+    }
+    if object.get("type") == Some(&json!("object")) && !closed_and_required(object) {
+        return false;
+    }
+    let maps = ["properties", "$defs", "definitions"]
+        .iter()
+        .filter_map(|key| object.get(*key).and_then(Value::as_object))
+        .flat_map(|map| map.values());
+    let items = object.get("items").into_iter();
+    let any_of = object
+        .get("anyOf")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    maps.chain(items).chain(any_of).all(strict_ready)
 }
 
 fn closed_and_required(object: &Map<String, Value>) -> bool {
@@ -219,6 +295,59 @@ mod tests {
         assert!(!closed.schema.get().contains("$schema"));
         let (open, _) = typed::<Open>();
         assert!(!open.strict, "{}", open.schema.get());
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    enum Shape {
+        Circle { radius: f64 },
+        Square { side: f64 },
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Drawing {
+        shape: Shape,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+    enum Tree {
+        Leaf(u8),
+        Node(Vec<Tree>),
+    }
+
+    #[test]
+    fn a_schema_with_keywords_strict_mode_refuses_is_not_strict() {
+        let (drawing, _) = typed::<Drawing>();
+        assert!(
+            drawing.schema.get().contains("oneOf"),
+            "{}",
+            drawing.schema.get()
+        );
+        assert!(!drawing.strict, "{}", drawing.schema.get());
+        let (tree, _) = typed::<Tree>();
+        assert!(!tree.strict, "{}", tree.schema.get());
+    }
+
+    #[test]
+    fn a_wrapped_recursive_schema_still_points_at_itself() {
+        let (tree, decode) = typed::<Tree>();
+        let schema: Value = serde_json::from_str(tree.schema.get()).expect("json");
+        let text = schema.to_string();
+        assert!(!text.contains(r##""$ref":"#""##), "{text}");
+        assert!(text.contains(r##""$ref":"#/properties/result""##), "{text}");
+        assert_eq!(
+            decode(&answer(r#"{"result": {"Node": [{"Leaf": 1}]}}"#)).expect("fits"),
+            Tree::Node(vec![Tree::Leaf(1)])
+        );
+        let (wrapper, wrapped) = object_schema(json!({
+            "type": "array", "items": {"$ref": "#/definitions/x"},
+            "definitions": {"x": {"type": "string"}}}));
+        assert!(wrapped);
+        assert_eq!(
+            wrapper["definitions"]["x"]["type"], "string",
+            "moved to the top"
+        );
     }
 
     #[test]

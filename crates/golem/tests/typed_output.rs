@@ -181,3 +181,29 @@ async fn a_model_without_structured_output_answers_through_the_final_result_tool
         "the call is the answer: no second request"
     );
 }
+
+#[tokio::test]
+async fn the_fallback_tool_goes_by_the_name_the_schema_gives() {
+    let model = ScriptedModel::new([tool_calls_response([ToolCall::new(
+        "c1",
+        "weather_report",
+        r#"{"country": "Chile", "city": "Santiago"}"#,
+    )
+    .expect("json")])]);
+    let (mut schema, decoder) = golem_agent::decode::typed::<Capital>();
+    schema.name = "weather_report".into();
+    let agent = Agent::new(
+        Arc::new(model.clone()),
+        decoder,
+        AgentConfig {
+            output: Some(schema),
+            ..config()
+        },
+    )
+    .expect("agent");
+
+    let run = agent.run((), "?").await.expect("runs");
+
+    assert_eq!(run.output.city, "Santiago");
+    assert_eq!(model.requests()[0].tools[0].name, "weather_report");
+}

@@ -35,6 +35,7 @@ use super::observe::CallObserver;
 use super::output::{self, OUTPUT_SOURCE, OutputStore, RunOutputs};
 use super::search::{RunSearch, SEARCH_SOURCE};
 use super::unknown;
+use crate::conversation::CORRECTION;
 use crate::decode::DecodeError;
 use crate::error::RunError;
 use crate::telemetry;
@@ -189,8 +190,15 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             let view = search.view(offered)?;
             let offered = view.offered;
             request.tools = view.specs;
-            request.tools.extend(output_tool.clone());
             request.settings = settings_now(&settings, called_a_tool);
+            // While a call of a real tool is forced, answering cannot meet it.
+            let forced = matches!(
+                request.settings.tool_choice,
+                Some(ToolChoice::Required | ToolChoice::Tool(_))
+            );
+            request
+                .tools
+                .extend(output_tool.clone().filter(|_| !forced));
             output::bound_images(&mut request.messages);
             // A resumed run's pending calls are this turn's: the model
             // asked for them before the run ended.
@@ -374,8 +382,11 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         telemetry::model_finished(&span, &response, started.elapsed());
         let response = response.map_err(|source| RunError::Model { turn, source })?;
         let response = match &request.output {
-            None if self.output.is_some() => answer_of_output_tool(response),
-            _ => response,
+            None => match &self.output {
+                Some(output) => answer_of_output_tool(&output.name, response),
+                None => response,
+            },
+            Some(_) => response,
         };
         // Tokens as the model reports them; requests as counted here, so
         // the figure is right whatever the model fills in.
@@ -613,11 +624,11 @@ fn output_tool(output: &OutputSchema) -> golem_model::ToolSpec {
 /// `response` with a call of the output tool made its text: the answer
 /// (the response's other calls are dropped with it: the answer ends the
 /// run).
-fn answer_of_output_tool(mut response: Response) -> Response {
+fn answer_of_output_tool(name: &str, mut response: Response) -> Response {
     let Some(position) = response
         .tool_calls
         .iter()
-        .position(|call| call.name == crate::decode::OUTPUT_NAME)
+        .position(|call| call.name == name)
     else {
         return response;
     };
@@ -650,7 +661,7 @@ fn settings_now(settings: &ModelSettings, called_a_tool: bool) -> ModelSettings 
 /// The user message after a final answer the decoder rejected.
 fn output_rejection(retry: &ModelRetry) -> String {
     format!(
-        "Your answer was rejected: {}\nAnswer again, correcting it.",
+        "{CORRECTION}{}\nAnswer again, correcting it.",
         retry.reason()
     )
 }
