@@ -224,6 +224,9 @@ pub struct Asker {
     /// chat's later answers included (the agent's own memory of it lasts
     /// one run).
     pub approved: Mutex<HashSet<String>>,
+    /// The calls approved at the question, whose line the question showed
+    /// already: their start is not shown again.
+    pub asked: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Approver for Asker {
@@ -258,6 +261,12 @@ impl Approver for Asker {
             .await;
             if decision == Decision::ApproveTool {
                 self.approved().insert(offered.to_owned());
+            }
+            if matches!(decision, Decision::Approve | Decision::ApproveTool) {
+                self.asked
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(request.call.id.clone());
             }
             decision
         })

@@ -88,6 +88,8 @@ async fn work(
     } else if servers.started() == 0 {
         output.note("no MCP servers (--config FILE names them): the model answers without tools");
     }
+    // The calls approved at a question, which showed their line already.
+    let asked: Arc<std::sync::Mutex<std::collections::HashSet<String>>> = Arc::default();
     let (keeper, history) = Keeper::new(
         (plan.save.take(), plan.context_tokens),
         plan.model.name(),
@@ -123,6 +125,7 @@ async fn work(
                 // The question goes to stderr, the key comes from stdin.
                 interactive: std::io::stdin().is_terminal() && std::io::stderr().is_terminal(),
                 approved: Default::default(),
+                asked: Arc::clone(&asked),
             })),
             settings: plan.settings,
             max_turns: plan.max_turns,
@@ -136,6 +139,7 @@ async fn work(
     };
     let mut session = Session {
         agent,
+        asked,
         keeper,
         last_input_tokens: 0,
         structured: plan.output.is_some(),
@@ -170,6 +174,8 @@ fn cache_dir() -> Option<std::path::PathBuf> {
 /// The agent and what the command shows of it.
 struct Session<'a> {
     agent: Agent<(), String>,
+    /// The calls approved at a question (`Asker::asked`).
+    asked: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
     /// `--save`, `--resume`, `--context-tokens`.
     keeper: Keeper,
     /// What the provider counted for the last request's input.
@@ -308,12 +314,20 @@ impl Session<'_> {
         let (servers, output, structured) = (self.servers, self.output, self.structured);
         let usage = &mut self.usage;
         let last_input_tokens = &mut self.last_input_tokens;
+        let asked = &self.asked;
         let mut sink = |event: RunEvent| match event {
             // JSON is shown once it fits, whole.
             RunEvent::Model {
                 event: StreamEvent::Text(_),
                 ..
             } if structured => {}
+            // The question showed this call's line: its start is not shown
+            // again.
+            RunEvent::ToolStarted { call, .. }
+                if asked
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&call.id) => {}
             event => {
                 if let RunEvent::ModelResponse { usage, .. } = &event {
                     *last_input_tokens = usage.input_tokens;

@@ -170,6 +170,13 @@ fn at_a_terminal_one_key_answers_yes_or_no() {
             "{}",
             golem.shown()
         );
+        // The question showed the call's line; its start does not again.
+        assert_eq!(
+            golem.shown().matches("golem: [fs] write_file {").count(),
+            1,
+            "{}",
+            golem.shown()
+        );
         let answer = if written { "yes" } else { "no" };
         assert!(
             golem.shown().contains(&format!("for this tool: {answer}")),
