@@ -260,7 +260,7 @@ impl Anthropic {
                 .await
             }
         }?;
-        Ok(output::answer(shape, response))
+        Ok(shape.answer_from_tool(response))
     }
 
     /// How this provider reads its answers (the shared plumbing).

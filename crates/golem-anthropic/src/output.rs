@@ -6,15 +6,11 @@
 //! input becomes the response's text, streamed as text, and the call is
 //! not a tool call. It knows nothing of HTTP.
 
-use golem_model::{FinishReason, OutputSchema, Request, Response, StreamEvent, ToolChoice};
+use golem_model::{OutputSchema, Request, StreamEvent, ToolChoice};
 
-/// What the output tool tells the model.
-const DESCRIPTION: &str = "Give your final answer with this tool: its input is the answer. \
-                           Call it once you have everything the answer needs.";
-
-/// The output tool's wire form.
+/// The output tool's wire form ([`OutputSchema::tool`], borrowed).
 pub(crate) fn tool(output: &OutputSchema) -> crate::wire::WireTool<'_> {
-    crate::wire::WireTool::new(&output.name, DESCRIPTION, &output.schema)
+    crate::wire::WireTool::new(&output.name, OutputSchema::TOOL_DESCRIPTION, &output.schema)
 }
 
 /// The tool choice when an answer of `output`'s shape is asked for, and
@@ -30,27 +26,6 @@ pub(crate) fn tool_choice(request: &Request, output: &OutputSchema) -> (ToolChoi
         _ if request.tools.is_empty() => (ToolChoice::Tool(output.name.clone()), true),
         _ => (ToolChoice::Required, true),
     }
-}
-
-/// `response` with its call of the output tool made its text: the answer.
-/// Other calls of the same response are dropped with it (the answer ends
-/// the turn).
-pub(crate) fn answer(output: &OutputSchema, mut response: Response) -> Response {
-    let Some(position) = response
-        .tool_calls
-        .iter()
-        .position(|call| call.name == output.name)
-    else {
-        return response;
-    };
-    let call = response.tool_calls.swap_remove(position);
-    response.text = call.arguments.get().to_owned();
-    response.tool_calls.clear();
-    // The call ended the answer; a cut one (`max_tokens`) says so still.
-    if response.finish_reason == FinishReason::ToolCalls {
-        response.finish_reason = FinishReason::Stop;
-    }
-    response
 }
 
 /// Stream events as they reach the caller when an answer of `output`'s
@@ -89,7 +64,7 @@ impl<'a> Streamed<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use golem_model::ToolCall;
+    use golem_model::{FinishReason, Response, ToolCall};
 
     fn output() -> OutputSchema {
         OutputSchema {
@@ -109,7 +84,7 @@ mod tests {
             finish_reason: FinishReason::ToolCalls,
             ..Response::default()
         };
-        let answered = answer(&output(), response);
+        let answered = output().answer_from_tool(response);
         assert_eq!(answered.text, r#"{"city": "Oslo"}"#);
         assert!(answered.tool_calls.is_empty());
         assert_eq!(answered.finish_reason, FinishReason::Stop);

@@ -388,6 +388,45 @@ pub struct OutputSchema {
     pub strict: bool,
 }
 
+impl OutputSchema {
+    /// What the tool that stands for the answer tells the model, where the shape is
+    /// offered as a tool ([`tool`](Self::tool); Anthropic's output tool).
+    pub const TOOL_DESCRIPTION: &'static str = "Give your final answer with this tool: its \
+                                                input is the answer. Call it once you have \
+                                                everything the answer needs.";
+
+    /// The shape as a tool whose input is the answer, for a model that has no way of
+    /// its own to ask for it.
+    pub fn tool(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.clone(),
+            description: Self::TOOL_DESCRIPTION.into(),
+            input_schema: self.schema.clone(),
+        }
+    }
+
+    /// `response` with its call of [`tool`](Self::tool) made its text, the answer; the
+    /// response's other calls are dropped with it (the answer ends the turn), and a
+    /// finish by tool call becomes [`FinishReason::Stop`] (a cut one stays
+    /// [`FinishReason::Length`]). Unchanged when the tool was not called.
+    pub fn answer_from_tool(&self, mut response: Response) -> Response {
+        let Some(position) = response
+            .tool_calls
+            .iter()
+            .position(|call| call.name == self.name)
+        else {
+            return response;
+        };
+        let call = response.tool_calls.swap_remove(position);
+        response.text = call.arguments.get().to_owned();
+        response.tool_calls.clear();
+        if response.finish_reason == FinishReason::ToolCalls {
+            response.finish_reason = FinishReason::Stop;
+        }
+        response
+    }
+}
+
 impl PartialEq for OutputSchema {
     fn eq(&self, other: &Self) -> bool {
         self.name == other.name

@@ -411,7 +411,8 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     /// The general form of the run methods: `history` (empty for a new
     /// conversation), then `message`, with this run's model `settings` over
     /// the agent's ([`AgentConfig::settings`]: each one set here wins), and
-    /// streaming to `sink` when there is one.
+    /// streaming to `sink` when there is one. Errors and cancel safety as
+    /// for [`run`](Self::run).
     ///
     /// ```
     /// use std::sync::Arc;
@@ -483,6 +484,11 @@ impl<Deps: Send + Sync + 'static, Output> Agent<Deps, Output> {
     /// decision names no waiting call, and [`RunError::NotPending`] when
     /// the messages were edited so that they no longer end with the calls:
     /// then nothing runs. Otherwise as for [`run`](Self::run).
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`run`](Self::run); `pending` is only read, so a dropped
+    /// resume can be started again from it.
     pub async fn resume(
         &self,
         deps: impl Into<Arc<Deps>>,

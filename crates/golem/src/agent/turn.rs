@@ -158,7 +158,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             .output
             .as_ref()
             .filter(|_| !self.model.takes_output_schema())
-            .map(output_tool);
+            .map(OutputSchema::tool);
         let mut request = Request {
             instructions: self.instructions.clone(),
             messages,
@@ -383,7 +383,7 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         let response = response.map_err(|source| RunError::Model { turn, source })?;
         let response = match &request.output {
             None => match &self.output {
-                Some(output) => answer_of_output_tool(&output.name, response),
+                Some(output) => output.answer_from_tool(response),
                 None => response,
             },
             Some(_) => response,
@@ -607,35 +607,6 @@ enum Screened {
         /// The decisions made for the others asked about, by call id.
         decided: Vec<(String, Decision)>,
     },
-}
-
-/// The answer's shape as a tool, for a model that cannot ask for it
-/// itself: its input is the answer.
-fn output_tool(output: &OutputSchema) -> golem_model::ToolSpec {
-    golem_model::ToolSpec {
-        name: output.name.clone(),
-        description: "Give your final answer with this tool: its input is the answer. Call it \
-                      once you have everything the answer needs."
-            .into(),
-        input_schema: output.schema.clone(),
-    }
-}
-
-/// `response` with a call of the output tool made its text: the answer
-/// (the response's other calls are dropped with it: the answer ends the
-/// run).
-fn answer_of_output_tool(name: &str, mut response: Response) -> Response {
-    let Some(position) = response
-        .tool_calls
-        .iter()
-        .position(|call| call.name == name)
-    else {
-        return response;
-    };
-    let call = response.tool_calls.swap_remove(position);
-    response.text = call.arguments.get().to_owned();
-    response.tool_calls.clear();
-    response
 }
 
 /// Whether `source` is the agent's own (tool search, the output reader).
