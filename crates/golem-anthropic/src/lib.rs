@@ -365,6 +365,8 @@ impl Attempt for Attempts<'_> {
             tool_calls,
             usage,
             finish_reason: wire::finish_reason(answer.stop_reason.as_deref()),
+            model: answer.model,
+            id: answer.id,
         })
     }
 
@@ -401,6 +403,14 @@ impl Model for Anthropic {
 
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn identity(&self) -> golem_model::ModelIdentity<'_> {
+        golem_model::ModelIdentity {
+            provider: PROVIDER,
+            model: &self.config.model,
+            server: self.url.host_str().zip(self.url.port_or_known_default()),
+        }
     }
 
     /// Yes: see [`Request::output`].

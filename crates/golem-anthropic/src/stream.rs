@@ -53,6 +53,9 @@ pub(crate) struct Assembler {
     calls: Vec<PartialCall>,
     stop_reason: Option<String>,
     usage: Usage,
+    /// The answering model and the message's id, from `message_start`.
+    model: Option<String>,
+    id: Option<String>,
     stopped: bool,
     /// Whether any event reached the sink: from then on the request cannot be retried.
     pub(crate) delivered: bool,
@@ -66,6 +69,8 @@ impl Assembler {
             blocks: Vec::new(),
             calls: Vec::new(),
             stop_reason: None,
+            model: None,
+            id: None,
             usage: Usage {
                 requests: 1,
                 ..Usage::default()
@@ -80,6 +85,8 @@ impl Assembler {
             "message_start" => {
                 if let Some(message) = data.message {
                     message.usage.apply(&mut self.usage);
+                    self.model = message.model;
+                    self.id = message.id;
                 }
             }
             "content_block_start" => {
@@ -262,6 +269,8 @@ impl Assemble for Assembler {
             tool_calls,
             usage: self.usage,
             finish_reason: wire::finish_reason(self.stop_reason.as_deref()),
+            model: self.model,
+            id: self.id,
         })
     }
 }

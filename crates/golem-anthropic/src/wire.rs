@@ -238,6 +238,8 @@ pub(crate) fn tools(specs: &[ToolSpec]) -> Vec<WireTool<'_>> {
 /// A non-streamed answer (`"type": "message"`).
 #[derive(Deserialize)]
 pub(crate) struct MessagesResponse {
+    pub(crate) id: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default)]
     pub(crate) content: Vec<BlockIn>,
     pub(crate) stop_reason: Option<String>,
@@ -307,6 +309,8 @@ pub(crate) struct StreamData {
 
 #[derive(Deserialize)]
 pub(crate) struct StartMessage {
+    pub(crate) id: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default)]
     pub(crate) usage: WireUsage,
 }

@@ -50,6 +50,8 @@ fn main() -> ExitCode {
         Ok(plan) => plan,
         Err(failure) => return failure.report().into(),
     };
+    // Spans and metrics go out over OTLP when the OTEL_* variables ask.
+    let telemetry = golem_otel::Telemetry::install("golem", None);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -69,5 +71,8 @@ fn main() -> ExitCode {
     // dropping it here kills the server's whole process group. A pending
     // read of stdin is left to the process's exit.
     runtime.shutdown_timeout(Duration::from_millis(100));
+    // What is still queued goes out, within a bound (also after a signal:
+    // the session ends on it and returns here).
+    telemetry.shutdown();
     exit.into()
 }

@@ -80,9 +80,8 @@ fn main() -> ExitCode {
         Ok(plan) => plan,
         Err(failure) => return failure.report(json).into(),
     };
-    if plan.verbose {
-        trace_library_logs();
-    }
+    let local_logs = plan.verbose.then(library_logs);
+    let telemetry = golem_otel::Telemetry::install("golem-mcp", local_logs);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -101,22 +100,26 @@ fn main() -> ExitCode {
     // A server whose session did not end in time has a shutdown task left;
     // dropping it here kills the server's whole process group.
     runtime.shutdown_timeout(Duration::from_millis(100));
+    // Spans and metrics still queued go out, within a bound.
+    telemetry.shutdown();
     exit.into()
 }
 
 /// `-v`: the client library's own log lines (spawns, skipped stdout lines,
 /// refused server requests, ...) on stderr, next to the protocol trace and
 /// in its style: `golem-mcp: · spawned stdio server (command: npx, pid: 42)`.
-fn trace_library_logs() {
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    let layer = tracing_subscriber::fmt::layer()
+/// Not its metric events, which are for an exporter.
+fn library_logs() -> golem_otel::LocalLayer {
+    use tracing_subscriber::Layer as _;
+    let only_ours = tracing_subscriber::filter::Targets::new()
+        .with_target("golem_mcp", tracing::Level::DEBUG)
+        .with_target(
+            "golem_mcp::metrics",
+            tracing::level_filters::LevelFilter::OFF,
+        );
+    tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
-        .event_format(trace::LogLine);
-    let only_ours =
-        tracing_subscriber::filter::Targets::new().with_target("golem_mcp", tracing::Level::DEBUG);
-    let _ = tracing_subscriber::registry()
-        .with(layer)
-        .with(only_ours)
-        .try_init();
+        .event_format(trace::LogLine)
+        .with_filter(only_ours)
+        .boxed()
 }

@@ -138,6 +138,6 @@ pub use wire::jsonrpc::ProtocolError;
 pub use wire::prompt::{Prompt, PromptArgument};
 pub use wire::root::Root;
 pub use wire::task::{Task, TaskOptions, TaskStatus};
-pub use wire::transport::{Inbound, Outgoing, OutgoingKind, RequestId, Transport};
+pub use wire::transport::{Inbound, Outgoing, OutgoingKind, Peer, RequestId, Transport};
 pub use wire::transport_error::{HttpStatusError, ProcessExit, TransportError};
 pub use wire::uri_template::{UriTemplate, UriTemplateError};

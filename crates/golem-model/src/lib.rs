@@ -534,6 +534,19 @@ pub enum ToolChoice {
     Tool(String),
 }
 
+/// Who serves a model and which model it is ([`Model::identity`]): what
+/// telemetry says of each request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelIdentity<'a> {
+    /// The provider, as OpenTelemetry's GenAI conventions name it
+    /// (`openai`, `anthropic`, ...).
+    pub provider: &'a str,
+    /// The model asked for (`gpt-4o`).
+    pub model: &'a str,
+    /// The host and port requests go to, when there is one.
+    pub server: Option<(&'a str, u16)>,
+}
+
 /// A model's answer to one [`Request`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Response {
@@ -546,6 +559,15 @@ pub struct Response {
     /// Why the model stopped writing.
     #[serde(default)]
     pub finish_reason: FinishReason,
+    /// The model that answered, as the provider names it (a dated
+    /// snapshot of the model asked for, e.g. `gpt-4o-2024-08-06`), when it
+    /// says: telemetry's `gen_ai.response.model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The provider's id of this answer (`chatcmpl-…`, `msg_…`), when it
+    /// gives one: telemetry's `gen_ai.response.id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 /// Why a model stopped writing, normalized across providers.
@@ -733,6 +755,20 @@ pub trait Model: Send + Sync {
 
     /// The model's name, for logs and errors (e.g. `"openai:gpt-4o"`).
     fn name(&self) -> &str;
+
+    /// Who serves the model and which model it is, as telemetry names them
+    /// (OpenTelemetry's `gen_ai.provider.name`, `gen_ai.request.model`,
+    /// `server.address`, `server.port`). By default read from
+    /// [`name`](Self::name) as `provider:model`, with no server.
+    fn identity(&self) -> ModelIdentity<'_> {
+        let name = self.name();
+        let (provider, model) = name.split_once(':').unwrap_or((name, name));
+        ModelIdentity {
+            provider,
+            model,
+            server: None,
+        }
+    }
 
     /// Whether this model asks for a request's [`output`](Request::output) shape itself
     /// (a provider's structured output: OpenAI's `response_format`, Anthropic's output

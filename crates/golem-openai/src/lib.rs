@@ -279,6 +279,7 @@ impl Attempt for Attempts<'_> {
             .await?;
         let answer: ChatResponse = serde_json::from_slice(&body)
             .map_err(|error| invalid(format!("the answer is not a chat completion: {error}")))?;
+        let (model, id) = (answer.model, answer.id);
         let choice = answer
             .choices
             .into_iter()
@@ -304,6 +305,8 @@ impl Attempt for Attempts<'_> {
                 |usage| usage.to_usage(),
             ),
             finish_reason: wire::finish_reason(choice.finish_reason.as_deref()),
+            model,
+            id,
         })
     }
 
@@ -340,6 +343,14 @@ impl Model for OpenAi {
 
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn identity(&self) -> golem_model::ModelIdentity<'_> {
+        golem_model::ModelIdentity {
+            provider: PROVIDER,
+            model: &self.config.model,
+            server: self.url.host_str().zip(self.url.port_or_known_default()),
+        }
     }
 
     /// Yes: see [`Request::output`].

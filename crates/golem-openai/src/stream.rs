@@ -24,6 +24,9 @@ pub(crate) struct Assembler {
     calls: Vec<PartialCall>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
+    /// The answering model and the answer's id, as the chunks name them.
+    model: Option<String>,
+    id: Option<String>,
     done: bool,
     /// Whether any event reached the sink: from then on the request cannot be retried.
     pub(crate) delivered: bool,
@@ -37,6 +40,8 @@ impl Assembler {
             calls: Vec::new(),
             finish_reason: None,
             usage: None,
+            model: None,
+            id: None,
             done: false,
             delivered: false,
         }
@@ -48,6 +53,12 @@ impl Assembler {
         }
         if let Some(usage) = chunk.usage {
             self.usage = Some(usage.to_usage());
+        }
+        if self.model.is_none() {
+            self.model = chunk.model;
+        }
+        if self.id.is_none() {
+            self.id = chunk.id;
         }
         // One choice is asked for (no `n`); others, if a server sends them, are ignored.
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
@@ -172,6 +183,8 @@ impl Assemble for Assembler {
                 ..Usage::default()
             }),
             finish_reason: wire::finish_reason(self.finish_reason.as_deref()),
+            model: self.model,
+            id: self.id,
         })
     }
 }

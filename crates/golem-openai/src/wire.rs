@@ -295,6 +295,8 @@ pub(crate) fn tools(specs: &[ToolSpec]) -> Vec<WireTool<'_>> {
 /// A non-streamed answer.
 #[derive(Deserialize)]
 pub(crate) struct ChatResponse {
+    pub(crate) id: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default)]
     pub(crate) choices: Vec<Choice>,
     pub(crate) usage: Option<WireUsage>,
@@ -360,6 +362,8 @@ impl WireUsage {
 /// One streamed chunk (`chat.completion.chunk`), or an error sent inside the stream.
 #[derive(Deserialize)]
 pub(crate) struct Chunk {
+    pub(crate) id: Option<String>,
+    pub(crate) model: Option<String>,
     #[serde(default)]
     pub(crate) choices: Vec<ChunkChoice>,
     pub(crate) usage: Option<WireUsage>,

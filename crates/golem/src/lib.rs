@@ -71,6 +71,7 @@ pub use conversation::{
 };
 pub use decode::DecodeError;
 pub use error::{ConfigError, RunError};
+pub use telemetry::TelemetryConfig;
 
 // The re-exported crates are inlined, so that `cargo doc -p golem-agent` gives
 // each its pages under `golem_agent::` (a plain re-export of a crate only links

@@ -35,6 +35,7 @@ pub fn text_response(text: impl Into<String>) -> Response {
         tool_calls: Vec::new(),
         usage: one_request(),
         finish_reason: FinishReason::Stop,
+        ..Response::default()
     }
 }
 
@@ -46,6 +47,7 @@ pub fn tool_calls_response(calls: impl IntoIterator<Item = ToolCall>) -> Respons
         tool_calls: calls.into_iter().collect(),
         usage: one_request(),
         finish_reason: FinishReason::ToolCalls,
+        ..Response::default()
     }
 }
 

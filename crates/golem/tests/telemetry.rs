@@ -1,5 +1,7 @@
-//! The `tracing` spans of a run: one per run, model request and tool call,
-//! with sizes, durations and outcomes, and never the arguments' content.
+//! The `tracing` spans of a run, by OpenTelemetry's GenAI conventions:
+//! `invoke_agent`, `chat {model}` per model request and `execute_tool
+//! {tool}` per tool call, with their attributes and sizes, how each ended
+//! (`error.type`), and never the arguments' content unless asked.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -88,11 +90,11 @@ async fn spans_of(
     (result, spans)
 }
 
-/// The fields of the `golem.tool.call` spans, in the order the calls started.
+/// The fields of the `execute_tool` spans, in the order the calls started.
 fn call_spans(spans: &[Seen]) -> Vec<&BTreeMap<String, String>> {
     spans
         .iter()
-        .filter(|(name, _)| name == "golem.tool.call")
+        .filter(|(name, _)| name == "execute_tool")
         .map(|(_, fields)| fields)
         .collect()
 }
@@ -116,29 +118,27 @@ async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
     )
     .await;
     let names: Vec<&str> = spans.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "golem.agent.run",
-            "golem.model.request",
-            "golem.tool.call",
-            "golem.model.request"
-        ]
-    );
+    assert_eq!(names, ["invoke_agent", "chat", "execute_tool", "chat"]);
     let run = &spans[0].1;
-    assert_eq!(run["outcome"], "\"ok\"");
-    assert_eq!(run["requests"], "2");
-    assert!(run.contains_key("duration_ms"), "{run:?}");
+    assert_eq!(run["otel.name"], "\"invoke_agent\"");
+    assert_eq!(run["otel.kind"], "\"internal\"");
+    assert_eq!(run["gen_ai.operation.name"], "\"invoke_agent\"");
+    assert_eq!(run["gen_ai.provider.name"], "\"testmodel\"");
+    assert_eq!(run["golem.requests"], "2");
+    assert!(!run.contains_key("error.type"), "{run:?}");
     let request = &spans[1].1;
-    assert_eq!(request["turn"], "1");
-    assert_eq!(request["outcome"], "\"ok\"");
+    assert_eq!(request["otel.name"], "\"chat scripted\"");
+    assert_eq!(request["otel.kind"], "\"client\"");
+    assert_eq!(request["golem.turn"], "1");
+    assert!(!request.contains_key("error.type"), "{request:?}");
     let call = &spans[2].1;
-    assert_eq!(call["tool"], "\"echo\"");
-    assert_eq!(call["call_id"], "c1");
-    assert_eq!(call["argument_bytes"], arguments.len().to_string());
-    assert_eq!(call["result_bytes"], arguments.len().to_string());
-    assert_eq!(call["outcome"], "\"ok\"");
-    assert!(call.contains_key("duration_ms"), "{call:?}");
+    assert_eq!(call["otel.name"], "\"execute_tool echo\"");
+    assert_eq!(call["gen_ai.tool.name"], "\"echo\"");
+    assert_eq!(call["gen_ai.tool.call.id"], "\"c1\"");
+    assert_eq!(call["golem.argument_bytes"], arguments.len().to_string());
+    assert_eq!(call["golem.result_bytes"], arguments.len().to_string());
+    assert!(!call.contains_key("error.type"), "{call:?}");
+    assert!(!call.contains_key("gen_ai.tool.call.arguments"), "{call:?}");
     for (name, fields) in &spans {
         assert!(
             fields.values().all(|value| !value.contains(SECRET)),
@@ -172,10 +172,15 @@ async fn a_rejected_call_records_its_outcome_and_no_result_size() {
     .await;
     let calls = call_spans(&spans);
     assert_eq!(calls.len(), 2, "{spans:?}");
-    assert_eq!(calls[0]["outcome"], "\"rejected\"");
-    assert!(!calls[0].contains_key("result_bytes"), "{:?}", calls[0]);
-    assert_eq!(calls[1]["outcome"], "\"ok\"");
-    assert_eq!(calls[1]["result_bytes"], "4");
+    assert_eq!(calls[0]["error.type"], "\"tool_error\"");
+    assert_eq!(calls[0]["otel.status_code"], "\"ERROR\"");
+    assert!(
+        !calls[0].contains_key("golem.result_bytes"),
+        "{:?}",
+        calls[0]
+    );
+    assert!(!calls[1].contains_key("error.type"), "{:?}", calls[1]);
+    assert_eq!(calls[1]["golem.result_bytes"], "4");
 }
 
 /// A tool whose calls never finish.
@@ -203,15 +208,15 @@ async fn a_failed_call_and_the_call_it_drops_record_their_outcomes() {
     assert_eq!(result.expect_err("the run fails").tool(), Some("broken"));
     let calls = call_spans(&spans);
     assert_eq!(calls.len(), 2, "{spans:?}");
-    assert_eq!(calls[0]["tool"], "\"slow\"");
-    assert_eq!(calls[0]["outcome"], "\"cancelled\"");
-    assert_eq!(calls[1]["tool"], "\"broken\"");
-    assert_eq!(calls[1]["outcome"], "\"failed\"");
+    assert_eq!(calls[0]["gen_ai.tool.name"], "\"slow\"");
+    assert_eq!(calls[0]["error.type"], "\"cancelled\"");
+    assert_eq!(calls[1]["gen_ai.tool.name"], "\"broken\"");
+    assert_eq!(calls[1]["error.type"], "\"_OTHER\"");
     for call in calls {
-        assert!(!call.contains_key("result_bytes"), "{call:?}");
-        assert!(call.contains_key("duration_ms"), "{call:?}");
+        assert!(!call.contains_key("golem.result_bytes"), "{call:?}");
     }
-    assert_eq!(spans[0].1["outcome"], "\"error\"");
+    assert_eq!(spans[0].1["error.type"], "\"tool_error\"");
+    assert_eq!(spans[0].1["otel.status_code"], "\"ERROR\"");
 }
 
 #[tokio::test(start_paused = true)]
@@ -229,6 +234,10 @@ async fn a_timed_out_call_records_its_outcome() {
     );
     let calls = call_spans(&spans);
     assert_eq!(calls.len(), 1, "{spans:?}");
-    assert_eq!(calls[0]["outcome"], "\"timed out\"");
-    assert!(!calls[0].contains_key("result_bytes"), "{:?}", calls[0]);
+    assert_eq!(calls[0]["error.type"], "\"timeout\"");
+    assert!(
+        !calls[0].contains_key("golem.result_bytes"),
+        "{:?}",
+        calls[0]
+    );
 }

@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // each test binary uses a part
 
+pub mod otlp;
 pub mod process;
 pub mod pty;
 
@@ -216,6 +217,20 @@ pub fn git_http() -> HttpPeer {
         .env("MCP_HTTP_HOST", "127.0.0.1")
         .env("MCP_HTTP_PORT", port.to_string())
         .env("MCP_LOG_LEVEL", "error")
+        .stdout(Stdio::null());
+    listening(command, port, "mcp")
+}
+
+/// `peers/python/otel_mcp_server.py` (the Python SDK's server with its
+/// OpenTelemetry middleware, exporting to `endpoint`) over streamable
+/// HTTP, once it accepts connections.
+pub fn otel_http(endpoint: &str) -> HttpPeer {
+    let port = free_port();
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(installed(peers().join("python/otel_mcp_server.py")))
+        .args(["--http", "--port", &port.to_string()])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
         .stdout(Stdio::null());
     listening(command, port, "mcp")
 }

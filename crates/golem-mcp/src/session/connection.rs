@@ -16,18 +16,21 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Instant;
 
 use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
 
 use crate::error::Error;
 use crate::session::modern::era::ModernMeta;
 use crate::session::progress::Progress;
 use crate::session::protocol::CancelledParams;
+use crate::session::telemetry::{self, RequestSpan};
 use crate::wire::jsonrpc::{self, Extras, Incoming, Outcome};
-use crate::wire::transport::{DynTransport, IdMap, Outgoing, RequestId};
+use crate::wire::transport::{DynTransport, IdMap, Outgoing, OutgoingKind, Peer, RequestId};
 use crate::wire::transport_error::TransportError;
 
 /// How many progress reports may wait for a slow observer; beyond that,
@@ -104,6 +107,9 @@ pub(crate) struct Connection {
     has_ended: AtomicBool,
     /// Woken when the connection ends (what a restart waits for).
     ending: tokio::sync::Notify,
+    /// When the connection was made: its session's duration is measured
+    /// from here (`telemetry.rs`).
+    opened: Instant,
 }
 
 /// What a transport says of itself, asked once when the client is made.
@@ -164,6 +170,7 @@ impl Connection {
             log_level: AtomicU8::new(0),
             has_ended: AtomicBool::new(false),
             ending: tokio::sync::Notify::new(),
+            opened: Instant::now(),
         };
         (connection, receiver)
     }
@@ -211,6 +218,17 @@ impl Connection {
         self.traits.legacy_only
     }
 
+    /// Where the connection goes, for telemetry ([`Transport::peer`](crate::Transport::peer)).
+    pub(crate) fn peer(&self) -> Peer {
+        self.transport.peer()
+    }
+
+    /// The session the server assigned, for telemetry
+    /// ([`Transport::session_id`](crate::Transport::session_id)).
+    pub(crate) fn session_id(&self) -> Option<String> {
+        self.transport.session_id()
+    }
+
     /// Whether a session the server dropped is renewed
     /// ([`Transport::renews_sessions`](crate::Transport::renews_sessions)).
     pub(crate) fn renews_sessions(&self) -> bool {
@@ -246,9 +264,17 @@ impl Connection {
         }
     }
 
-    /// Sends a message, stamped, through the transport.
+    /// Sends a message, stamped, through the transport; a notification in
+    /// a span of its own while anything listens (`telemetry.rs`).
     pub(crate) async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
-        self.transport.send(self.stamp(message)).await
+        let message = self.stamp(message);
+        if let OutgoingKind::Notification { method, .. } = message.kind()
+            && tracing::enabled!(target: telemetry::SPAN_TARGET, tracing::Level::INFO)
+        {
+            let span = telemetry::notification_span(method, self.protocol_version());
+            return self.transport.send(message).instrument(span).await;
+        }
+        self.transport.send(message).await
     }
 
     /// Sends a request, stamped, through the transport: its answer when
@@ -282,7 +308,8 @@ impl Connection {
     }
 
     /// Sends `request` and returns its answer's bytes, undecoded (a result
-    /// or an error): what the modern era's retries look at first.
+    /// or an error): what the modern era's retries look at first. Traced in
+    /// a client span while anything listens (`telemetry.rs`).
     /// Cancel safe: dropped before the answer, the request is forgotten and
     /// announced with `notifications/cancelled` (see
     /// [`Client`](crate::Client)).
@@ -292,7 +319,28 @@ impl Connection {
         request: &Request<'_, P>,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<Bytes, Error> {
-        let (mut in_flight, message) = self.start(operation, request, on_progress.is_some())?;
+        let traced = telemetry::request_span(self, request.method, request.name);
+        let Some(traced) = &traced else {
+            return self
+                .exchange_in(operation, request, on_progress, None)
+                .await;
+        };
+        let exchanged = self.exchange_in(operation, request, on_progress, Some(traced));
+        let result = exchanged.instrument(traced.span().clone()).await;
+        traced.finish(&result);
+        result
+    }
+
+    /// [`exchange`](Connection::exchange), in `traced`'s span if any.
+    async fn exchange_in<P: Serialize>(
+        &self,
+        operation: &(dyn fmt::Display + Sync),
+        request: &Request<'_, P>,
+        on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
+        traced: Option<&RequestSpan>,
+    ) -> Result<Bytes, Error> {
+        let (mut in_flight, message) =
+            self.start(operation, request, on_progress.is_some(), traced)?;
         // `send_request`, inlined: every call comes this way, and one more
         // state machine around the transport's send cost each stdio call
         // about 80 instructions (callgrind).
@@ -314,14 +362,8 @@ impl Connection {
         request: &Request<'_, P>,
         started: impl FnOnce(RequestId),
     ) -> Result<Bytes, Error> {
-        let (mut in_flight, message) = self.start(operation, request, false)?;
-        started(in_flight.id());
-        let answer = self
-            .send_request(message)
+        self.exchange_plain(operation, request, Some(started), true)
             .await
-            .map_err(|source| in_flight.send_failed(operation, source))?;
-        let reply = in_flight.reply(answer, None).await;
-        reply.map_err(|ended| ended.error(operation))
     }
 
     /// [`exchange`](Connection::exchange) for the era probe: given up on
@@ -332,14 +374,43 @@ impl Connection {
         operation: &(dyn fmt::Display + Sync),
         request: &Request<'_, P>,
     ) -> Result<Bytes, Error> {
-        let (mut in_flight, message) = self.start(operation, request, false)?;
-        in_flight.announce = false;
-        let answer = self
-            .send_request(message)
+        self.exchange_plain(operation, request, None::<fn(RequestId)>, false)
             .await
-            .map_err(|source| in_flight.send_failed(operation, source))?;
-        let reply = in_flight.reply(answer, None).await;
-        reply.map_err(|ended| ended.error(operation))
+    }
+
+    /// An exchange without progress, in a client span while anything
+    /// listens: `started` is told the id; `announce` says whether giving
+    /// up is announced to the server.
+    async fn exchange_plain<P: Serialize>(
+        &self,
+        operation: &(dyn fmt::Display + Sync),
+        request: &Request<'_, P>,
+        started: Option<impl FnOnce(RequestId)>,
+        announce: bool,
+    ) -> Result<Bytes, Error> {
+        let traced = telemetry::request_span(self, request.method, request.name);
+        let exchanged = async {
+            let (mut in_flight, message) =
+                self.start(operation, request, false, traced.as_ref())?;
+            in_flight.announce = announce;
+            if let Some(started) = started {
+                started(in_flight.id());
+            }
+            let answer = self
+                .send_request(message)
+                .await
+                .map_err(|source| in_flight.send_failed(operation, source))?;
+            let reply = in_flight.reply(answer, None).await;
+            reply.map_err(|ended| ended.error(operation))
+        };
+        match &traced {
+            None => exchanged.await,
+            Some(traced) => {
+                let result = exchanged.instrument(traced.span().clone()).await;
+                traced.finish(&result);
+                result
+            }
+        }
     }
 
     /// Registers a request and encodes it; the caller sends the message.
@@ -351,8 +422,13 @@ impl Connection {
         operation: &(dyn fmt::Display + Sync),
         request: &Request<'_, P>,
         with_progress: bool,
+        traced: Option<&RequestSpan>,
     ) -> Result<(InFlight<'_>, Outgoing), Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let trace = traced.and_then(|traced| {
+            traced.sent_as(id);
+            trace_members(traced.span())
+        });
         let modern = request.modern.or_else(|| self.modern.get());
         let log_level = match (modern, self.log_level.load(Ordering::Relaxed)) {
             (Some(_), level @ 1..) => LOG_LEVELS.get(usize::from(level) - 1).copied(),
@@ -362,6 +438,7 @@ impl Connection {
             progress_token: with_progress.then_some(id),
             meta: modern.map(ModernMeta::entries),
             log_level,
+            trace: trace.as_deref(),
             members: request.members,
         };
         let mut body = Vec::with_capacity(256);
@@ -481,6 +558,15 @@ impl Connection {
             if waiters.ended.is_some() {
                 return;
             }
+            telemetry::session_ended(
+                self.protocol_version(),
+                self.peer().network_transport,
+                match &ended {
+                    Ended::Failed(error) => Some(&**error),
+                    Ended::Closed => None,
+                },
+                self.opened.elapsed().as_secs_f64(),
+            );
             waiters.ended = Some(ended);
             self.has_ended.store(true, Ordering::Release);
             std::mem::take(&mut waiters.by_id)
@@ -589,6 +675,19 @@ fn names_its_target(method: &str) -> bool {
             | "tasks/update"
             | "tasks/cancel"
     )
+}
+
+/// The `_meta` members carrying `span`'s W3C trace context (feature
+/// `otel`), when it has one.
+#[cfg(feature = "otel")]
+fn trace_members(span: &tracing::Span) -> Option<String> {
+    crate::session::trace_context::meta_members(span)
+}
+
+/// Without the `otel` feature no trace context is known.
+#[cfg(not(feature = "otel"))]
+fn trace_members(_span: &tracing::Span) -> Option<String> {
+    None
 }
 
 /// Encodes a notification as an [`Outgoing`] message.

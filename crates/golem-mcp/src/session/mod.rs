@@ -34,3 +34,6 @@ pub(crate) mod protocol;
 pub(crate) mod requests;
 pub(crate) mod restart;
 pub(crate) mod serving;
+pub(crate) mod telemetry;
+#[cfg(feature = "otel")]
+pub(crate) mod trace_context;

@@ -19,8 +19,10 @@ use bytes::Bytes;
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::task::{AbortHandle, JoinSet};
+use tracing::{Instrument, Span};
 
 use crate::session::connection::Connection;
+use crate::session::telemetry;
 use crate::wire::jsonrpc::{self, ProtocolError};
 use crate::wire::root::Root;
 use crate::wire::transport::Outgoing;
@@ -232,19 +234,23 @@ impl Running {
             .map(|id| id.to_string())
             .unwrap_or_else(|_| raw_id.to_owned());
         let connection = connection.clone();
+        let span = handling_span(method, raw_id, params, &connection);
         let raw_id = raw_id.to_owned();
-        let task = self.tasks.spawn(async move {
+        let handled = async move {
             let outcome = AssertUnwindSafe(work).catch_unwind().await;
             let answer = match outcome {
                 Ok(Ok(result)) => reply(&raw_id, Ok(&result)),
-                Ok(Err(error)) => reply(
-                    &raw_id,
-                    Err(&ProtocolError {
-                        code: error.code,
-                        message: error.message,
-                        data: error.data,
-                    }),
-                ),
+                Ok(Err(error)) => {
+                    telemetry::server_request_failed(&Span::current(), error.code, &error.message);
+                    reply(
+                        &raw_id,
+                        Err(&ProtocolError {
+                            code: error.code,
+                            message: error.message,
+                            data: error.data,
+                        }),
+                    )
+                }
                 Err(_) => {
                     tracing::warn!("mcp: a handler of a server request panicked");
                     reply(
@@ -262,11 +268,35 @@ impl Running {
                 Ok(Err(error)) => tracing::debug!(%error, "mcp: could not send a handler's answer"),
                 Err(_) => tracing::debug!("mcp: gave up sending a handler's answer"),
             }
-        });
+        };
+        let task = match span {
+            Some(span) => self.tasks.spawn(handled.instrument(span)),
+            None => self.tasks.spawn(handled),
+        };
         self.by_task.insert(task.id(), key.clone());
         self.by_request.insert(key, task);
         None
     }
+}
+
+/// The span a server request is handled in (kind server), when anything
+/// listens; a child of the trace context the request carries (feature
+/// `otel`).
+fn handling_span(
+    method: &str,
+    raw_id: &str,
+    params: Option<&str>,
+    connection: &Connection,
+) -> Option<Span> {
+    if !tracing::enabled!(target: telemetry::SPAN_TARGET, tracing::Level::INFO) {
+        return None;
+    }
+    let span = telemetry::server_request_span(method, raw_id, connection.protocol_version());
+    #[cfg(feature = "otel")]
+    crate::session::trace_context::adopt_parent(&span, params);
+    #[cfg(not(feature = "otel"))]
+    let _ = params;
+    Some(span)
 }
 
 /// A response to a server request.

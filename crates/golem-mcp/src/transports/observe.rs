@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::wire::transport::{Inbound, Outgoing, RequestId, Transport};
+use crate::wire::transport::{Inbound, Outgoing, Peer, RequestId, Transport};
 use crate::wire::transport_error::TransportError;
 
 /// One thing an [`Observed`] transport saw.
@@ -188,6 +188,14 @@ where
 
     fn legacy_only(&self) -> bool {
         self.inner.legacy_only()
+    }
+
+    fn peer(&self) -> Peer {
+        self.inner.peer()
+    }
+
+    fn session_id(&self) -> Option<String> {
+        self.inner.session_id()
     }
 
     fn renews_sessions(&self) -> bool {

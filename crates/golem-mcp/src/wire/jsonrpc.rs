@@ -128,6 +128,9 @@ pub(crate) struct Extras<'a> {
     /// A modern request's log level (`io.modelcontextprotocol/logLevel`),
     /// a `_meta` member of its own.
     pub(crate) log_level: Option<&'static str>,
+    /// The W3C trace context of the request's span (`traceparent`, and
+    /// `tracestate` when there is one), as `_meta` members.
+    pub(crate) trace: Option<&'a str>,
     /// Further members of `params`.
     pub(crate) members: Option<&'a str>,
 }
@@ -137,6 +140,7 @@ impl Extras<'_> {
         self.progress_token.is_none()
             && self.meta.is_none()
             && self.log_level.is_none()
+            && self.trace.is_none()
             && self.members.is_none()
     }
 }
@@ -160,7 +164,11 @@ pub(crate) fn encode_request_with(
     out.extend_from_slice(br#","method":"#);
     serde_json::to_writer(&mut *out, method)?;
     out.extend_from_slice(br#","params":{"#);
-    if extras.progress_token.is_some() || extras.meta.is_some() || extras.log_level.is_some() {
+    if extras.progress_token.is_some()
+        || extras.meta.is_some()
+        || extras.log_level.is_some()
+        || extras.trace.is_some()
+    {
         out.extend_from_slice(br#""_meta":{"#);
         let mut first = true;
         let mut separate = |out: &mut Vec<u8>| {
@@ -181,6 +189,10 @@ pub(crate) fn encode_request_with(
             separate(out);
             out.extend_from_slice(br#""io.modelcontextprotocol/logLevel":"#);
             serde_json::to_writer(&mut *out, level)?;
+        }
+        if let Some(trace) = extras.trace {
+            separate(out);
+            out.extend_from_slice(trace.as_bytes());
         }
         out.push(b'}');
         if extras.members.is_some() {
@@ -590,11 +602,20 @@ mod tests {
             progress_token: Some(7),
             meta: Some(r#""a":1"#),
             log_level: Some("debug"),
+            trace: Some(r#""traceparent":"00-01-02-01""#),
             members: Some(r#""inputResponses":{}"#),
         };
         assert_eq!(
             encode(&serde_json::json!({"name": "t"}), all),
-            r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"_meta":{"progressToken":7,"a":1,"io.modelcontextprotocol/logLevel":"debug"},"inputResponses":{},"name":"t"}}"#
+            r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"_meta":{"progressToken":7,"a":1,"io.modelcontextprotocol/logLevel":"debug","traceparent":"00-01-02-01"},"inputResponses":{},"name":"t"}}"#
+        );
+        let trace_only = Extras {
+            trace: Some(r#""traceparent":"00-01-02-01""#),
+            ..Extras::default()
+        };
+        assert_eq!(
+            encode(&serde_json::json!({"y": 2}), trace_only),
+            r#"{"jsonrpc":"2.0","id":7,"method":"m","params":{"_meta":{"traceparent":"00-01-02-01"},"y":2}}"#
         );
         let meta_only = Extras {
             meta: Some(r#""a":1"#),

@@ -236,6 +236,42 @@ pub enum Inbound {
     SessionRenewed,
 }
 
+/// Where a transport's connection goes, as OpenTelemetry's network
+/// attributes name it ([`Transport::peer`]): what each request's span
+/// carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Peer {
+    /// `network.transport`: `"pipe"` for stdio, `"tcp"` for HTTP.
+    pub network_transport: Option<&'static str>,
+    /// `network.protocol.name`: `"http"` for the HTTP transports.
+    pub protocol_name: Option<&'static str>,
+    /// `server.address`: the server's host name or IP address.
+    pub address: Option<String>,
+    /// `server.port`: the server's port.
+    pub port: Option<u16>,
+}
+
+impl Peer {
+    /// A server reached through the pipes of a process it runs in (stdio).
+    pub fn pipe() -> Self {
+        Peer {
+            network_transport: Some("pipe"),
+            ..Peer::default()
+        }
+    }
+
+    /// A server reached over HTTP at `host` and `port`.
+    pub fn http(host: impl Into<String>, port: Option<u16>) -> Self {
+        Peer {
+            network_transport: Some("tcp"),
+            protocol_name: Some("http"),
+            address: Some(host.into()),
+            port,
+        }
+    }
+}
+
 /// A bidirectional channel carrying JSON-RPC messages to and from one MCP
 /// server.
 ///
@@ -356,6 +392,21 @@ pub trait Transport: Send + Sync + 'static {
         false
     }
 
+    /// Where the connection goes, as telemetry names it (the
+    /// OpenTelemetry `network.*` and `server.*` attributes of each request's
+    /// span): asked only while something listens to the spans. Nothing by
+    /// default.
+    fn peer(&self) -> Peer {
+        Peer::default()
+    }
+
+    /// The session the server assigned, if any (streamable HTTP's
+    /// `Mcp-Session-Id`): the `mcp.session.id` of each request's span,
+    /// asked only while something listens. `None` by default.
+    fn session_id(&self) -> Option<String> {
+        None
+    }
+
     /// A new transport to the same server, for a client that restarts a
     /// server it lost ([`RestartPolicy`](crate::RestartPolicy)): the stdio
     /// transport starts its command again, with the same configuration.
@@ -385,6 +436,8 @@ pub(crate) trait DynTransport: Send + Sync {
         message: Outgoing,
     ) -> BoxFuture<'_, Result<Option<Bytes>, TransportError>>;
     fn close(&self) -> BoxFuture<'_, Result<(), TransportError>>;
+    fn peer(&self) -> Peer;
+    fn session_id(&self) -> Option<String>;
 }
 
 impl<T: Transport> DynTransport for T {
@@ -401,5 +454,13 @@ impl<T: Transport> DynTransport for T {
 
     fn close(&self) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(Transport::close(self))
+    }
+
+    fn peer(&self) -> Peer {
+        Transport::peer(self)
+    }
+
+    fn session_id(&self) -> Option<String> {
+        Transport::session_id(self)
     }
 }

@@ -14,6 +14,7 @@ use golem_tool::{Tool, Toolset};
 use super::approval::Approver;
 use super::budget::Budget;
 use super::output::{DEFAULT_MAX_TOOL_OUTPUT, MemoryOutputStore, OutputStore};
+use crate::telemetry::TelemetryConfig;
 
 /// The turn limit of an [`AgentConfig::default`]: model requests per run.
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -175,6 +176,10 @@ pub struct AgentConfig<Deps> {
     /// answer with [`DecodeError::Retry`](crate::DecodeError::Retry) and have the model answer again.
     /// Default 0.
     pub output_retries: u32,
+    /// What the run's OpenTelemetry spans say beyond the conventions'
+    /// defaults: the agent's name, opt-in message content, separate MCP
+    /// spans (ADR 0035).
+    pub telemetry: TelemetryConfig,
 }
 
 impl<Deps> Default for AgentConfig<Deps> {
@@ -196,6 +201,7 @@ impl<Deps> Default for AgentConfig<Deps> {
             output: None,
             max_turns: DEFAULT_MAX_TURNS,
             output_retries: 0,
+            telemetry: TelemetryConfig::default(),
         }
     }
 }
@@ -220,6 +226,7 @@ impl<Deps> Clone for AgentConfig<Deps> {
             output: self.output.clone(),
             max_turns: self.max_turns,
             output_retries: self.output_retries,
+            telemetry: self.telemetry.clone(),
         }
     }
 }
@@ -242,6 +249,7 @@ impl<Deps> fmt::Debug for AgentConfig<Deps> {
             .field("output", &self.output.as_ref().map(|output| &output.name))
             .field("max_turns", &self.max_turns)
             .field("output_retries", &self.output_retries)
+            .field("telemetry", &self.telemetry)
             .finish()
     }
 }

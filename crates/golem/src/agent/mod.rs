@@ -213,6 +213,7 @@ impl<Deps, Output> Agent<Deps, Output> {
             output: config.output.clone(),
             max_turns: config.max_turns,
             output_retries: config.output_retries,
+            telemetry: config.telemetry,
         };
         Ok(Self { run_loop })
     }

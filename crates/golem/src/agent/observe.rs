@@ -15,12 +15,13 @@ use golem_tool::ToolError;
 use tracing::Span;
 
 use super::events::{RunEvent, RunSink, ToolOutcome, emit};
-use crate::telemetry;
+use crate::telemetry::{self, TelemetryConfig};
 
 /// Reports the tool calls of one turn: to their spans always, to the run's
 /// sink when it streams.
 pub(super) struct CallObserver<'s, 'k> {
     turn: u32,
+    telemetry: &'s TelemetryConfig,
     sink: &'s mut Option<RunSink<'k>>,
 }
 
@@ -44,8 +45,16 @@ pub(super) enum Ended<'o> {
 impl<'s, 'k> CallObserver<'s, 'k> {
     /// The observer of turn `turn`'s calls; `sink` is the run's (`None`
     /// when it does not stream).
-    pub(super) fn new(turn: u32, sink: &'s mut Option<RunSink<'k>>) -> Self {
-        CallObserver { turn, sink }
+    pub(super) fn new(
+        turn: u32,
+        telemetry: &'s TelemetryConfig,
+        sink: &'s mut Option<RunSink<'k>>,
+    ) -> Self {
+        CallObserver {
+            turn,
+            telemetry,
+            sink,
+        }
     }
 
     /// Call `call` of `tool`, offered by `source`, starts: the host hears
@@ -62,7 +71,7 @@ impl<'s, 'k> CallObserver<'s, 'k> {
             call: call.clone(),
             source: source.to_owned(),
         });
-        let span = telemetry::tool_span(turn, tool, call);
+        let span = telemetry::tool_span(turn, tool, call, self.telemetry);
         Watched {
             call_id: &call.id,
             tool,
@@ -81,11 +90,11 @@ impl<'s, 'k> CallObserver<'s, 'k> {
             source,
             span,
         } = watched;
-        let (label, result_bytes) = match ended {
+        let (label, result) = match ended {
             Ended::Ran(outcome) => outcome.summary(),
             Ended::Cancelled => ("cancelled", None),
         };
-        telemetry::tool_finished(&span, label, result_bytes, took);
+        telemetry::tool_finished(&span, label, result, self.telemetry.capture_content);
         // Done with the span before the host hears of the end.
         drop(span);
         let turn = self.turn;
@@ -133,9 +142,9 @@ pub(super) enum CallOutcome {
 impl CallOutcome {
     /// What the call's span records: the outcome's label and, for a result,
     /// its size (without copying it, as [`reported`] would).
-    fn summary(&self) -> (&'static str, Option<usize>) {
+    fn summary(&self) -> (&'static str, Option<&str>) {
         match self {
-            CallOutcome::Done(Ok(content)) => ("ok", Some(content.len())),
+            CallOutcome::Done(Ok(content)) => ("ok", Some(content.as_str())),
             CallOutcome::Done(Err(ToolError::Retry(_))) => ("rejected", None),
             CallOutcome::Done(Err(ToolError::Fatal(_))) => ("failed", None),
             CallOutcome::TimedOut(_) => ("timed out", None),

@@ -38,7 +38,7 @@ use super::unknown;
 use crate::conversation::CORRECTION;
 use crate::decode::DecodeError;
 use crate::error::RunError;
-use crate::telemetry;
+use crate::telemetry::{self, TelemetryConfig};
 
 /// The stored form of a decoder.
 pub(super) type Decoder<Output> = dyn Fn(&Response) -> Result<Output, DecodeError> + Send + Sync;
@@ -93,6 +93,8 @@ pub(super) struct RunLoop<Deps, Output> {
     pub(super) output: Option<OutputSchema>,
     pub(super) max_turns: u32,
     pub(super) output_retries: u32,
+    /// What the spans say beyond the conventions' defaults.
+    pub(super) telemetry: TelemetryConfig,
 }
 
 impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
@@ -105,9 +107,16 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
         settings: &ModelSettings,
         sink: Option<RunSink<'_>>,
     ) -> Result<RunOutput<Output>, RunError> {
-        let span = telemetry::run_span(sink.is_some(), self.max_turns);
-        let started = Instant::now();
         let settings = settings.over(&self.settings);
+        let span = telemetry::run_span(
+            &*self.model,
+            &self.telemetry,
+            &settings,
+            self.instructions.as_deref(),
+            self.output.is_some(),
+            sink.is_some(),
+            self.max_turns,
+        );
         let result = self
             .turns(deps, start, settings, sink)
             .instrument(span.clone())
@@ -116,7 +125,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
             Ok(run) => (Some(&run.usage), None),
             Err(error) => (None, Some(error)),
         };
-        telemetry::run_finished(&span, usage, error, started.elapsed());
+        telemetry::run_finished(&span, usage, error);
         result
     }
 
@@ -315,7 +324,7 @@ impl<Deps: Send + Sync + 'static, Output> RunLoop<Deps, Output> {
                 calls: &known_calls,
                 plan: &plan,
             };
-            let mut observer = CallObserver::new(turn, &mut sink);
+            let mut observer = CallObserver::new(turn, &self.telemetry, &mut sink);
             let results = self
                 .calls
                 .run_calls(&turn_calls, &deps, &mut tool_rejections, &mut observer)
@@ -366,7 +375,13 @@ impl<Deps, Output> RunLoop<Deps, Output> {
         if let Some(budget) = &self.budget {
             budget.reserve_request()?;
         }
-        let span = telemetry::model_span(turn, request);
+        let span = telemetry::model_span(
+            turn,
+            &*self.model,
+            request,
+            sink.is_some(),
+            self.telemetry.capture_content,
+        );
         emit(sink, || RunEvent::ModelRequest { turn });
         let started = Instant::now();
         let response = match sink.as_deref_mut() {
@@ -379,7 +394,13 @@ impl<Deps, Output> RunLoop<Deps, Output> {
                     .await
             }
         };
-        telemetry::model_finished(&span, &response, started.elapsed());
+        telemetry::model_finished(
+            &span,
+            &*self.model,
+            &response,
+            started.elapsed(),
+            self.telemetry.capture_content,
+        );
         let response = response.map_err(|source| RunError::Model { turn, source })?;
         let response = match &request.output {
             None => match &self.output {

@@ -269,8 +269,12 @@ impl Client {
             self.inner.offer.capabilities(),
             pinned,
         );
-        let (in_flight, message) =
-            connection.start(&operation, &Request::new("initialize", &params), false)?;
+        let (in_flight, message) = connection.start(
+            &operation,
+            &Request::new("initialize", &params),
+            false,
+            None,
+        )?;
         Ok(Lifecycle::Initializing {
             id: in_flight.id(),
             sent: Some(AbortOnDropResult::spawn(connection, message)),

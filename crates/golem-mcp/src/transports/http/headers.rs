@@ -4,6 +4,8 @@
 use reqwest::Url;
 use reqwest::header::HeaderName;
 
+use crate::wire::transport::Peer;
+
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 pub(super) const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 pub(super) const LAST_EVENT_ID_HEADER: &str = "last-event-id";
@@ -23,6 +25,15 @@ pub(super) fn is_header_value(value: &str) -> bool {
     value
         .bytes()
         .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+}
+
+/// Where `url` goes, as telemetry names it: its host and port (the
+/// scheme's default when none is written).
+pub(in crate::transports) fn peer_of(url: &Url) -> Peer {
+    Peer::http(
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default(),
+    )
 }
 
 /// The URL as errors and logs show it: without credentials, query or

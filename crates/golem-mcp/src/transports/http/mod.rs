@@ -40,7 +40,7 @@ use tokio::sync::{Mutex, Notify, mpsc};
 
 use crate::error::Error;
 use crate::transports::sse::{Link, LinkSettings, OpenError};
-use crate::wire::transport::{IdMap, Inbound, Outgoing, OutgoingKind, Transport};
+use crate::wire::transport::{IdMap, Inbound, Outgoing, OutgoingKind, Peer, Transport};
 use crate::wire::transport_error::{HttpStatusError, TransportError};
 use client::HttpClient;
 pub use config::{HttpConfig, ResumePolicy};
@@ -191,6 +191,14 @@ impl HttpTransport {
 }
 
 impl Transport for HttpTransport {
+    fn peer(&self) -> Peer {
+        headers::peer_of(&self.shared.url)
+    }
+
+    fn session_id(&self) -> Option<String> {
+        HttpTransport::session_id(self)
+    }
+
     /// POSTs the message and waits for the answer's headers (and, for a
     /// JSON answer, its body, which [`recv`](Transport::recv) then
     /// returns); an event-stream answer is read on a task of its own. A

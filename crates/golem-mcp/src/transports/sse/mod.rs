@@ -26,8 +26,8 @@ use tokio::sync::{Mutex, mpsc};
 
 use crate::error::Error;
 use crate::transports::http::config::HttpConfig;
-use crate::transports::http::headers::redact;
-use crate::wire::transport::{Inbound, Outgoing, Transport};
+use crate::transports::http::headers::{peer_of, redact};
+use crate::wire::transport::{Inbound, Outgoing, Peer, Transport};
 use crate::wire::transport_error::TransportError;
 pub(crate) use link::Link;
 pub(crate) use open::OpenError;
@@ -80,6 +80,7 @@ const INBOUND_QUEUE: usize = 64;
 pub struct SseTransport {
     link: Link,
     url: String,
+    peer: Peer,
     inbound: Mutex<mpsc::Receiver<Result<Inbound, TransportError>>>,
 }
 
@@ -102,6 +103,7 @@ impl SseTransport {
         let endpoint = config.endpoint()?;
         let (sender, receiver) = mpsc::channel(INBOUND_QUEUE);
         let url = redact(&endpoint.url);
+        let peer = peer_of(&endpoint.url);
         let settings = LinkSettings {
             url: endpoint.url,
             client: endpoint.client,
@@ -113,6 +115,7 @@ impl SseTransport {
         Ok(SseTransport {
             link: Link::new(settings, sender),
             url,
+            peer,
             inbound: Mutex::new(receiver),
         })
     }
@@ -152,5 +155,9 @@ impl Transport for SseTransport {
     /// Yes: no server of the modern era serves this transport.
     fn legacy_only(&self) -> bool {
         true
+    }
+
+    fn peer(&self) -> Peer {
+        self.peer.clone()
     }
 }

@@ -28,7 +28,7 @@ use tokio::sync::{Mutex, Notify, OnceCell, watch};
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
-use crate::wire::transport::{Inbound, Outgoing, Transport};
+use crate::wire::transport::{Inbound, Outgoing, Peer, Transport};
 use crate::wire::transport_error::{ProcessExit, TransportError};
 pub use config::{DEFAULT_MAX_MESSAGE_BYTES, StdioConfig};
 pub(crate) use config::{check_command, check_env_entry};
@@ -363,6 +363,10 @@ fn remember_skipped(skipped: &mut VecDeque<String>, command: &str, line: &[u8]) 
 }
 
 impl Transport for StdioTransport {
+    fn peer(&self) -> Peer {
+        Peer::pipe()
+    }
+
     /// Writes the message and a newline to the server's stdin, after what
     /// is left of earlier messages. Concurrent sends take turns, first come
     /// first served; none waits for a read.
