@@ -5,6 +5,8 @@
     ROUNDS=5 OUT=BENCHMARKS.md bench/cpu.py   # also writes it into OUT between its markers
     CASES=http-64B bench/cpu.py       # some cases only (comma-separated)
     CASES=http-json-64B bench/cpu.py  # the server answering with JSON bodies (not run by default)
+    OTLP=1 bench/cpu.py               # adds "golem +OTLP": golem exporting its spans and metrics
+    BASELINE=DIR bench/cpu.py         # adds "golem (baseline)": DIR/golem-bench, an older build
 
 Wall-clock ratios of one-at-a-time calls on a 2-vCPU machine depend on where
 the kernel places the server; the client's own CPU time per call does not
@@ -22,16 +24,25 @@ medians of ROUNDS rounds. The wall clock at N2 is reported beside, pinned
 scheduler). Everything runs on 127.0.0.1; every run is bounded by
 RUN_TIMEOUT seconds; the HTTP servers are killed however the script ends.
 
+With OTLP=1, "golem +OTLP" is golem-bench on the 2025-11-25 wire with
+OTEL_EXPORTER_OTLP_ENDPOINT set to a sink in this script that answers every
+export with 200: the client's CPU then includes making its spans and metric
+events, and encoding and sending them (the exporter's threads are the
+client's). With BASELINE=DIR, "golem (baseline)" is DIR/golem-bench (a build
+of an earlier commit) on the same wire, side by side in the same rounds.
+
 Exit status: 0 when every target is met, 3 when one is missed, 1 when the
 measurement failed.
 """
 
+import http.server
 import json
 import os
 import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -57,14 +68,43 @@ CLIENTS = [
     ("rmcp", ["rmcp-bench"]),
     ("floor", ["floor-bench"]),
 ]
+if os.environ.get("BASELINE"):
+    CLIENTS.append(("golem (baseline)",
+                    [os.path.join(os.environ["BASELINE"], "golem-bench"), "--protocol", "2025-11-25"]))
+if os.environ.get("OTLP"):
+    CLIENTS.append(("golem +OTLP", ["golem-bench", "--protocol", "2025-11-25"]))
+
+
+class OtlpSink:
+    """Takes every OTLP/HTTP export on 127.0.0.1 and answers 200, empty: an
+    empty body is an empty Export*ServiceResponse."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    def __init__(self):
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self.Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+SINK = OtlpSink() if os.environ.get("OTLP") else None
 # name: (client's CPU, server's CPU)
 PLACEMENTS = {"same": ("0", "0"), "cross": ("0", "1")}
 
 
-def run(command):
+def run(command, env=None):
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=RUN_TIMEOUT,
-                              check=False)
+                              check=False, env=env)
     except subprocess.TimeoutExpired:
         sys.exit(f"bench/cpu.py: {' '.join(command)} ran past {RUN_TIMEOUT} s")
     if done.returncode != 0:
@@ -105,8 +145,18 @@ def command(client, case, calls, client_cpu, server_cpu, url):
     else:
         target = ["--"] + pinned(server_cpu) + [os.path.join(BIN, "rmcp-echo-server")]
     program = dict(CLIENTS)[client]
+    # os.path.join keeps an absolute path (the baseline's) as it is.
     return (pinned(client_cpu) + [os.path.join(BIN, program[0])] + program[1:]
             + ["--calls", str(calls), "--bytes", str(size)] + target)
+
+
+def environment(client):
+    """The client's environment: the sink's endpoint for "golem +OTLP", and
+    no OTEL_* variable for any other."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    if client == "golem +OTLP":
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = SINK.endpoint
+    return env
 
 
 def measure(cases):
@@ -127,12 +177,13 @@ def measure(cases):
                     for client, _ in CLIENTS:
                         server = servers.get(CASES[case][0])
                         url = server.url if server else None
+                        env = environment(client)
                         if placement == "unpinned":
-                            line = run(command(client, case, n2, None, None, url))
+                            line = run(command(client, case, n2, None, None, url), env)
                             wall.setdefault((case, placement, client), []).append(line["calls_per_s"])
                             continue
-                        first = run(command(client, case, n1, client_cpu, server_cpu, url))
-                        second = run(command(client, case, n2, client_cpu, server_cpu, url))
+                        first = run(command(client, case, n1, client_cpu, server_cpu, url), env)
+                        second = run(command(client, case, n2, client_cpu, server_cpu, url), env)
                         per_call = (second["cpu_self_us"] - first["cpu_self_us"]) / (n2 - n1)
                         cpu.setdefault((case, placement, client), []).append(per_call)
                         wall.setdefault((case, placement, client), []).append(second["calls_per_s"])
@@ -171,6 +222,10 @@ def verdicts(cpu, wall, cases):
                 check(case, placement, "vs rmcp", golem / rmcp, 0.20)
                 check(case, placement, "vs floor", golem / floor, 2.0)
             check(case, placement, "2026-07-28 vs 2025-11-25 wire", modern / golem, 1.10)
+            if "golem (baseline)" in dict(CLIENTS):
+                # Issue 36: telemetry costs nothing while nobody listens.
+                baseline = median(cpu, (case, placement, "golem (baseline)"))
+                check(case, placement, "vs the baseline build", golem / baseline, 1.03)
     # The one wall-clock target of a pinned placement: sequential stdio 64 B
     # with client and server on one CPU (`PIN_CPU=0`), where a call costs no
     # wake-up across CPUs and the ratio is the clients' own.

@@ -22,7 +22,9 @@ Both the 2026-07-28 era and the initialize era are served. The tracer provider i
 (flushing) when stdin closes (stdio) or on SIGTERM/SIGINT (HTTP).
 
 Tools: ``echo(message)`` -> "Echo: {message}", ``add(a, b)`` -> a + b, ``fail()`` -> an isError
-result "requested failure" (its span has status error and ``error.type=tool_error``).
+result "requested failure" (its span has status error and ``error.type=tool_error``), ``ask()``
+-> asks the client for a name (``elicitation/create``, in the initialize era a request to the
+client that carries the trace context of the SDK's own span for it) and returns the action.
 """
 
 import argparse
@@ -53,8 +55,9 @@ def setup_tracing() -> TracerProvider:
 # Installed before the SDK is imported, so every tracer the SDK creates is an SDK tracer.
 PROVIDER = setup_tracing()
 
-from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
 
 mcp = MCPServer("golem-otel-py-peer", version="0.1.0")
 
@@ -75,6 +78,19 @@ def add(a: int, b: int) -> int:
 def fail() -> str:
     """Always fail: the SDK turns ToolError into a result with isError=true."""
     raise ToolError("requested failure")
+
+
+class Name(BaseModel):
+    """What ask asks for."""
+
+    name: str
+
+
+@mcp.tool()
+async def ask(ctx: Context) -> str:
+    """Ask the client's user for a name (elicitation); returns what they did."""
+    result = await ctx.elicit("Who are you?", Name)
+    return result.action
 
 
 def main() -> None:

@@ -29,8 +29,15 @@ fn main() -> ExitCode {
         Ok(args) => args,
         Err(problem) => return golem_bench::usage_error(PROGRAM, &problem),
     };
+    // The client's spans and metrics exported as the commands export them,
+    // when the OTEL_* variables say where (bench/cpu.py's "golem +OTLP");
+    // without them nothing is installed: no subscriber, as in an
+    // application that does not trace.
+    let telemetry = golem_otel::Telemetry::install(PROGRAM, None);
     let result = golem_bench::runtime().and_then(|runtime| runtime.block_on(run(&args)));
-    golem_bench::finish(PROGRAM, &args, result)
+    let exit = golem_bench::finish(PROGRAM, &args, result);
+    telemetry.shutdown();
+    exit
 }
 
 async fn run(args: &Args) -> Result<Report, String> {

@@ -16,6 +16,15 @@ use support::*;
 /// The argument the tests send: it must appear in no attribute.
 const SECRET: &str = "argument-text-5cb1";
 
+/// The traced Python server over stdio, as `golem-mcp`'s target.
+fn otel_stdio() -> [String; 3] {
+    [
+        "--".to_owned(),
+        python(),
+        installed(peers().join("python/otel_mcp_server.py")),
+    ]
+}
+
 /// `golem-mcp call echo` on `target`, exporting to `receiver`.
 fn call_echo(receiver: &Receiver, target: &[&str]) -> std::process::Output {
     let output = golem_mcp()
@@ -68,10 +77,16 @@ fn joined(spans: &[Span], protocol: &str, transport: &str) -> Span {
 #[test]
 fn a_stdio_call_is_the_parent_of_the_servers_span() {
     let receiver = Receiver::start();
-    let script = peers().join("python/otel_mcp_server.py");
-    let script = installed(script);
     // The server inherits the endpoint from golem-mcp's environment.
-    call_echo(&receiver, &["--", &python(), &script]);
+    let output = golem_mcp()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "x-golem-test=sent")
+        .env("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
+        .args(["call", "echo", &format!(r#"{{"message":"{SECRET}"}}"#)])
+        .args(otel_stdio())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
     let spans = receiver.spans(2, 10);
     let client = joined(&spans, "2026-07-28", "pipe");
     assert!(
@@ -80,6 +95,23 @@ fn a_stdio_call_is_the_parent_of_the_servers_span() {
     );
     assert_eq!(client.kind(), "client");
     assert_eq!(client.0["resource"]["service.name"], "golem-mcp");
+    assert_eq!(client.0["resource"]["deployment.environment"], "test");
+    // golem-mcp's exports carry OTEL_EXPORTER_OTLP_HEADERS (the server's,
+    // made by Python, do not).
+    let headers = receiver.headers();
+    let ours: Vec<&serde_json::Value> = headers
+        .iter()
+        .filter(|headers| {
+            headers["user-agent"]
+                .as_str()
+                .is_some_and(|agent| !agent.contains("Python"))
+        })
+        .collect();
+    assert!(!ours.is_empty(), "{headers:?}");
+    assert!(
+        ours.iter().all(|headers| headers["x-golem-test"] == "sent"),
+        "{headers:?}"
+    );
 
     let metrics = receiver.metrics(1, 10);
     let call = metrics
@@ -127,6 +159,53 @@ fn an_http_call_joins_the_servers_trace_in_both_eras() {
         session.as_str().is_some_and(|id| !id.is_empty()),
         "the session's id: {legacy:?}"
     );
+    // The handshake's request and notification are spans of the client's
+    // too, and the server's `initialize` span is the child of the first.
+    let initialize = spans
+        .iter()
+        .find(|span| span.service() == "golem-mcp" && span.name() == "initialize")
+        .expect("the client's initialize span");
+    assert_eq!(initialize.kind(), "client");
+    assert!(
+        spans.iter().any(|span| span.service() == "otel-py-peer"
+            && span.name() == "initialize"
+            && initialize.is_parent_of(span)),
+        "{spans:#?}"
+    );
+    assert!(spans.iter().any(
+        |span| span.service() == "golem-mcp" && span.name() == "notifications/initialized"
+    ));
+}
+
+#[test]
+fn a_servers_request_is_a_server_span_under_the_servers_own() {
+    let receiver = Receiver::start();
+    // In the initialize era the server asks for the name with a request of
+    // its own, carrying the context of the SDK's span for it.
+    let output = golem_mcp()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint())
+        .args(["call", "ask", "{}", "--protocol", "2025-11-25"])
+        .args(otel_stdio())
+        .output()
+        .expect("runs");
+    assert!(output.status.success(), "{output:?}");
+    let spans = receiver.spans(4, 10);
+    let asked = spans
+        .iter()
+        .find(|span| span.service() == "golem-mcp" && span.name() == "elicitation/create")
+        .unwrap_or_else(|| panic!("a span for the server's request: {spans:#?}"));
+    assert_eq!(asked.kind(), "server");
+    assert_eq!(asked.attribute("mcp.method.name"), "elicitation/create");
+    let parent = spans
+        .iter()
+        .find(|span| span.is_parent_of(asked))
+        .unwrap_or_else(|| panic!("the server's span is the parent: {spans:#?}"));
+    assert_eq!(parent.service(), "otel-py-peer");
+    let call = spans
+        .iter()
+        .find(|span| span.service() == "golem-mcp" && span.name() == "tools/call ask")
+        .expect("the call's span");
+    assert_eq!(asked.trace_id(), call.trace_id(), "one trace, the call's");
 }
 
 #[test]

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use opentelemetry::InstrumentationScope;
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::{RetryPolicy, WithHttpConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::trace::{BatchSpanProcessor, SdkTracerProvider};
@@ -51,9 +52,15 @@ impl Telemetry {
     /// installed when there is neither a local layer nor an export.
     pub fn install(command: &'static str, local: Option<LocalLayer>) -> Telemetry {
         let wanted = wanted(command, |name| std::env::var(name).ok());
+        let resource = (wanted.traces || wanted.metrics).then(|| resource(command));
         let telemetry = Telemetry {
-            traces: wanted.traces.then(|| tracer_provider(command)).flatten(),
-            metrics: wanted.metrics.then(|| meter_provider(command)).flatten(),
+            traces: resource
+                .clone()
+                .filter(|_| wanted.traces)
+                .and_then(|resource| tracer_provider(command, resource)),
+            metrics: resource
+                .filter(|_| wanted.metrics)
+                .and_then(|resource| meter_provider(command, resource)),
         };
         if local.is_none() && !telemetry.is_exporting() {
             return telemetry;
@@ -203,9 +210,21 @@ fn resource(command: &'static str) -> Resource {
         .build()
 }
 
-fn tracer_provider(command: &'static str) -> Option<SdkTracerProvider> {
+/// Two quick retries (50 then 100 ms): a command's exports are few, and
+/// the SDK's recommended backoff (three retries up to 1.6 s) would spend
+/// the whole flush bound at exit on a collector that refuses connections.
+fn brief_retries() -> RetryPolicy {
+    RetryPolicy::recommended()
+        .with_max_retries(2)
+        .with_initial_delay(Duration::from_millis(50))
+        .with_max_delay(Duration::from_millis(100))
+        .with_max_jitter(Duration::from_millis(10))
+}
+
+fn tracer_provider(command: &'static str, resource: Resource) -> Option<SdkTracerProvider> {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
+        .with_retry_policy(brief_retries())
         .build();
     let exporter = match exporter {
         Ok(exporter) => exporter,
@@ -221,14 +240,15 @@ fn tracer_provider(command: &'static str) -> Option<SdkTracerProvider> {
     Some(
         SdkTracerProvider::builder()
             .with_span_processor(BatchSpanProcessor::builder(exporter).build())
-            .with_resource(resource(command))
+            .with_resource(resource)
             .build(),
     )
 }
 
-fn meter_provider(command: &'static str) -> Option<SdkMeterProvider> {
+fn meter_provider(command: &'static str, resource: Resource) -> Option<SdkMeterProvider> {
     let exporter = opentelemetry_otlp::MetricExporter::builder()
         .with_http()
+        .with_retry_policy(brief_retries())
         .build();
     let exporter = match exporter {
         Ok(exporter) => exporter,
@@ -245,7 +265,7 @@ fn meter_provider(command: &'static str) -> Option<SdkMeterProvider> {
         SdkMeterProvider::builder()
             .with_reader(PeriodicReader::builder(exporter).build())
             .with_view(views::stream)
-            .with_resource(resource(command))
+            .with_resource(resource)
             .build(),
     )
 }

@@ -432,6 +432,10 @@ pub(crate) fn tool_finished(
 /// Records `values` as the string array `key` (feature `otel`: a real
 /// array attribute; without it, the values joined by commas).
 fn record_strings(span: &Span, key: &'static str, values: &[&str]) {
+    // Nobody listens: no array is made for nothing.
+    if span.is_disabled() {
+        return;
+    }
     #[cfg(feature = "otel")]
     {
         use tracing_opentelemetry::OpenTelemetrySpanExt as _;

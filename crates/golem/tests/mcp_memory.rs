@@ -4,9 +4,7 @@
 
 use std::sync::Arc;
 
-use golem_agent::mcp::memory::{MemoryPeer, memory_pair};
-use golem_agent::mcp::{Client, LATEST_PROTOCOL_VERSION, ProtocolError};
-use golem_agent::model::ToolCall;
+use golem_agent::mcp::ProtocolError;
 use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
 use golem_agent::{Agent, AgentConfig, RunError};
 use serde_json::{Value, json};
@@ -14,56 +12,9 @@ use serde_json::{Value, json};
 mod support;
 use support::bounded;
 
-/// The one tool the server lists, as raw text: spacing and key order that
-/// any re-serialisation would change.
-const TOOLS: &str = r#"[{"name":"lookup","description":"Looks things up.",
-  "inputSchema":{ "type":"object",  "properties" : {"zeta":{"type":"string"},"alpha":{}} }}]"#;
-
-const SCHEMA: &str =
-    r#"{ "type":"object",  "properties" : {"zeta":{"type":"string"},"alpha":{}} }"#;
-
-/// Serves the handshake and `tools/list`, answers every `tools/call` with a
-/// JSON-RPC error, and refuses other requests.
-async fn serve(mut peer: MemoryPeer) {
-    while let Some(message) = peer.recv().await {
-        let id = message["id"].clone();
-        let answer = match message["method"].as_str() {
-            Some("initialize") => json!({"jsonrpc": "2.0", "id": id, "result": {
-                "protocolVersion": LATEST_PROTOCOL_VERSION,
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "scripted", "version": "1"}
-            }}),
-            Some("tools/list") => {
-                peer.send_raw(format!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":{TOOLS}}}}}"#
-                ));
-                continue;
-            }
-            Some("tools/call") => json!({"jsonrpc": "2.0", "id": id, "error": {
-                "code": -32603, "message": "lookup backend unavailable", "data": {"retry_after": 30}
-            }}),
-            _ if message.get("id").is_none() => continue, // notifications
-            // A legacy server's answer to the probe, and to anything else.
-            _ => json!({"jsonrpc": "2.0", "id": id,
-                "error": {"code": -32601, "message": "Method not found"}}),
-        };
-        peer.send(&answer);
-    }
-}
-
-async fn connected() -> Client {
-    let (transport, peer) = memory_pair();
-    tokio::spawn(serve(peer));
-    let client = Client::new(transport);
-    bounded("initialize", client.initialize())
-        .await
-        .expect("initializes");
-    client
-}
-
-fn lookup_call() -> ToolCall {
-    ToolCall::new("call_1", "lookup", r#"{"zeta":"x"}"#).expect("valid JSON")
-}
+#[path = "support/lookup_server.rs"]
+mod lookup_server;
+use lookup_server::{SCHEMA, connected, lookup_call};
 
 #[tokio::test]
 async fn a_json_rpc_error_fails_the_run_with_the_protocol_error_recoverable() {

@@ -4,55 +4,17 @@
 //! (`error.type`), and never the arguments' content unless asked.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use golem_agent::model::ToolCall;
 use golem_agent::testmodel::{ScriptedModel, text_response, tool_calls_response};
 use golem_agent::tool::{Tool, ToolContext, ToolError};
-use golem_agent::{Agent, AgentConfig};
+use golem_agent::{Agent, AgentConfig, TelemetryConfig};
 use serde_json::value::RawValue;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::layer::SubscriberExt;
 
-/// A span's name and its fields as text.
-type Seen = (String, BTreeMap<String, String>);
-
-/// Every span seen, in creation order.
-#[derive(Clone, Default)]
-struct Spans(Arc<Mutex<Vec<Seen>>>);
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-}
-
-/// The index of a span in `Spans`, kept in the span's extensions.
-struct Slot(usize);
-
-impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Spans {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let mut fields = BTreeMap::new();
-        attrs.record(&mut Fields(&mut fields));
-        let mut spans = self.0.lock().expect("lock");
-        spans.push((attrs.metadata().name().to_owned(), fields));
-        if let Some(span) = ctx.span(id) {
-            span.extensions_mut().insert(Slot(spans.len() - 1));
-        }
-    }
-
-    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else { return };
-        let Some(slot) = span.extensions().get::<Slot>().map(|slot| slot.0) else {
-            return;
-        };
-        values.record(&mut Fields(&mut self.0.lock().expect("lock")[slot].1));
-    }
-}
+mod support;
+use support::spans::{Seen, Spans};
 
 const SECRET: &str = "hunter2-secret-argument";
 
@@ -73,6 +35,18 @@ async fn spans_of(
     Result<golem_agent::RunOutput<String>, golem_agent::RunError>,
     Vec<Seen>,
 ) {
+    spans_with(tools, responses, TelemetryConfig::default()).await
+}
+
+/// [`spans_of`] with `telemetry` in the agent's configuration.
+async fn spans_with(
+    tools: Vec<Tool<()>>,
+    responses: Vec<golem_agent::model::Response>,
+    telemetry: TelemetryConfig,
+) -> (
+    Result<golem_agent::RunOutput<String>, golem_agent::RunError>,
+    Vec<Seen>,
+) {
     let spans = Spans::default();
     let subscriber = tracing_subscriber::registry().with(spans.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
@@ -81,6 +55,8 @@ async fn spans_of(
         golem_agent::decode::text,
         AgentConfig {
             tools,
+            instructions: Some("Be brief.".into()),
+            telemetry,
             ..AgentConfig::default()
         },
     )
@@ -99,24 +75,29 @@ fn call_spans(spans: &[Seen]) -> Vec<&BTreeMap<String, String>> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
-    let echo = Tool::new(
+/// A tool that answers its arguments.
+fn echo() -> Tool<()> {
+    Tool::new(
         "echo",
         "Echoes.",
         r#"{"type":"object"}"#,
         |_ctx: ToolContext<()>, args: Box<RawValue>| async move { Ok(args.get().to_owned()) },
     )
-    .expect("valid tool");
+    .expect("valid tool")
+}
+
+/// A model that calls `echo` once with `arguments`, then answers.
+fn echo_once(arguments: &str) -> Vec<golem_agent::model::Response> {
+    vec![
+        tool_calls_response([ToolCall::new("c1", "echo", arguments).expect("JSON")]),
+        text_response("done"),
+    ]
+}
+
+#[tokio::test]
+async fn a_run_has_spans_for_itself_its_requests_and_its_tool_calls() {
     let arguments = format!(r#"{{"password":"{SECRET}"}}"#);
-    let spans = spans_of_run(
-        echo,
-        vec![
-            tool_calls_response([ToolCall::new("c1", "echo", &arguments).expect("JSON")]),
-            text_response("done"),
-        ],
-    )
-    .await;
+    let spans = spans_of_run(echo(), echo_once(&arguments)).await;
     let names: Vec<&str> = spans.iter().map(|(name, _)| name.as_str()).collect();
     assert_eq!(names, ["invoke_agent", "chat", "execute_tool", "chat"]);
     let run = &spans[0].1;
@@ -240,4 +221,57 @@ async fn a_timed_out_call_records_its_outcome() {
         "{:?}",
         calls[0]
     );
+}
+
+#[tokio::test]
+async fn content_and_the_agents_name_are_recorded_when_asked() {
+    let arguments = format!(r#"{{"password":"{SECRET}"}}"#);
+    let (result, spans) = spans_with(
+        vec![echo()],
+        echo_once(&arguments),
+        TelemetryConfig::default()
+            .with_agent_name("helper")
+            .with_content(true),
+    )
+    .await;
+    result.expect("the run succeeds");
+    let run = &spans[0].1;
+    assert_eq!(run["otel.name"], "\"invoke_agent helper\"");
+    assert_eq!(run["gen_ai.agent.name"], "\"helper\"");
+    assert!(
+        run["gen_ai.system_instructions"].contains("Be brief."),
+        "{run:?}"
+    );
+    let first = &spans[1].1;
+    assert!(first["gen_ai.input.messages"].contains("go"), "{first:?}");
+    assert!(
+        first["gen_ai.output.messages"].contains(SECRET),
+        "{first:?}"
+    );
+    let call = &call_spans(&spans)[0];
+    assert!(
+        call["gen_ai.tool.call.arguments"].contains(SECRET),
+        "{call:?}"
+    );
+    assert!(call["gen_ai.tool.call.result"].contains(SECRET), "{call:?}");
+}
+
+#[tokio::test]
+async fn content_is_not_recorded_by_default() {
+    let arguments = format!(r#"{{"password":"{SECRET}"}}"#);
+    let spans = spans_of_run(echo(), echo_once(&arguments)).await;
+    for (name, fields) in &spans {
+        for key in [
+            "gen_ai.system_instructions",
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "gen_ai.tool.call.arguments",
+            "gen_ai.tool.call.result",
+        ] {
+            assert!(
+                !fields.contains_key(key),
+                "{name} records {key}: {fields:?}"
+            );
+        }
+    }
 }

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use bytes::Bytes;
+use futures_util::future::Either;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot};
@@ -30,7 +31,7 @@ use crate::session::progress::Progress;
 use crate::session::protocol::CancelledParams;
 use crate::session::telemetry::{self, RequestSpan};
 use crate::wire::jsonrpc::{self, Extras, Incoming, Outcome};
-use crate::wire::transport::{DynTransport, IdMap, Outgoing, OutgoingKind, Peer, RequestId};
+use crate::wire::transport::{DynTransport, IdMap, Outgoing, OutgoingKind, RequestId};
 use crate::wire::transport_error::TransportError;
 
 /// How many progress reports may wait for a slow observer; beyond that,
@@ -218,15 +219,15 @@ impl Connection {
         self.traits.legacy_only
     }
 
-    /// Where the connection goes, for telemetry ([`Transport::peer`](crate::Transport::peer)).
-    pub(crate) fn peer(&self) -> Peer {
-        self.transport.peer()
-    }
-
-    /// The session the server assigned, for telemetry
-    /// ([`Transport::session_id`](crate::Transport::session_id)).
-    pub(crate) fn session_id(&self) -> Option<String> {
-        self.transport.session_id()
+    /// What a request's span says of this connection: its revision, where
+    /// it goes ([`Transport::peer`](crate::Transport::peer)) and its
+    /// session ([`Transport::session_id`](crate::Transport::session_id)).
+    pub(crate) fn reached(&self) -> telemetry::Reached {
+        telemetry::Reached {
+            protocol: self.protocol_version(),
+            peer: self.transport.peer(),
+            session_id: self.transport.session_id(),
+        }
     }
 
     /// Whether a session the server dropped is renewed
@@ -269,7 +270,7 @@ impl Connection {
     pub(crate) async fn send(&self, message: Outgoing) -> Result<(), TransportError> {
         let message = self.stamp(message);
         if let OutgoingKind::Notification { method, .. } = message.kind()
-            && tracing::enabled!(target: telemetry::SPAN_TARGET, tracing::Level::INFO)
+            && telemetry::listening()
         {
             let span = telemetry::notification_span(method, self.protocol_version());
             return self.transport.send(message).instrument(span).await;
@@ -313,22 +314,48 @@ impl Connection {
     /// Cancel safe: dropped before the answer, the request is forgotten and
     /// announced with `notifications/cancelled` (see
     /// [`Client`](crate::Client)).
-    pub(crate) async fn exchange<P: Serialize>(
+    pub(crate) fn exchange<'a, 'r: 'a, 'd: 'a, P: Serialize>(
+        &'a self,
+        operation: &'a (dyn fmt::Display + Sync),
+        request: &'a Request<'r, P>,
+        on_progress: Option<&'a mut (dyn FnMut(Progress) + Send + 'd)>,
+    ) -> impl Future<Output = Result<Bytes, Error>> + use<'a, 'r, 'd, P> {
+        // The observer's own lifetime shortened to the borrow's (the
+        // exchange holds it no longer).
+        let on_progress =
+            on_progress.map(|observer| -> &'a mut (dyn FnMut(Progress) + Send) { observer });
+        // Either the plain exchange's future or a box: while nobody
+        // listens, every call's future holds nothing more than before
+        // (tests/future_sizes.rs); while something does, the span costs
+        // more than the allocation.
+        match telemetry::listening() {
+            true => Either::Right(Box::pin(self.exchange_traced(
+                operation,
+                request,
+                on_progress,
+            ))),
+            false => Either::Left(self.exchange_in(operation, request, on_progress, None)),
+        }
+    }
+
+    /// [`exchange`](Connection::exchange) in a client span.
+    async fn exchange_traced<P: Serialize>(
         &self,
         operation: &(dyn fmt::Display + Sync),
         request: &Request<'_, P>,
         on_progress: Option<&mut (dyn FnMut(Progress) + Send)>,
     ) -> Result<Bytes, Error> {
-        let traced = telemetry::request_span(self, request.method, request.name);
-        let Some(traced) = &traced else {
-            return self
-                .exchange_in(operation, request, on_progress, None)
-                .await;
-        };
-        let exchanged = self.exchange_in(operation, request, on_progress, Some(traced));
-        let result = exchanged.instrument(traced.span().clone()).await;
-        traced.finish(&result);
-        result
+        match telemetry::request_span(request.method, request.name, || self.reached()) {
+            Some(traced) => {
+                traced
+                    .run(self.exchange_in(operation, request, on_progress, Some(&traced)))
+                    .await
+            }
+            None => {
+                self.exchange_in(operation, request, on_progress, None)
+                    .await
+            }
+        }
     }
 
     /// [`exchange`](Connection::exchange), in `traced`'s span if any.
@@ -388,7 +415,7 @@ impl Connection {
         started: Option<impl FnOnce(RequestId)>,
         announce: bool,
     ) -> Result<Bytes, Error> {
-        let traced = telemetry::request_span(self, request.method, request.name);
+        let traced = telemetry::request_span(request.method, request.name, || self.reached());
         let exchanged = async {
             let (mut in_flight, message) =
                 self.start(operation, request, false, traced.as_ref())?;
@@ -405,11 +432,7 @@ impl Connection {
         };
         match &traced {
             None => exchanged.await,
-            Some(traced) => {
-                let result = exchanged.instrument(traced.span().clone()).await;
-                traced.finish(&result);
-                result
-            }
+            Some(traced) => traced.run(exchanged).await,
         }
     }
 
@@ -553,26 +576,28 @@ impl Connection {
     }
 
     fn end(&self, ended: Ended) {
+        let failure;
         let waiters = {
             let mut waiters = self.waiters();
             if waiters.ended.is_some() {
                 return;
             }
-            telemetry::session_ended(
-                self.protocol_version(),
-                self.peer().network_transport,
-                match &ended {
-                    Ended::Failed(error) => Some(&**error),
-                    Ended::Closed => None,
-                },
-                self.opened.elapsed().as_secs_f64(),
-            );
+            failure = match &ended {
+                Ended::Failed(error) => Some(error.clone()),
+                Ended::Closed => None,
+            };
             waiters.ended = Some(ended);
             self.has_ended.store(true, Ordering::Release);
             std::mem::take(&mut waiters.by_id)
         };
         // Dropping the senders wakes every waiter, which then reads `ended`.
         drop(waiters);
+        telemetry::session_ended(failure.as_deref(), self.opened.elapsed(), || {
+            (
+                self.protocol_version(),
+                self.transport.peer().network_transport,
+            )
+        });
         self.ending.notify_waiters();
     }
 

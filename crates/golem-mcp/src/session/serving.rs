@@ -185,7 +185,13 @@ impl Running {
         method: &str,
         params: Option<&str>,
     ) -> Option<Outgoing> {
+        // Every request the server sends is handled in a span of its own,
+        // refused or answered at once too.
+        let span = handling_span(method, raw_id, params, connection);
         let refuse = |code, message: String| {
+            if let Some(span) = &span {
+                telemetry::server_request_failed(span, code, &message);
+            }
             Some(reply(
                 raw_id,
                 Err(&ProtocolError {
@@ -234,7 +240,6 @@ impl Running {
             .map(|id| id.to_string())
             .unwrap_or_else(|_| raw_id.to_owned());
         let connection = connection.clone();
-        let span = handling_span(method, raw_id, params, &connection);
         let raw_id = raw_id.to_owned();
         let handled = async move {
             let outcome = AssertUnwindSafe(work).catch_unwind().await;
@@ -288,7 +293,7 @@ fn handling_span(
     params: Option<&str>,
     connection: &Connection,
 ) -> Option<Span> {
-    if !tracing::enabled!(target: telemetry::SPAN_TARGET, tracing::Level::INFO) {
+    if !telemetry::listening() {
         return None;
     }
     let span = telemetry::server_request_span(method, raw_id, connection.protocol_version());

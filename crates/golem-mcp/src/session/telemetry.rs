@@ -22,10 +22,10 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use tracing::field::Empty;
-use tracing::{Level, Span};
+use tracing::{Instrument, Level, Span};
 
 use crate::error::Error;
-use crate::session::connection::Connection;
+use crate::wire::transport::Peer;
 use crate::wire::transport_error::TransportError;
 
 /// The target of the spans, so that an application can filter them.
@@ -45,14 +45,31 @@ pub(crate) struct RequestSpan {
     finished: AtomicBool,
 }
 
-/// The span of request `method` about `target` on `connection`, when
-/// anything listens to it.
+/// What a request's span says of its connection, asked only while
+/// anything listens.
+pub(crate) struct Reached {
+    /// The negotiated revision, once there is one.
+    pub(crate) protocol: Option<&'static str>,
+    /// Where the connection goes.
+    pub(crate) peer: Peer,
+    /// The session the server assigned, if any.
+    pub(crate) session_id: Option<String>,
+}
+
+/// Whether anything listens to the client's spans: one load of a static
+/// while nobody does.
+pub(crate) fn listening() -> bool {
+    tracing::enabled!(target: SPAN_TARGET, Level::INFO)
+}
+
+/// The span of request `method` about `target`, when anything listens to
+/// it; `reached` tells where the request goes.
 pub(crate) fn request_span(
-    connection: &Connection,
     method: &'static str,
     target: Option<&str>,
+    reached: impl FnOnce() -> Reached,
 ) -> Option<RequestSpan> {
-    if !tracing::enabled!(target: SPAN_TARGET, Level::INFO) {
+    if !listening() {
         return None;
     }
     let outer = Span::current();
@@ -83,13 +100,16 @@ pub(crate) fn request_span(
         }
         _ => {}
     }
-    let protocol = connection.protocol_version();
+    let Reached {
+        protocol,
+        peer,
+        session_id,
+    } = reached();
     if let Some(version) = protocol {
         span.record("mcp.protocol.version", version);
     }
-    let peer = connection.peer();
     record_peer(&span, &peer);
-    if let Some(session) = connection.session_id() {
+    if let Some(session) = session_id {
         span.record("mcp.session.id", session.as_str());
     }
     Some(RequestSpan {
@@ -136,7 +156,7 @@ fn client_span(method: &str, target: Option<&str>) -> Span {
     )
 }
 
-fn record_peer(span: &Span, peer: &crate::wire::transport::Peer) {
+fn record_peer(span: &Span, peer: &Peer) {
     if let Some(transport) = peer.network_transport {
         span.record("network.transport", transport);
     }
@@ -154,9 +174,20 @@ fn record_peer(span: &Span, peer: &crate::wire::transport::Peer) {
 }
 
 impl RequestSpan {
-    /// The span to run the request in.
+    /// The span the request runs in.
     pub(crate) fn span(&self) -> &Span {
         &self.span
+    }
+
+    /// Runs `exchanged` (the request's exchange) in the span, then records
+    /// how it ended.
+    pub(crate) async fn run(
+        &self,
+        exchanged: impl Future<Output = Result<Bytes, Error>>,
+    ) -> Result<Bytes, Error> {
+        let result = exchanged.instrument(self.span.clone()).await;
+        self.finish(&result);
+        result
     }
 
     /// The request got id `id`.
@@ -167,20 +198,21 @@ impl RequestSpan {
 
     /// The request ended with `result`: its error, if any, recorded, and
     /// its duration measured.
-    pub(crate) fn finish(&self, result: &Result<Bytes, Error>) {
+    fn finish(&self, result: &Result<Bytes, Error>) {
         self.finished.store(true, Ordering::Relaxed);
         let failure = match result {
             Ok(reply) => reply_failure(self.method, reply),
-            Err(error) => Some(Failure {
-                error_type: error_type(error),
-                status_code: match error {
-                    Error::Protocol { source, .. } => Some(source.code),
-                    _ => None,
-                },
-                message: None,
-            }),
+            Err(error) => Some(error_failure(error)),
         };
         self.ended(failure);
+    }
+
+    /// The request's answer was read and judged by its caller, with
+    /// `error` when it failed: for a request sent and answered apart (the
+    /// first `initialize`).
+    pub(crate) fn settled(&self, error: Option<&Error>) {
+        self.finished.store(true, Ordering::Relaxed);
+        self.ended(error.map(error_failure));
     }
 
     fn ended(&self, failure: Option<Failure>) {
@@ -217,6 +249,22 @@ impl Drop for RequestSpan {
                 message: Some("the caller gave up on the request".into()),
             }));
         }
+    }
+}
+
+/// How `error` is told on a request's span: a JSON-RPC error with its
+/// code and message.
+fn error_failure(error: &Error) -> Failure {
+    Failure {
+        error_type: error_type(error),
+        status_code: match error {
+            Error::Protocol { source, .. } => Some(source.code),
+            _ => None,
+        },
+        message: match error {
+            Error::Protocol { source, .. } => Some(source.message.clone()),
+            _ => None,
+        },
     }
 }
 
@@ -324,22 +372,23 @@ fn operation_duration(
 /// `tracing-opentelemetry`'s metrics layer): other layers filter it out.
 pub(crate) const METRICS_TARGET: &str = "golem_mcp::metrics";
 
-/// `mcp.client.session.duration`: a connection of `seconds` ended, failed
-/// with `failure` or closed.
+/// `mcp.client.session.duration`: a connection that lasted `lasted` ended,
+/// failed with `failure` or closed; `reached` gives its revision and
+/// `network.transport`, asked only while anything listens.
 pub(crate) fn session_ended(
-    protocol: Option<&str>,
-    network_transport: Option<&str>,
     failure: Option<&TransportError>,
-    seconds: f64,
+    lasted: std::time::Duration,
+    reached: impl FnOnce() -> (Option<&'static str>, Option<&'static str>),
 ) {
     if !tracing::enabled!(target: METRICS_TARGET, Level::INFO) {
         return;
     }
+    let (protocol, network_transport) = reached();
     let error_type = failure.map(transport_error_type);
     tracing::event!(
         target: METRICS_TARGET,
         Level::INFO,
-        histogram.mcp.client.session.duration = seconds,
+        histogram.mcp.client.session.duration = lasted.as_secs_f64(),
         mcp.protocol.version = protocol,
         network.transport = network_transport,
         error.type = error_type.as_deref(),

@@ -4,6 +4,8 @@
 //! constant). Each test file uses part of it (`mod support;`).
 #![allow(dead_code)]
 
+pub mod spans;
+
 use std::future::Future;
 use std::time::Duration;
 

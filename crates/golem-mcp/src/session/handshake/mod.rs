@@ -24,6 +24,7 @@ use crate::session::protocol::{
     Era, HowChosen, InitializeParams, InitializeResult, MODERN_PROTOCOL_VERSION,
     MODERN_PROTOCOL_VERSIONS, ServerInfo,
 };
+use crate::session::telemetry;
 use crate::wire::transport_error::TransportError;
 
 impl Client {
@@ -168,6 +169,7 @@ impl Client {
                     reply,
                     chosen,
                     pinned,
+                    traced,
                 } => {
                     let answer = loop {
                         let Some(sending) = sent.as_mut() else {
@@ -184,14 +186,21 @@ impl Client {
                             Ok(Err(source)) => {
                                 // No answer will come: forget the request.
                                 connection.forget(*id);
+                                let error = failure(connection, operation, source);
+                                if let Some(traced) = traced {
+                                    traced.settled(Some(&error));
+                                }
                                 *lifecycle = Lifecycle::New;
-                                return Err(failure(connection, operation, source));
+                                return Err(error);
                             }
                         }
                     };
                     let pinned = *pinned;
                     let accepted = settle::<InitializeResult>(connection, &operation, answer)
                         .and_then(|result| result.accept(pinned));
+                    if let Some(traced) = traced {
+                        traced.settled(accepted.as_ref().err());
+                    }
                     let mut server = match accepted {
                         Ok(server) => server,
                         Err(error) => {
@@ -269,18 +278,19 @@ impl Client {
             self.inner.offer.capabilities(),
             pinned,
         );
-        let (in_flight, message) = connection.start(
-            &operation,
-            &Request::new("initialize", &params),
-            false,
-            None,
-        )?;
+        // Sent here, answered in `Lifecycle::Initializing`: the span lives
+        // in that state until the answer is settled.
+        let traced = telemetry::request_span("initialize", None, || connection.reached());
+        let request = Request::new("initialize", &params);
+        let (in_flight, message) =
+            connection.start(&operation, &request, false, traced.as_ref())?;
         Ok(Lifecycle::Initializing {
             id: in_flight.id(),
             sent: Some(AbortOnDropResult::spawn(connection, message)),
             reply: in_flight.detach(),
             chosen,
             pinned,
+            traced,
         })
     }
 

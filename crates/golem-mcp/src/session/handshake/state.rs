@@ -11,6 +11,7 @@ use crate::error::Error;
 use crate::session::connection::{Connection, Reply};
 use crate::session::modern::probe::Verdict;
 use crate::session::protocol::HowChosen;
+use crate::session::telemetry::RequestSpan;
 use crate::wire::transport::{Outgoing, RequestId};
 use crate::wire::transport_error::TransportError;
 
@@ -49,6 +50,8 @@ pub(in crate::session) enum Lifecycle {
         chosen: HowChosen,
         /// The revision pinned, if one was.
         pinned: Option<&'static str>,
+        /// Its client span, while anything listens.
+        traced: Option<RequestSpan>,
     },
     /// The answer was accepted; `notifications/initialized` is being sent.
     Confirming {
