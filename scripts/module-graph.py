@@ -28,7 +28,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 LAYERED = {
     "golem-mcp": [
         "wire", "error", "transports", "session", "features", "server_requests", "client_config",
-        "bridge", "config",
+        "bridge", "config", "serve",
     ],
 }
 

@@ -12,6 +12,9 @@
 //! golem-mcp complete (--prompt NAME | --template URI_TEMPLATE) ARGUMENT VALUE [--context JSON] [SERVER]
 //! golem-mcp ping                    [SERVER]
 //! golem-mcp login | logout          --url URL
+//! golem-mcp bridge [--serve stdio|URL] [--tool P]... [--exclude-tool P]... [SERVER]
+//! golem-mcp record --out FILE [--serve stdio|URL] [SERVER]
+//! golem-mcp replay FILE [--serve stdio|URL]
 //! ```
 //!
 //! `SERVER` is `--url URL [--sse] [-H 'Name: value']...`, `[-e KEY=VALUE]...
@@ -74,6 +77,9 @@ fn main() -> ExitCode {
             return ExitCode::from(error.exit_code().clamp(0, 255) as u8);
         }
     };
+    if let args::Command::Serve(command) = cli.command {
+        return serve(command, cli.options);
+    }
     let json = cli.options.json;
     let stdin_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stdin());
     let plan = match Plan::from_cli(cli, std::io::stdin().lock(), stdin_is_terminal) {
@@ -82,19 +88,9 @@ fn main() -> ExitCode {
     };
     let local_logs = plan.verbose.then(library_logs);
     let telemetry = golem_otel::Telemetry::install("golem-mcp", local_logs);
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime(tokio::runtime::Builder::new_current_thread()) {
         Ok(runtime) => runtime,
-        Err(error) => {
-            return Failure::new(
-                Exit::Transport,
-                format!("cannot start the async runtime: {error}"),
-            )
-            .report(json)
-            .into();
-        }
+        Err(failure) => return failure.report(json).into(),
     };
     let exit = runtime.block_on(run::execute(plan));
     // A server whose session did not end in time has a shutdown task left;
@@ -103,6 +99,38 @@ fn main() -> ExitCode {
     // Spans and metrics still queued go out, within a bound.
     telemetry.shutdown();
     exit.into()
+}
+
+/// `bridge`, `record` and `replay`: served until the host goes or a
+/// signal comes.
+fn serve(command: args::serve::ServeCommand, options: args::Options) -> ExitCode {
+    let plan = match plan::serve::ServePlan::from_cli(command, options) {
+        Ok(plan) => plan,
+        Err(failure) => return failure.report(false).into(),
+    };
+    let local_logs = plan.verbose.then(library_logs);
+    let telemetry = golem_otel::Telemetry::install("golem-mcp", local_logs);
+    // Many hosts and servers at once: a thread per core.
+    let runtime = match runtime(tokio::runtime::Builder::new_multi_thread()) {
+        Ok(runtime) => runtime,
+        Err(failure) => return failure.report(false).into(),
+    };
+    let exit = runtime.block_on(run::serve::execute(plan));
+    // Servers whose sessions did not end in time are killed with the
+    // runtime's tasks.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    telemetry.shutdown();
+    exit.into()
+}
+
+/// The runtime `builder` makes, with every driver on.
+fn runtime(mut builder: tokio::runtime::Builder) -> Result<tokio::runtime::Runtime, Failure> {
+    builder.enable_all().build().map_err(|error| {
+        Failure::new(
+            Exit::Transport,
+            format!("cannot start the async runtime: {error}"),
+        )
+    })
 }
 
 /// `-v`: the client library's own log lines (spawns, skipped stdout lines,

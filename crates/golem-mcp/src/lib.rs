@@ -44,6 +44,12 @@
 //!   (to a closure, or as `tracing` events).
 //! - [`Error`] says which operation failed and why; a server's JSON-RPC error
 //!   is the typed [`ProtocolError`].
+//! - `serve` (feature `serve`) serves MCP to a host over stdio or HTTP,
+//!   both eras, forwarding each host to a server through a client
+//!   (`serve::Proxy`, what `golem-mcp bridge` runs) or answering from a
+//!   recorded session; [`replay`] holds the recordings' format and
+//!   [`ReplayTransport`](replay::ReplayTransport), a recorded session as a
+//!   server in-process, for tests.
 //!
 //! ```no_run
 //! use golem_mcp::{Client, StdioConfig, StdioTransport};
@@ -70,7 +76,7 @@
 pub use golem_mcp_auth as auth;
 
 // The layers, from the bottom up: wire, error, transports, session,
-// features, server_requests, client_config, bridge, config. Each imports only those below
+// features, server_requests, client_config, bridge, config, serve. Each imports only those below
 // it (ARCHITECTURE.md, "Code map of golem-mcp"; scripts/module-graph.py
 // checks it).
 mod bridge;
@@ -78,12 +84,15 @@ mod client_config;
 pub mod config;
 mod error;
 mod features;
+#[cfg(feature = "serve")]
+pub mod serve;
 mod server_requests;
 mod session;
 mod transports;
 mod wire;
 
 pub use transports::memory;
+pub use transports::replay;
 
 pub use bridge::as_tools::{AlwaysLoaded, BridgeConfig, as_tools, as_tools_with};
 pub use bridge::lazy::{DEFAULT_START_TIMEOUT, LazyToolset, StartError, StartServer};

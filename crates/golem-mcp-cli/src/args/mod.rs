@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod features;
+pub mod serve;
 mod values;
 
 use std::path::PathBuf;
@@ -31,6 +32,13 @@ Requests from the server: golem-mcp answers elicitation (--on-elicitation) and, 
 --root, roots/list. It declares no sampling capability (it has no model), so a server
 cannot ask it for completions. The server's log messages are printed on stderr as
 `golem-mcp: server log [LEVEL] LOGGER: TEXT` (--quiet hides them).
+
+bridge serves the server to a host instead (--serve stdio, the default, or
+--serve http://127.0.0.1:PORT/PATH), in the host's protocol era whatever the server's;
+--tool/--exclude-tool PATTERN choose the tools offered. record --out FILE bridges and
+writes every message to a JSON Lines file; replay FILE serves such a file in the
+server's place. A desktop host's config line:
+  {\"command\": \"golem-mcp\", \"args\": [\"bridge\", \"--url\", \"https://mcp.example.com/mcp\"]}
 
 `call --task` runs the call as a task where the server and the tool offer it, showing
 its status as it changes; a timeout cancels it on the server.
@@ -71,7 +79,10 @@ Examples:
   golem-mcp call echo '{\"message\":\"hi\"}' --url http://127.0.0.1:3001/mcp
   golem-mcp call get-sum --arg a=2 --arg b=40 -- npx -y @modelcontextprotocol/server-everything
   golem-mcp call get-tiny-image --output images -- npx -y @modelcontextprotocol/server-everything
-  golem-mcp info --config servers.json --server everything";
+  golem-mcp info --config servers.json --server everything
+  golem-mcp bridge --url https://mcp.example.com/mcp
+  golem-mcp bridge --serve http://127.0.0.1:8080/mcp -- npx -y @modelcontextprotocol/server-everything
+  golem-mcp replay session.jsonl";
 
 /// Inspect and call any Model Context Protocol server from a shell.
 #[derive(Debug, Parser)]
@@ -146,6 +157,9 @@ pub enum Command {
     /// Resources, prompts, completion and ping (`args/features.rs`).
     #[command(flatten)]
     Features(features::FeatureCommand),
+    /// Bridge, record and replay (`args/serve.rs`).
+    #[command(flatten)]
+    Serve(serve::ServeCommand),
     /// Authorize with an HTTP server now (OAuth) and cache its tokens.
     Login,
     /// Forget the cached tokens of an HTTP server.

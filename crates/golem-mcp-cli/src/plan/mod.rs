@@ -10,6 +10,7 @@ mod entries;
 pub mod features;
 mod oauth;
 pub mod pausing;
+pub mod serve;
 pub mod target;
 pub mod typed;
 
@@ -174,6 +175,11 @@ impl Plan {
                 (Action::Features(action), server_command)
             }
             Command::Login => (Action::Login, Vec::new()),
+            Command::Serve(_) => {
+                return Err(Failure::usage(
+                    "bridge, record and replay are planned by ServePlan::from_cli",
+                ));
+            }
             Command::Logout => (Action::Logout, Vec::new()),
         };
         let server_name = match (&options.server, &options.url) {
@@ -227,7 +233,7 @@ impl Plan {
 /// `--url` as prompts name the server: without credentials, query or
 /// fragment, which may hold a secret (a URL that does not parse is shown
 /// as given: the connection fails on it before anyone asks anything).
-fn shown_url(given: &str) -> String {
+pub(crate) fn shown_url(given: &str) -> String {
     let Ok(mut url) = url::Url::parse(given) else {
         return given.to_owned();
     };
@@ -240,7 +246,7 @@ fn shown_url(given: &str) -> String {
 
 /// `mcp-server-everything stdio` for `-- /a/b/mcp-server-everything stdio`:
 /// the program's file name, then its arguments.
-fn command_name(command: &[String]) -> String {
+pub(crate) fn command_name(command: &[String]) -> String {
     let Some((program, args)) = command.split_first() else {
         return String::new();
     };

@@ -18,6 +18,7 @@ mod output;
 mod prompts;
 mod resources;
 mod save;
+pub mod serve;
 mod server;
 mod signals;
 mod task;

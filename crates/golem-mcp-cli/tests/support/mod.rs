@@ -252,6 +252,32 @@ pub fn recording_http() -> (HttpPeer, process::Lines) {
     (peer, records)
 }
 
+/// `peers/python/mcp_py_auth_server.py` (the Python SDK's OAuth server in
+/// front of an MCP server; every authorization approved at once) over
+/// streamable HTTP, once it accepts connections.
+pub fn python_protected() -> HttpPeer {
+    let port = free_port();
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(installed(peers().join("python/mcp_py_auth_server.py")))
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null());
+    listening(command, port, "mcp")
+}
+
+/// `peers/python/modern_fastmcp_server.py` (FastMCP 4, both eras; its
+/// `greet` elicits in either) over streamable HTTP, once it accepts
+/// connections.
+pub fn modern_fastmcp_http() -> HttpPeer {
+    let port = free_port();
+    let mut command = std::process::Command::new(python());
+    command
+        .arg(installed(peers().join("python/modern_fastmcp_server.py")))
+        .args(["--http", "--port", &port.to_string()])
+        .stdout(Stdio::null());
+    listening(command, port, "mcp")
+}
+
 /// `command`, started, once it accepts connections on `port`; its URL is
 /// `http://127.0.0.1:PORT/PATH`. Its stdout goes where the caller chose.
 fn listening(mut command: std::process::Command, port: u16, path: &str) -> HttpPeer {

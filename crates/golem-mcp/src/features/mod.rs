@@ -15,6 +15,7 @@
 //! configuration files.
 
 pub(crate) mod completion;
+pub(crate) mod forward;
 pub(crate) mod logging;
 pub(crate) mod prompts;
 pub(crate) mod resources;

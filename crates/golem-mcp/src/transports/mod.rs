@@ -13,6 +13,7 @@
 pub(crate) mod http;
 pub mod memory;
 pub(crate) mod observe;
+pub mod replay;
 #[cfg(feature = "http")]
 pub(crate) mod sse;
 pub(crate) mod stdio;
