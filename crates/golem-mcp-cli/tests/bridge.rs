@@ -459,9 +459,12 @@ fn status_of(url: &str, headers: &[&str], body: &str) -> u16 {
         .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
+    if !headers.iter().any(|header| header.starts_with("Host:")) {
+        request.push_str(&format!("Host: {address}\r\n"));
+    }
     for header in headers {
         request.push_str(header);
         request.push_str("\r\n");
@@ -500,6 +503,17 @@ fn the_http_face_serves_its_own_origin_only_and_checks_its_token() {
         200,
         "no origin: not a browser"
     );
+    drop(served);
+    // Without a token, a request naming another host (a page that renamed
+    // itself to this address) is refused too.
+    let served = Served::start(&["bridge", "--", &everything]);
+    let port = served
+        .url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp");
+    let rebound = format!("Host: evil.example:{port}");
+    assert_eq!(status_of(&served.url, &[&rebound], ping), 403);
+    assert_eq!(status_of(&served.url, &[], ping), 200);
     drop(served);
     // A bridge reachable from other machines needs a token.
     let refused = golem_mcp()
@@ -690,4 +704,85 @@ fn a_recorded_session_replays_to_the_inspector_and_names_what_it_lacks() {
         output.contains("the closest recorded one is tools/call") && output.contains("40"),
         "{output}"
     );
+}
+
+#[test]
+fn a_2026_host_is_asked_again_for_what_its_retry_left_out() {
+    // A 2026-07-28 host (raw JSON-RPC over stdio) in front of the legacy
+    // server-everything: its elicitation arrives as `input_required`, a
+    // retry without the answer is asked again (never left waiting), and
+    // the answer completes the call. A call the tool filter cannot read
+    // (its name given twice) is refused.
+    let everything = everything();
+    let mut bridge = golem_mcp_std()
+        .args(["bridge", "--exclude-tool", "get-env", "--", &everything])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the bridge starts");
+    let mut stdin = bridge.stdin.take().expect("a pipe");
+    let mut lines = Lines::of(bridge.stdout.take().expect("a pipe"));
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw-host", "version": "1"},
+    });
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+    );
+    let discovered = response(&mut lines, 1);
+    assert_eq!(
+        discovered["result"]["resultType"], "complete",
+        "{discovered}"
+    );
+    assert!(
+        discovered["result"]["supportedVersions"]
+            .as_array()
+            .is_some_and(|versions| versions.contains(&json!("2026-07-28"))),
+        "{discovered}"
+    );
+    let call = json!({"name": "trigger-elicitation-request", "arguments": {}, "_meta": meta});
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}),
+    );
+    let asked = response(&mut lines, 2);
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let requests = asked["result"]["inputRequests"]
+        .as_object()
+        .expect("input requests");
+    let (key, request) = requests.iter().next().expect("one request");
+    assert_eq!(request["method"], "elicitation/create", "{asked}");
+    let mut retry = call.clone();
+    retry["requestState"] = asked["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({});
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": retry}),
+    );
+    let again = response(&mut lines, 3);
+    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    assert_eq!(again["result"]["inputRequests"][key], *request, "{again}");
+    let mut answered = call.clone();
+    answered["requestState"] = again["result"]["requestState"].clone();
+    answered["inputResponses"] = json!({ key.as_str(): {"action": "accept", "content": {}} });
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": answered}),
+    );
+    let done = response(&mut lines, 4);
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert!(done.to_string().contains("accept"), "{done}");
+    // `get-env` is excluded; naming it twice does not get it through.
+    let sneaky = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get-env","name":"get-env","arguments":{},"_meta":META}}"#
+        .replace("META", &meta.to_string());
+    writeln!(stdin, "{sneaky}").expect("the bridge reads");
+    stdin.flush().expect("flushed");
+    let refused = response(&mut lines, 5);
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    drop(stdin);
+    lines.rest(PATIENCE);
+    assert!(bridge.wait().expect("ends").success());
 }

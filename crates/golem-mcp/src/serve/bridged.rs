@@ -47,6 +47,8 @@ pub(crate) struct Bridged {
     pub(crate) upstream: OnceCell<Client>,
     /// The log level last asked of the server for a modern host.
     level: Mutex<Option<LogLevel>>,
+    /// Told when the client's session has ended for good.
+    gone: Arc<tokio::sync::Notify>,
 }
 
 impl Bridged {
@@ -59,7 +61,13 @@ impl Bridged {
             rounds: Arc::default(),
             upstream: OnceCell::new(),
             level: Mutex::new(None),
+            gone: Arc::default(),
         }
+    }
+
+    /// Resolves once the client to the server has ended for good.
+    pub(crate) async fn ended(&self) {
+        self.gone.notified().await;
     }
 
     /// The client to the server, opened (with `client_info` and
@@ -88,9 +96,12 @@ impl Bridged {
                 };
                 let client = (self.settings.connect)(setup)?;
                 client.initialize_or_close().await?;
-                if !modern {
-                    tokio::spawn(pass_notifications(client.clone(), self.outbox.clone()));
-                }
+                let outbox = (!modern).then(|| self.outbox.clone());
+                tokio::spawn(pass_notifications(
+                    client.clone(),
+                    outbox,
+                    self.gone.clone(),
+                ));
                 Ok::<_, Error>(client)
             })
             .await?;
@@ -104,25 +115,25 @@ impl Bridged {
         last.replace(level) != Some(level)
     }
 
-    /// The refusal of a call of a tool the bridge does not offer, if
-    /// `params` call one.
+    /// The refusal of a `tools/call` whose parameters cannot be read or
+    /// that calls a tool the bridge does not offer.
     pub(crate) fn refused_tool(
         &self,
         id: &str,
         method: &str,
         params: Option<&RawValue>,
     ) -> Option<Bytes> {
-        let name = (method == "tools/call")
-            .then(|| tool_name(params))
-            .flatten()?;
-        (!self.settings.tools.allows(&name)).then(|| {
-            host::error(
-                id,
-                ProtocolError::INVALID_PARAMS,
-                &format!("Unknown tool: {name} (this bridge does not offer it)"),
-                None,
-            )
-        })
+        if method != "tools/call" {
+            return None;
+        }
+        let refuse = |message: &str| host::error(id, ProtocolError::INVALID_PARAMS, message, None);
+        match tool_call(params) {
+            Err(problem) => Some(refuse(&problem)),
+            Ok((name, _)) if !self.settings.tools.allows(&name) => Some(refuse(&format!(
+                "Unknown tool: {name} (this bridge does not offer it)"
+            ))),
+            Ok(_) => None,
+        }
     }
 
     /// Host request `method` (id `id`) sent on through `client`, its
@@ -188,18 +199,30 @@ impl Bridged {
     }
 }
 
-/// Passes the server's notifications to the host for as long as both are
-/// there.
-pub(crate) async fn pass_notifications(client: Client, outbox: Outbox) {
-    let mut notifications = client.notifications();
+/// Passes the server's notifications to a legacy host (`outbox`) for as
+/// long as both are there, and tells `gone` when the client's session has
+/// ended for good (its notifications end with it).
+async fn pass_notifications(
+    client: Client,
+    outbox: Option<Outbox>,
+    gone: Arc<tokio::sync::Notify>,
+) {
+    // A modern host hears list changes through its listen only: nothing is
+    // asked of the server here.
+    let mut notifications = match outbox {
+        Some(_) => client.notifications(),
+        None => client.passive_notifications(),
+    };
     drop(client);
     while let Some(notification) = notifications.recv().await {
-        if let Some(body) = notification_text(&notification)
+        if let Some(outbox) = &outbox
+            && let Some(body) = notification_text(&notification)
             && !outbox.send(None, false, body.into()).await
         {
             return;
         }
     }
+    gone.notify_one();
 }
 
 /// A server notification as the host is to read it; `None` for what the
@@ -265,15 +288,22 @@ pub(crate) fn failure(id: &str, error: &Error) -> Bytes {
     }
 }
 
-/// The tool a `tools/call` names.
-pub(crate) fn tool_name(params: Option<&RawValue>) -> Option<String> {
+/// A `tools/call`'s parameters, read strictly (a name given twice is
+/// refused: the server might read the other one): the tool's name, and its
+/// arguments verbatim.
+pub(crate) fn tool_call(
+    params: Option<&RawValue>,
+) -> Result<(String, Option<Box<RawValue>>), String> {
     #[derive(Deserialize)]
     struct Call {
         name: String,
+        #[serde(default)]
+        arguments: Option<Box<RawValue>>,
     }
-    serde_json::from_str::<Call>(params?.get())
-        .ok()
-        .map(|call| call.name)
+    let params = params.ok_or("tools/call needs params with the tool's name")?;
+    serde_json::from_str::<Call>(params.get())
+        .map(|call| (call.name, call.arguments))
+        .map_err(|error| format!("invalid tools/call params: {error}"))
 }
 
 /// The parameters without their `_meta` (the client writes its own), and

@@ -100,6 +100,7 @@ pub(crate) struct Outbound {
     pub(crate) related: Option<Box<str>>,
     /// Whether it is that request's response: its last message.
     pub(crate) ends: bool,
+    /// The message; empty when the request ends without one (cancelled).
     pub(crate) body: Bytes,
 }
 
@@ -133,6 +134,17 @@ impl Outbox {
             related: related.map(Into::into),
             ends: false,
             body,
+        });
+    }
+
+    /// Says that host request `related` gets no response (it was
+    /// cancelled): a face ends what it holds open for it. Nothing is sent
+    /// to the host.
+    pub(crate) fn close(&self, related: &str) {
+        let _ = self.sender.try_send(Outbound {
+            related: Some(related.into()),
+            ends: true,
+            body: Bytes::new(),
         });
     }
 

@@ -32,7 +32,7 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::net::TcpListener;
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::mpsc;
 
 use crate::serve::host::{self, HostMessage, Outbound, random_hex};
 use crate::serve::service::{ServeError, Service};
@@ -79,6 +79,10 @@ impl HttpServeConfig {
 /// What the newest `GET`-less messages of a session are kept for.
 const BACKLOG: usize = 256;
 
+/// How long a message to a host waits for room on its stream before the
+/// stream is given up.
+const SEND_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `Mcp-Session-Id`.
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -105,7 +109,7 @@ pub async fn serve_http(
         origins: own_origins(address),
         config,
         sessions: Mutex::default(),
-        stateless: OnceCell::new(),
+        stateless: Mutex::default(),
         next_stateless_id: AtomicU64::new(1),
     });
     let router = Router::new()
@@ -141,14 +145,38 @@ struct Face {
     config: HttpServeConfig,
     origins: Vec<String>,
     sessions: Mutex<HashMap<String, Arc<Hosted>>>,
-    /// The one session every 2026-07-28 request shares.
-    stateless: OnceCell<Arc<Hosted>>,
+    /// The sessions 2026-07-28 requests share, one per host identity and
+    /// capabilities (what the client to the server declares).
+    stateless: Mutex<HashMap<String, Arc<Hosted>>>,
     next_stateless_id: AtomicU64,
 }
 
 impl Face {
     fn sessions(&self) -> MutexGuard<'_, HashMap<String, Arc<Hosted>>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The shared session of the 2026-07-28 hosts that introduce themselves
+    /// as `message`'s does (name and capabilities), opened on first use.
+    fn stateless_for(&self, message: &HostMessage) -> Result<Arc<Hosted>, Refused> {
+        let key = envelope_key(message.params.as_deref());
+        let mut stateless = self
+            .stateless
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(hosted) = stateless.get(&key) {
+            return Ok(hosted.clone());
+        }
+        if stateless.len() >= self.config.max_sessions {
+            return Err(Refused(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many kinds of 2026-07-28 hosts are served by this bridge".into(),
+            ));
+        }
+        let hosted = Hosted::start(&self.service, false)
+            .map_err(|error| Refused(StatusCode::INTERNAL_SERVER_ERROR, error.to_string()))?;
+        stateless.insert(key, hosted.clone());
+        Ok(hosted)
     }
 
     /// A new session, registered under a fresh id; `None` when there are
@@ -227,62 +255,97 @@ async fn route(hosted: std::sync::Weak<Hosted>, mut outbox: mpsc::Receiver<Outbo
         enum To {
             Request(mpsc::Sender<Outbound>),
             Stream(mpsc::Sender<Bytes>),
-            Kept,
         }
         let to = {
             let mut routes = hosted.routes();
-            let request = message
-                .related
-                .as_deref()
-                .filter(|_| !routes.legacy)
-                .and_then(|id| routes.requests.get(id).cloned());
-            match (request, &routes.stream) {
-                (Some(sender), _) => {
-                    if message.ends
-                        && let Some(id) = &message.related
-                    {
-                        routes.requests.remove(id);
-                    }
-                    To::Request(sender)
-                }
-                (None, Some(stream)) => To::Stream(stream.clone()),
-                // A response whose POST is gone has nowhere to go.
-                (None, None) if message.ends => continue,
-                (None, None) => match routes.requests.values().next() {
-                    Some(sender) => To::Request(sender.clone()),
-                    None => {
-                        if routes.backlog.len() == BACKLOG {
-                            routes.backlog.pop_front();
+            let legacy = routes.legacy;
+            let request = match (&message.related, legacy) {
+                (Some(id), false) if message.ends => routes.requests.remove(id),
+                (Some(id), false) => routes.requests.get(id).cloned(),
+                _ => None,
+            };
+            match request {
+                Some(sender) => To::Request(sender),
+                // A request's end (its response, or nothing for a
+                // cancelled one) whose POST is gone has nowhere to go.
+                None if message.body.is_empty() || (message.ends && !legacy) => continue,
+                None => match &routes.stream {
+                    Some(stream) => To::Stream(stream.clone()),
+                    // What belongs to a request whose POST is gone never
+                    // goes to another request's stream.
+                    None if message.related.is_some() && !legacy => continue,
+                    None => match routes.requests.values().find(|open| !open.is_closed()) {
+                        Some(sender) => To::Request(sender.clone()),
+                        None => {
+                            keep(&mut routes, message.body);
+                            continue;
                         }
-                        routes.backlog.push_back(message.body.clone());
-                        To::Kept
-                    }
+                    },
                 },
             }
         };
         match to {
             To::Request(sender) => {
-                let _ = sender
-                    .send(Outbound {
-                        ends: message.ends && message.related.is_some(),
-                        ..message
-                    })
-                    .await;
-            }
-            To::Stream(stream) => {
-                if stream.send(message.body.clone()).await.is_err() {
-                    let mut routes = hosted.routes();
-                    routes.stream = None;
-                    routes.backlog.push_back(message.body);
+                let ends = message.ends && message.related.is_some();
+                let sent =
+                    tokio::time::timeout(SEND_TIME, sender.send(Outbound { ends, ..message }));
+                if !matches!(sent.await, Ok(Ok(()))) {
+                    // A host that stops reading loses that stream, not the
+                    // session's routing.
+                    hosted
+                        .routes()
+                        .requests
+                        .retain(|_, open| !open.same_channel(&sender));
                 }
             }
-            To::Kept => {}
+            To::Stream(stream) => {
+                let body = message.body;
+                let sent = tokio::time::timeout(SEND_TIME, stream.send(body.clone()));
+                if !matches!(sent.await, Ok(Ok(()))) {
+                    let mut routes = hosted.routes();
+                    // Unless a new stream replaced it meanwhile.
+                    if routes
+                        .stream
+                        .as_ref()
+                        .is_some_and(|current| current.same_channel(&stream))
+                    {
+                        routes.stream = None;
+                    }
+                    keep(&mut routes, body);
+                }
+            }
         }
     }
 }
 
+/// Keeps `body` for the session's next stream, the oldest dropped beyond
+/// [`BACKLOG`].
+fn keep(routes: &mut Routes, body: Bytes) {
+    if routes.backlog.len() >= BACKLOG {
+        routes.backlog.pop_front();
+    }
+    routes.backlog.push_back(body);
+}
+
 /// The `Origin` check and the bearer token, before any handler.
 async fn admit(State(face): State<Arc<Face>>, request: Request, next: Next) -> Response {
+    // A page of another site that renamed itself to this address (DNS
+    // rebinding) names its own host; without a token, only ours is served.
+    if face.config.bearer_token.is_none()
+        && let Some(host) = request.headers().get(header::HOST)
+    {
+        let ours = host.to_str().is_ok_and(|host| {
+            face.origins
+                .iter()
+                .any(|origin| origin.strip_prefix("http://") == Some(host))
+        });
+        if !ours {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "this bridge serves no other host than its own",
+            );
+        }
+    }
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         let own = origin
             .to_str()
@@ -367,13 +430,15 @@ async fn post(State(face): State<Arc<Face>>, headers: HeaderMap, body: Bytes) ->
             Err(refused) => return refused.response(),
         },
         None if is_modern(&headers, &message) => {
-            let hosted = match face
-                .stateless
-                .get_or_try_init(|| async { Hosted::start(&face.service, false) })
-                .await
-            {
-                Ok(hosted) => hosted.clone(),
-                Err(error) => return plain(StatusCode::INTERNAL_SERVER_ERROR, &error.to_string()),
+            // Over HTTP a 2026-07-28 host cancels by closing its stream
+            // (`Abandoned`); its notifications name ids of its own, which
+            // mean nothing among hosts sharing a session.
+            if !message.is_request() {
+                return StatusCode::ACCEPTED.into_response();
+            }
+            let hosted = match face.stateless_for(&message) {
+                Ok(hosted) => hosted,
+                Err(refused) => return refused.response(),
             };
             // Hosts share the session: each request gets an id of its own.
             if message.is_request() {
@@ -437,9 +502,21 @@ async fn post(State(face): State<Arc<Face>>, headers: HeaderMap, body: Bytes) ->
             .unwrap_or(body),
         None => body,
     };
+    if first.ends && first.body.is_empty() {
+        // Cancelled: no response comes.
+        abandoned.inbox = None;
+        return StatusCode::NO_CONTENT.into_response();
+    }
     let mut response = if first.ends {
         abandoned.inbox = None;
         let body = give_back(first.body);
+        // A session whose `initialize` failed is not kept.
+        if let Some(id) = &opened
+            && is_error(&body)
+        {
+            face.sessions().remove(id);
+            opened = None;
+        }
         let status = match modern {
             true => modern_status(&body),
             false => StatusCode::OK,
@@ -462,6 +539,10 @@ async fn post(State(face): State<Arc<Face>>, headers: HeaderMap, body: Bytes) ->
                 let ends = message.ends;
                 if ends {
                     abandoned.inbox = None;
+                }
+                if ends && message.body.is_empty() {
+                    // Cancelled: the stream ends without a response.
+                    return None;
                 }
                 // Only the response carries the host's id.
                 let body = match ends {
@@ -517,6 +598,16 @@ impl Drop for Abandoned {
     }
 }
 
+/// Whether a response is a JSON-RPC error.
+fn is_error(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Response<'a> {
+        #[serde(borrow)]
+        error: Option<&'a RawValue>,
+    }
+    serde_json::from_slice::<Response<'_>>(body).is_ok_and(|response| response.error.is_some())
+}
+
 /// The HTTP status of a 2026-07-28 response: its JSON-RPC error's, as
 /// that era's HTTP maps them (a malformed request 400, an unknown method
 /// 404), else 200.
@@ -555,11 +646,32 @@ fn is_modern(headers: &HeaderMap, message: &HostMessage) -> bool {
         })
 }
 
+/// What tells 2026-07-28 hosts apart: their `_meta`'s identity and
+/// capabilities, as written.
+fn envelope_key(params: Option<&RawValue>) -> String {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<HashMap<&'a str, &'a RawValue>>,
+    }
+    let meta = params
+        .and_then(|params| serde_json::from_str::<Params<'_>>(params.get()).ok())
+        .and_then(|params| params.meta)
+        .unwrap_or_default();
+    let member = |key: &str| meta.get(key).map_or("", |value| value.get());
+    format!(
+        "{}\n{}",
+        member("io.modelcontextprotocol/clientInfo"),
+        member("io.modelcontextprotocol/clientCapabilities")
+    )
+}
+
 /// `text` (a JSON object) with its `id` replaced by `id` (JSON text).
 fn with_id(text: &str, id: &str) -> Option<String> {
-    let mut members: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(text).ok()?;
-    members.insert("id".into(), serde_json::from_str(id).ok()?);
+    // Raw members: the result's bytes are kept as they are.
+    let mut members: HashMap<&str, &RawValue> = serde_json::from_str(text).ok()?;
+    let id = RawValue::from_string(id.to_owned()).ok()?;
+    members.insert("id", &id);
     serde_json::to_string(&members).ok()
 }
 

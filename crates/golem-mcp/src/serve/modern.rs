@@ -28,8 +28,10 @@ use crate::wire::jsonrpc::ProtocolError;
 /// `UnsupportedProtocolVersion`.
 const UNSUPPORTED_VERSION: i64 = -32022;
 
-/// How many calls may wait for a host's input at once, and for how long.
-const MAX_PARKED: usize = 64;
+/// How many calls may wait for a host's input at once (no more than the
+/// server's requests the client handles at once: each parked call holds
+/// one), and for how long.
+const MAX_PARKED: usize = 16;
 const PARKED_FOR: Duration = Duration::from_secs(600);
 
 /// A modern request's envelope: what `params._meta` says of the host.
@@ -200,6 +202,7 @@ pub(crate) enum Event {
 struct Parked {
     events: mpsc::Receiver<Event>,
     asked: HashMap<String, oneshot::Sender<Answer>>,
+    pending: serde_json::Map<String, Value>,
     task: AbortHandle,
     since: Instant,
 }
@@ -217,13 +220,17 @@ pub(crate) struct Rounds {
 pub(crate) struct Call {
     pub(crate) events: mpsc::Receiver<Event>,
     pub(crate) task: AbortHandle,
+    /// The questions waiting for the host's answers, by key: where each
+    /// answer goes, and the question as the host was shown it.
     asked: HashMap<String, oneshot::Sender<Answer>>,
+    pending: serde_json::Map<String, Value>,
 }
 
 impl Rounds {
     /// Registers a new call: the sender its questions go through, and its
     /// number (to forget it by).
     pub(crate) fn begin(&self) -> (u64, mpsc::Sender<Event>, mpsc::Receiver<Event>) {
+        self.expire();
         let (sender, receiver) = mpsc::channel(16);
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         self.lock_running().push((number, sender.clone()));
@@ -248,17 +255,20 @@ impl Rounds {
             events,
             task,
             asked: HashMap::new(),
+            pending: serde_json::Map::new(),
         }
     }
 
     /// The parked call `state` names, its questions answered by
     /// `responses` (the retry's `inputResponses`).
     pub(crate) fn resume(&self, state: &str, responses: Option<&RawValue>) -> Option<Call> {
+        self.expire();
         let parked = self.lock_parked().remove(state)?;
         let mut call = Call {
             events: parked.events,
             task: parked.task,
             asked: parked.asked,
+            pending: parked.pending,
         };
         let responses = responses
             .and_then(|responses| {
@@ -267,6 +277,7 @@ impl Rounds {
             .unwrap_or_default();
         for (key, response) in responses {
             if let Some(reply) = call.asked.remove(&key) {
+                call.pending.remove(&key);
                 let _ = reply.send(Ok(response));
             }
         }
@@ -283,48 +294,49 @@ impl Rounds {
         finish: impl FnOnce(Result<Box<RawValue>, Error>) -> Bytes,
     ) -> Bytes {
         let mut guard = Unparked(Some(call.task.clone()));
-        let first = call.events.recv().await;
-        let mut requests = serde_json::Map::new();
-        let mut next = first;
-        loop {
-            match next {
-                Some(Event::Done(outcome)) if requests.is_empty() => {
-                    guard.0 = None;
-                    return finish(outcome);
+        // Questions a retry left unanswered are asked again at once: the
+        // call cannot go on without them. Otherwise wait for the call.
+        if call.pending.is_empty() {
+            let mut next = call.events.recv().await;
+            loop {
+                match next {
+                    // Done: any question left is moot.
+                    Some(Event::Done(outcome)) => {
+                        guard.0 = None;
+                        return finish(outcome);
+                    }
+                    Some(Event::Ask {
+                        method,
+                        params,
+                        reply,
+                    }) => {
+                        let key = format!("golem-{}", self.next.fetch_add(1, Ordering::Relaxed));
+                        let params = serde_json::from_str::<Value>(&params).unwrap_or(Value::Null);
+                        call.pending
+                            .insert(key.clone(), json!({"method": method, "params": params}));
+                        call.asked.insert(key, reply);
+                    }
+                    None => {
+                        guard.0 = None;
+                        return host::error(
+                            id,
+                            ProtocolError::INTERNAL_ERROR,
+                            "golem-mcp bridge: the call ended without an answer",
+                            None,
+                        );
+                    }
                 }
-                Some(Event::Ask {
-                    method,
-                    params,
-                    reply,
-                }) => {
-                    let key = format!("golem-{}", self.next.fetch_add(1, Ordering::Relaxed));
-                    let params = serde_json::from_str::<Value>(&params).unwrap_or(Value::Null);
-                    requests.insert(key.clone(), json!({"method": method, "params": params}));
-                    call.asked.insert(key, reply);
-                }
-                None if requests.is_empty() => {
-                    guard.0 = None;
-                    return host::error(
-                        id,
-                        ProtocolError::INTERNAL_ERROR,
-                        "golem-mcp bridge: the call ended without an answer",
-                        None,
-                    );
-                }
-                // Done while questions are being gathered cannot happen:
-                // the call waits for their answers.
-                _ => break,
+                // Questions asked together are answered in one round.
+                next = match call.events.try_recv() {
+                    Ok(event) => Some(event),
+                    Err(_) => break,
+                };
             }
-            // Questions asked together are answered in one round.
-            next = match call.events.try_recv() {
-                Ok(event) => Some(event),
-                Err(_) => break,
-            };
         }
         let state = random_hex();
         let body = json!({
             "resultType": "input_required",
-            "inputRequests": requests,
+            "inputRequests": call.pending,
             "requestState": state,
         });
         guard.0 = None;
@@ -332,15 +344,20 @@ impl Rounds {
         host::result(id, &body.to_string())
     }
 
-    fn park(&self, state: String, call: Call) {
-        let mut parked = self.lock_parked();
-        parked.retain(|_, waiting| {
+    /// Gives up the calls parked too long.
+    fn expire(&self) {
+        self.lock_parked().retain(|_, waiting| {
             let fresh = waiting.since.elapsed() < PARKED_FOR;
             if !fresh {
                 waiting.task.abort();
             }
             fresh
         });
+    }
+
+    fn park(&self, state: String, call: Call) {
+        self.expire();
+        let mut parked = self.lock_parked();
         if parked.len() >= MAX_PARKED
             && let Some(oldest) = parked
                 .iter()
@@ -355,6 +372,7 @@ impl Rounds {
             Parked {
                 events: call.events,
                 asked: call.asked,
+                pending: call.pending,
                 task: call.task,
                 since: Instant::now(),
             },
@@ -367,6 +385,26 @@ impl Rounds {
 
     fn lock_parked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Parked>> {
         self.parked.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A call's place among the running ones, given up when the call's task
+/// ends, however it ends (done, cancelled, given up while parked).
+pub(crate) struct Registered {
+    rounds: std::sync::Arc<Rounds>,
+    number: u64,
+}
+
+impl Registered {
+    /// Call `number` of `rounds`, registered until this is dropped.
+    pub(crate) fn new(rounds: std::sync::Arc<Rounds>, number: u64) -> Self {
+        Registered { rounds, number }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.rounds.end(self.number);
     }
 }
 

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::serve::bridged::{Bridged, failure, progress_notification, without_meta};
 use crate::serve::host;
-use crate::serve::modern::{self, CURRENT_CALL, Event, Retry, Rounds};
+use crate::serve::modern::{self, CURRENT_CALL, Event, Registered, Retry, Rounds};
 use crate::session::handle::Client;
 use crate::session::notifications::ServerNotification;
 use crate::session::progress::Progress;
@@ -101,6 +101,7 @@ impl Bridged {
         let method_name = method.to_owned();
         let related: Box<str> = id.into();
         let running = async move {
+            let _registered = Registered::new(rounds, number);
             let mut report = |progress: Progress| {
                 if let Some(token) = &token {
                     outbox.offer(Some(&related), progress_notification(token, &progress));
@@ -112,7 +113,6 @@ impl Bridged {
             let outcome = client
                 .request_raw(&method_name, params.as_deref(), on_progress)
                 .await;
-            rounds.end(number);
             let _ = CURRENT_CALL
                 .with(|sender| sender.clone())
                 .send(Event::Done(outcome))

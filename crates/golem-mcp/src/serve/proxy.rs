@@ -102,7 +102,7 @@ impl Proxy {
     }
 
     /// How a lost server is restarted; `None` ends the host's session
-    /// with the server's.
+    /// with the server's (as does a policy whose attempts are spent).
     pub fn with_restart(mut self, policy: Option<RestartPolicy>) -> Self {
         self.settings.restart = policy;
         self
@@ -139,6 +139,9 @@ async fn run(settings: Arc<Settings>, mut session: HostSession) {
                 Some(message) => bridged.clone().receive(message, &mut running, &mut tasks),
                 None => break,
             },
+            // The server is gone for good (no restart, or restarts given
+            // up): the host's session ends too, so a stdio host sees it.
+            () = bridged.ended() => break,
             Some(Ok(done)) = tasks.join_next(), if !tasks.is_empty() => {
                 running.remove(&done);
             }
@@ -177,8 +180,10 @@ impl Bridged {
                 && let Some(id) = cancelled_id(message.params.as_deref())
                 && let Some(task) = running.remove(id.get())
             {
-                // Dropping the forwarded request tells the server.
+                // Dropping the forwarded request tells the server; the
+                // face ends what it holds open for it.
                 task.abort();
+                self.outbox.close(id.get());
             }
             return;
         }

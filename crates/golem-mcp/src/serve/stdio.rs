@@ -19,6 +19,9 @@ pub async fn serve_stdio(service: Service) -> Result<(), ServeError> {
     let write = async move {
         let mut stdout = tokio::io::stdout();
         while let Some(message) = outbox.recv().await {
+            if message.body.is_empty() {
+                continue;
+            }
             let mut line = Vec::with_capacity(message.body.len() + 1);
             line.extend_from_slice(&message.body);
             line.push(b'\n');
