@@ -343,7 +343,7 @@ fn inspect(target: &[&str]) -> Vec<Value> {
 }
 
 #[test]
-fn the_inspector_sees_the_same_server_directly_and_through_both_faces() {
+fn the_inspector_sees_the_same_server_directly_and_through_every_face() {
     let everything = everything();
     let direct = inspect(&[&everything]);
     assert_eq!(
@@ -367,6 +367,10 @@ fn the_inspector_sees_the_same_server_directly_and_through_both_faces() {
     let served = Served::start(&["bridge", "--", &everything]);
     let through_http = inspect(&[&served.url, "--transport", "http"]);
     assert_eq!(through_http, direct);
+    // The same bridge's HTTP+SSE endpoint (2024-11-05).
+    let sse = served.url.replace("/mcp", "/sse");
+    let through_sse = inspect(&[&sse, "--transport", "sse"]);
+    assert_eq!(through_sse, direct);
 }
 
 #[test]
