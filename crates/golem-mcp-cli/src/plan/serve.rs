@@ -63,6 +63,7 @@ pub struct ServePlan {
 impl ServePlan {
     /// The plan of `command`, with the global `options`.
     pub fn from_cli(command: ServeCommand, options: Options) -> Result<ServePlan, Failure> {
+        refuse_asking_options(&options)?;
         let (serve, answerer) = match command {
             ServeCommand::Bridge {
                 serve,
@@ -103,6 +104,25 @@ impl ServePlan {
             bearer_token,
             verbose: options.verbose,
         })
+    }
+}
+
+/// The options of the asking subcommands, which mean nothing to a served
+/// one: the host asks, answers the server and bounds its own calls.
+fn refuse_asking_options(options: &Options) -> Result<(), Failure> {
+    let given = [
+        ("--timeout", options.timeout.is_some()),
+        ("--json", options.json),
+        ("--on-elicitation", options.on_elicitation.is_some()),
+        ("--root", !options.roots.is_empty()),
+        ("--log-level", options.log_level.is_some()),
+    ];
+    match given.iter().find(|(_, given)| *given) {
+        Some((option, _)) => Err(Failure::usage(format!(
+            "{option} applies to the subcommands that ask a server; bridge, record and replay \
+             serve a host, which asks, answers the server and bounds its own calls"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -230,5 +250,21 @@ mod tests {
         assert!(usage_message(face("https://127.0.0.1:1/mcp")).contains("only http://"));
         assert!(usage_message(face("http://example.com:1/mcp")).contains("IP address"));
         assert!(usage_message(face("http://127.0.0.1/mcp")).contains("port is missing"));
+    }
+
+    #[test]
+    fn the_asking_options_are_refused() {
+        use clap::Parser;
+        let cli =
+            crate::args::Cli::try_parse_from(["golem-mcp", "bridge", "--timeout", "5", "--", "x"])
+                .expect("parses");
+        let crate::args::Command::Serve(command) = cli.command else {
+            panic!("a serving command");
+        };
+        let message = usage_message(ServePlan::from_cli(command, cli.options));
+        assert!(
+            message.starts_with("--timeout applies to the subcommands that ask"),
+            "{message}"
+        );
     }
 }
