@@ -786,7 +786,63 @@ fn a_2026_host_is_asked_again_for_what_its_retry_left_out() {
     stdin.flush().expect("flushed");
     let refused = response(&mut lines, 5);
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // A listen is acknowledged with what it will hear, named by its id;
+    // cancelled, it ends without a response, and the bridge goes on.
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": {
+            "_meta": meta, "notifications": {"toolsListChanged": true, "resourceSubscriptions": ["x"]}}}),
+    );
+    let acknowledged = lines.wait_for(
+        |line| line.contains("notifications/subscriptions/acknowledged"),
+        PATIENCE,
+    );
+    let acknowledged: Value = serde_json::from_str(&acknowledged).expect("JSON");
+    assert_eq!(
+        acknowledged["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen-1"
+    );
+    assert_eq!(
+        acknowledged["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "resource subscriptions are not bridged: {acknowledged}"
+    );
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "listen-1"}}),
+    );
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": meta}}),
+    );
+    let listed = lines.wait_for(
+        |line| {
+            line.contains(r#""id":7"#) || line.contains(r#""listen-1""#) && line.contains("result")
+        },
+        PATIENCE,
+    );
+    let listed: Value = serde_json::from_str(&listed).expect("JSON");
+    assert_eq!(
+        listed["id"], 7,
+        "no response to the cancelled listen: {listed}"
+    );
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    assert_eq!(listed["result"]["ttlMs"], 0, "{listed}");
     drop(stdin);
     lines.rest(PATIENCE);
     assert!(bridge.wait().expect("ends").success());
+}
+
+#[test]
+fn an_http_session_left_idle_ends_with_its_server() {
+    let everything = everything();
+    let served = Served::start(&["bridge", "--idle-timeout", "1", "--", &everything]);
+    let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}"#;
+    // The host initializes, then goes without DELETE.
+    assert_eq!(status_of(&served.url, &[], initialize), 200);
+    let bridge = served.child.id();
+    let server = children_of(bridge);
+    assert_eq!(server.len(), 1, "the session's server: {server:?}");
+    // Ended by the bridge's sweep, with the server it started.
+    support::process::wait_until_gone(&server[0].to_string(), PATIENCE);
 }

@@ -58,6 +58,11 @@ pub struct ServeOptions {
     /// other than loopback).
     #[arg(long = "bearer-env", value_name = "VAR")]
     pub bearer_env: Option<String>,
+    /// End an HTTP session nobody has used for SECS seconds, with no
+    /// request or stream open (its server stopped): a host that went
+    /// without DELETE leaves nothing behind.
+    #[arg(long = "idle-timeout", value_name = "SECS", default_value_t = 1800.0)]
+    pub idle_timeout: f64,
 }
 
 /// Which tools a bridge offers.

@@ -57,6 +57,8 @@ pub struct ServePlan {
     pub answerer: Answerer,
     /// The bearer token every HTTP request must carry.
     pub bearer_token: Option<String>,
+    /// How long an unused HTTP session is kept.
+    pub idle_timeout: std::time::Duration,
     pub verbose: bool,
 }
 
@@ -88,6 +90,15 @@ impl ServePlan {
         };
         let face = face(&serve.serve)?;
         let bearer_token = bearer(&serve)?;
+        let idle_timeout = std::time::Duration::try_from_secs_f64(serve.idle_timeout)
+            .ok()
+            .filter(|idle| !idle.is_zero())
+            .ok_or_else(|| {
+                Failure::usage(format!(
+                    "--idle-timeout {}: give a number of seconds above 0",
+                    serve.idle_timeout
+                ))
+            })?;
         if let Face::Http { address, .. } = &face
             && !address.ip().is_loopback()
             && bearer_token.is_none()
@@ -102,6 +113,7 @@ impl ServePlan {
             face,
             answerer,
             bearer_token,
+            idle_timeout,
             verbose: options.verbose,
         })
     }

@@ -34,7 +34,9 @@ pub async fn execute(plan: ServePlan) -> Exit {
                 eprintln!(
                     "golem-mcp: serving http://{bound}{path} (streamable HTTP; HTTP+SSE at http://{bound}/sse)"
                 );
-                let mut config = HttpServeConfig::default().with_path(path);
+                let mut config = HttpServeConfig::default()
+                    .with_path(path)
+                    .with_idle_timeout(plan.idle_timeout);
                 if let Some(token) = plan.bearer_token {
                     config = config.with_bearer_token(token);
                 }

@@ -50,6 +50,10 @@ pub struct HttpServeConfig {
     /// How many sessions may be open at once (`initialize`d, or HTTP+SSE
     /// streams); a host asking for more is answered 503.
     pub max_sessions: usize,
+    /// How long a session nobody uses, with nothing open, is kept (30
+    /// minutes by default): a host that went without `DELETE` leaves no
+    /// session, and no server, behind.
+    pub idle_timeout: std::time::Duration,
 }
 
 impl Default for HttpServeConfig {
@@ -58,6 +62,7 @@ impl Default for HttpServeConfig {
             path: "/mcp".into(),
             bearer_token: None,
             max_sessions: 64,
+            idle_timeout: IDLE,
         }
     }
 }
@@ -66,6 +71,12 @@ impl HttpServeConfig {
     /// The configuration with endpoint `path`.
     pub fn with_path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();
+        self
+    }
+
+    /// The configuration ending sessions left idle for `idle`.
+    pub fn with_idle_timeout(mut self, idle: std::time::Duration) -> Self {
+        self.idle_timeout = idle;
         self
     }
 
@@ -123,8 +134,51 @@ pub async fn serve_http(
         .route("/sse", axum::routing::get(legacy_stream))
         .route("/messages", axum::routing::post(legacy_post))
         .layer(middleware::from_fn_with_state(face.clone(), admit))
-        .with_state(face);
+        .with_state(face.clone());
+    let face_for_sweep = face;
+    let idle = face_for_sweep.config.idle_timeout;
+    tokio::spawn(sweep(Arc::downgrade(&face_for_sweep), idle));
     axum::serve(listener, router).await.map_err(ServeError::Io)
+}
+
+/// How long a session nobody uses is kept by default.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// Ends the sessions abandoned for the configured idle time, looking every
+/// minute (or every half of a shorter idle time), for as long as the face
+/// serves.
+async fn sweep(face: std::sync::Weak<Face>, idle: std::time::Duration) {
+    let period = (idle / 2).clamp(
+        std::time::Duration::from_millis(100),
+        std::time::Duration::from_secs(60),
+    );
+    let mut every = tokio::time::interval(period);
+    loop {
+        every.tick().await;
+        let Some(face) = face.upgrade() else {
+            return;
+        };
+        // Dropped outside the locks: a session's end closes its client.
+        let ended: Vec<Arc<Hosted>> = {
+            let mut gone = Vec::new();
+            for map in [&face.sessions, &face.stateless] {
+                let mut sessions = map.lock().unwrap_or_else(PoisonError::into_inner);
+                let idle: Vec<String> = sessions
+                    .iter()
+                    .filter(|(_, hosted)| hosted.abandoned(idle))
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                gone.extend(idle.iter().filter_map(|id| sessions.remove(id)));
+            }
+            gone
+        };
+        if !ended.is_empty() {
+            tracing::debug!(
+                sessions = ended.len(),
+                "golem-mcp serve: ended sessions left idle"
+            );
+        }
+    }
 }
 
 /// The origins a browser gives for pages of this server itself.
@@ -210,6 +264,8 @@ impl Refused {
 struct Hosted {
     inbox: mpsc::Sender<HostMessage>,
     routes: Mutex<Routes>,
+    /// When a host last sent it anything.
+    used: Mutex<std::time::Instant>,
 }
 
 #[derive(Default)]
@@ -235,6 +291,7 @@ impl Hosted {
                 legacy,
                 ..Routes::default()
             }),
+            used: Mutex::new(std::time::Instant::now()),
         });
         tokio::spawn(route(Arc::downgrade(&hosted), ends.outbox));
         Ok(hosted)
@@ -242,6 +299,26 @@ impl Hosted {
 
     fn routes(&self) -> MutexGuard<'_, Routes> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notes that a host used the session now.
+    fn touch(&self) {
+        *self.used.lock().unwrap_or_else(PoisonError::into_inner) = std::time::Instant::now();
+    }
+
+    /// Whether nothing was sent to the session for `idle` and nothing of it
+    /// is open (no request in flight, no stream).
+    fn abandoned(&self, idle: std::time::Duration) -> bool {
+        let quiet = self
+            .used
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed()
+            >= idle;
+        let routes = self.routes();
+        quiet
+            && routes.requests.values().all(mpsc::Sender::is_closed)
+            && routes.stream.as_ref().is_none_or(mpsc::Sender::is_closed)
     }
 }
 
@@ -467,6 +544,7 @@ async fn post(State(face): State<Arc<Face>>, headers: HeaderMap, body: Bytes) ->
             );
         }
     };
+    hosted.touch();
     let Some(id) = message
         .is_request()
         .then(|| message.id_key().map(Box::<str>::from))
@@ -699,6 +777,7 @@ async fn get(State(face): State<Arc<Face>>, headers: HeaderMap) -> Response {
     let Some(hosted) = face.sessions().get(id).cloned() else {
         return plain(StatusCode::NOT_FOUND, "no such session: initialize again");
     };
+    hosted.touch();
     event_stream(Body::from_stream(open_stream(&hosted, None)))
 }
 
@@ -807,6 +886,7 @@ async fn legacy_post(State(face): State<Arc<Face>>, request: Request) -> Respons
         Ok(message) => message,
         Err(problem) => return plain(StatusCode::BAD_REQUEST, &problem),
     };
+    hosted.touch();
     match hosted.inbox.send(message).await {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(_) => plain(StatusCode::NOT_FOUND, "the session has ended"),
