@@ -846,3 +846,41 @@ fn an_http_session_left_idle_ends_with_its_server() {
     // Ended by the bridge's sweep, with the server it started.
     support::process::wait_until_gone(&server[0].to_string(), PATIENCE);
 }
+
+#[test]
+fn a_signal_ends_the_servers_sessions_before_the_bridge_exits() {
+    // A Python SDK server that records what it hears, reached over HTTP.
+    let (server, mut records) = support::recording_http();
+    let mut bridge = golem_mcp_std()
+        .args(["bridge", "--protocol", "2025-11-25", "--url", &server.url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the bridge starts");
+    let mut stdin = bridge.stdin.take().expect("a pipe");
+    let mut lines = Lines::of(bridge.stdout.take().expect("a pipe"));
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "signalled", "version": "1"}}}),
+    );
+    response(&mut lines, 1);
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "wait", "arguments": {}}}),
+    );
+    records.wait_for(|line| line == "tool started\n", PATIENCE);
+    support::process::signal(&bridge, "TERM");
+    // The call in flight is cancelled and the session ended, as when the
+    // host goes.
+    records.wait_for(
+        |line| line.starts_with("POST notifications/cancelled"),
+        PATIENCE,
+    );
+    records.wait_for(|line| line == "DELETE\n", PATIENCE);
+    let status = bridge.wait().expect("the bridge ends");
+    assert_eq!(status.code(), Some(143), "{status}");
+    drop(stdin);
+}

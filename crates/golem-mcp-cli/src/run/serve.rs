@@ -13,6 +13,9 @@ use crate::plan::target::Target;
 use crate::run::signals::Signals;
 use crate::trace::traced;
 
+/// How long the servers' sessions are given to end after a signal.
+const STOP_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Serves as `plan` says; the exit status says why it stopped.
 pub async fn execute(plan: ServePlan) -> Exit {
     let mut signals = Signals::listen();
@@ -20,6 +23,7 @@ pub async fn execute(plan: ServePlan) -> Exit {
         Ok(service) => service,
         Err(failure) => return failure.report(false),
     };
+    let stopping = service.clone();
     let served = async {
         match plan.face {
             Face::Stdio => serve_stdio(service).await,
@@ -49,7 +53,12 @@ pub async fn execute(plan: ServePlan) -> Exit {
             Ok(()) => Exit::Success,
             Err(error) => Failure::new(Exit::Transport, error.to_string()).report(false),
         },
-        signal = signals.recv() => signal.exit(),
+        signal = signals.recv() => {
+            // The servers' sessions end as when their hosts go: an HTTP
+            // session's DELETE, a stdio server stopped.
+            stopping.stop(STOP_TIME).await;
+            signal.exit()
+        }
     }
 }
 

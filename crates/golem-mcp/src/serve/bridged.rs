@@ -34,6 +34,15 @@ pub(crate) struct Settings {
     pub(crate) tools: ToolFilter,
     pub(crate) restart: Option<RestartPolicy>,
     pub(crate) protocol: ProtocolChoice,
+    /// The sessions being served, told to end by `stop`.
+    pub(crate) sessions: tokio::sync::watch::Sender<Sessions>,
+}
+
+/// How many sessions a proxy serves, and whether it was told to stop.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Sessions {
+    pub(crate) live: usize,
+    pub(crate) stopping: bool,
 }
 
 /// One host's bridge.

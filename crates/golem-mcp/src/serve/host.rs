@@ -28,6 +28,12 @@ pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub(crate) trait Serves: Send + Sync + 'static {
     /// Serves `session` to its end.
     fn serve(self: Arc<Self>, session: HostSession) -> BoxFuture<()>;
+
+    /// Ends every session being served, each as it ends when its host goes
+    /// (a bridge's client closed), and resolves when they have ended.
+    fn stop(self: Arc<Self>) -> BoxFuture<()> {
+        Box::pin(async {})
+    }
 }
 
 /// A JSON-RPC message from the host, with the members the services route

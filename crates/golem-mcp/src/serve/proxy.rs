@@ -90,6 +90,7 @@ impl Proxy {
                 tools: ToolFilter::default(),
                 restart: Some(RestartPolicy::default()),
                 protocol: ProtocolChoice::Auto,
+                sessions: tokio::sync::watch::Sender::default(),
             },
         }
     }
@@ -126,11 +127,22 @@ impl Serves for Settings {
     fn serve(self: Arc<Self>, session: HostSession) -> BoxFuture<()> {
         Box::pin(run(self, session))
     }
+
+    fn stop(self: Arc<Self>) -> BoxFuture<()> {
+        Box::pin(async move {
+            self.sessions
+                .send_modify(|sessions| sessions.stopping = true);
+            let mut watching = self.sessions.subscribe();
+            let _ = watching.wait_for(|sessions| sessions.live == 0).await;
+        })
+    }
 }
 
 /// Serves one host until it goes, then ends the server's session.
 async fn run(settings: Arc<Settings>, mut session: HostSession) {
-    let bridged = Arc::new(Bridged::new(settings, session.outbox.clone()));
+    settings.sessions.send_modify(|sessions| sessions.live += 1);
+    let mut stopping = settings.sessions.subscribe();
+    let bridged = Arc::new(Bridged::new(settings.clone(), session.outbox.clone()));
     let mut running: HashMap<Box<str>, AbortHandle> = HashMap::new();
     let mut tasks: JoinSet<Box<str>> = JoinSet::new();
     loop {
@@ -142,6 +154,9 @@ async fn run(settings: Arc<Settings>, mut session: HostSession) {
             // The server is gone for good (no restart, or restarts given
             // up): the host's session ends too, so a stdio host sees it.
             () = bridged.ended() => break,
+            // The bridge is stopping (a signal): the server's session ends
+            // as if the host had gone.
+            _ = stopping.wait_for(|sessions| sessions.stopping) => break,
             Some(Ok(done)) = tasks.join_next(), if !tasks.is_empty() => {
                 running.remove(&done);
             }
@@ -151,6 +166,7 @@ async fn run(settings: Arc<Settings>, mut session: HostSession) {
     if let Some(client) = bridged.upstream.get() {
         let _ = tokio::time::timeout(CLOSE_TIME, client.close()).await;
     }
+    settings.sessions.send_modify(|sessions| sessions.live -= 1);
 }
 
 /// A legacy host's requests, and what every host sends.

@@ -61,6 +61,13 @@ impl Service {
         self
     }
 
+    /// Ends every session being served (a proxy's clients closed: an HTTP
+    /// session ended with `DELETE`, a stdio server stopped), waiting for
+    /// them at most `within`; what a command does on a signal.
+    pub async fn stop(&self, within: std::time::Duration) {
+        let _ = tokio::time::timeout(within, self.serves.clone().stop()).await;
+    }
+
     /// The writer for a new session, when sessions are recorded.
     pub(crate) fn recorder(&self) -> Result<Option<Arc<RecordWriter>>, ServeError> {
         let Some(recorder) = &self.recorder else {
