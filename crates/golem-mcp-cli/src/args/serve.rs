@@ -60,7 +60,8 @@ pub struct ServeOptions {
     pub bearer_env: Option<String>,
     /// End an HTTP session nobody has used for SECS seconds, with no
     /// request or stream open (its server stopped): a host that went
-    /// without DELETE leaves nothing behind.
+    /// without DELETE leaves nothing behind. Keep it above 600 s when
+    /// 2026-07-28 hosts may take that long to answer a question.
     #[arg(long = "idle-timeout", value_name = "SECS", default_value_t = 1800.0)]
     pub idle_timeout: f64,
 }

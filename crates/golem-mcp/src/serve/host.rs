@@ -147,10 +147,16 @@ impl Outbox {
     /// cancelled): a face ends what it holds open for it. Nothing is sent
     /// to the host.
     pub(crate) fn close(&self, related: &str) {
-        let _ = self.sender.try_send(Outbound {
+        let sender = self.sender.clone();
+        let end = Outbound {
             related: Some(related.into()),
             ends: true,
             body: Bytes::new(),
+        };
+        // Never dropped for a full queue: the face would hold the request's
+        // stream open for good.
+        tokio::spawn(async move {
+            let _ = sender.send(end).await;
         });
     }
 

@@ -52,7 +52,9 @@ pub struct HttpServeConfig {
     pub max_sessions: usize,
     /// How long a session nobody uses, with nothing open, is kept (30
     /// minutes by default): a host that went without `DELETE` leaves no
-    /// session, and no server, behind.
+    /// session, and no server, behind. A 2026-07-28 call waiting for its
+    /// host's answer holds nothing open: keep this above the 10 minutes
+    /// such a call waits.
     pub idle_timeout: std::time::Duration,
 }
 
@@ -218,9 +220,12 @@ impl Face {
             .stateless
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(hosted) = stateless.get(&key) {
+        if let Some(hosted) = stateless.get(&key)
+            && !hosted.inbox.is_closed()
+        {
             return Ok(hosted.clone());
         }
+        stateless.remove(&key);
         if stateless.len() >= self.config.max_sessions {
             return Err(Refused(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -315,6 +320,9 @@ impl Hosted {
             .unwrap_or_else(PoisonError::into_inner)
             .elapsed()
             >= idle;
+        if self.inbox.is_closed() {
+            return true;
+        }
         let routes = self.routes();
         quiet
             && routes.requests.values().all(mpsc::Sender::is_closed)
@@ -328,6 +336,10 @@ async fn route(hosted: std::sync::Weak<Hosted>, mut outbox: mpsc::Receiver<Outbo
         let Some(hosted) = hosted.upgrade() else {
             return;
         };
+        if message.ends {
+            // A request answered is use too: the idle time starts now.
+            hosted.touch();
+        }
         // Decided under the lock, sent after it.
         enum To {
             Request(mpsc::Sender<Outbound>),
@@ -393,6 +405,14 @@ async fn route(hosted: std::sync::Weak<Hosted>, mut outbox: mpsc::Receiver<Outbo
             }
         }
     }
+    // The session's service has ended (its server gone for good): what
+    // waits for it ends too, and the session is dropped at its next use or
+    // sweep.
+    if let Some(hosted) = hosted.upgrade() {
+        let mut routes = hosted.routes();
+        routes.requests.clear();
+        routes.stream = None;
+    }
 }
 
 /// Keeps `body` for the session's next stream, the oldest dropped beyond
@@ -411,10 +431,15 @@ async fn admit(State(face): State<Arc<Face>>, request: Request, next: Next) -> R
     if face.config.bearer_token.is_none()
         && let Some(host) = request.headers().get(header::HOST)
     {
+        // The host's name only: a forwarded port (ssh -L, kubectl
+        // port-forward) names another port of the same machine.
         let ours = host.to_str().is_ok_and(|host| {
-            face.origins
-                .iter()
-                .any(|origin| origin.strip_prefix("http://") == Some(host))
+            let name = host_name(host);
+            face.origins.iter().any(|origin| {
+                origin
+                    .strip_prefix("http://")
+                    .is_some_and(|own| host_name(own).eq_ignore_ascii_case(name))
+            })
         });
         if !ours {
             return plain(
@@ -449,6 +474,15 @@ async fn admit(State(face): State<Arc<Face>>, request: Request, next: Next) -> R
         }
     }
     next.run(request).await
+}
+
+/// The name in a `Host` header or an authority: without its port, an IPv6
+/// address with its brackets.
+fn host_name(authority: &str) -> &str {
+    match authority.rfind(':') {
+        Some(colon) if !authority[colon..].contains(']') => &authority[..colon],
+        _ => authority,
+    }
 }
 
 /// Compares without telling by its timing how much matched.
@@ -495,9 +529,12 @@ async fn post(State(face): State<Arc<Face>>, headers: HeaderMap, body: Bytes) ->
     let mut opened = None;
     let mut restore = None;
     let hosted = match named {
-        Some(id) => match face.sessions().get(id) {
-            Some(hosted) => hosted.clone(),
-            None => return plain(StatusCode::NOT_FOUND, "no such session: initialize again"),
+        Some(id) => match face.sessions().get(id).cloned() {
+            Some(hosted) if !hosted.inbox.is_closed() => hosted,
+            _ => {
+                face.sessions().remove(id);
+                return plain(StatusCode::NOT_FOUND, "no such session: initialize again");
+            }
         },
         None if message.method.as_deref() == Some("initialize") => match face.open(false) {
             Ok((id, hosted)) => {
@@ -581,9 +618,9 @@ async fn post(State(face): State<Arc<Face>>, headers: HeaderMap, body: Bytes) ->
         None => body,
     };
     if first.ends && first.body.is_empty() {
-        // Cancelled: no response comes.
+        // Cancelled: no response comes; the stream the host waits on ends.
         abandoned.inbox = None;
-        return StatusCode::NO_CONTENT.into_response();
+        return event_stream(Body::empty());
     }
     let mut response = if first.ends {
         abandoned.inbox = None;
@@ -940,6 +977,15 @@ mod tests {
         assert!(text.contains(r#""id":42"#));
         let back = with_id(&text, r#""a""#).expect("object");
         assert!(back.contains(r#""id":"a""#));
+    }
+
+    #[test]
+    fn a_host_is_named_without_its_port() {
+        assert_eq!(host_name("localhost:9000"), "localhost");
+        assert_eq!(host_name("localhost"), "localhost");
+        assert_eq!(host_name("[::1]:80"), "[::1]");
+        assert_eq!(host_name("[::1]"), "[::1]");
+        assert_eq!(host_name("127.0.0.1:1"), "127.0.0.1");
     }
 
     #[test]

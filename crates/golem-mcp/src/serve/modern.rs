@@ -388,6 +388,15 @@ impl Rounds {
     }
 }
 
+impl Drop for Rounds {
+    /// The calls parked for a host that is gone are given up.
+    fn drop(&mut self) {
+        for (_, parked) in self.lock_parked().drain() {
+            parked.task.abort();
+        }
+    }
+}
+
 /// A call's place among the running ones, given up when the call's task
 /// ends, however it ends (done, cancelled, given up while parked).
 pub(crate) struct Registered {

@@ -100,8 +100,11 @@ impl Bridged {
         let outbox = self.outbox.clone();
         let method_name = method.to_owned();
         let related: Box<str> = id.into();
+        // Made before the task: a call aborted before it first runs is
+        // forgotten too.
+        let registered = Registered::new(rounds, number);
         let running = async move {
-            let _registered = Registered::new(rounds, number);
+            let _registered = registered;
             let mut report = |progress: Progress| {
                 if let Some(token) = &token {
                     outbox.offer(Some(&related), progress_notification(token, &progress));

@@ -145,6 +145,7 @@ async fn run(settings: Arc<Settings>, mut session: HostSession) {
     let bridged = Arc::new(Bridged::new(settings.clone(), session.outbox.clone()));
     let mut running: HashMap<Box<str>, AbortHandle> = HashMap::new();
     let mut tasks: JoinSet<Box<str>> = JoinSet::new();
+    let mut server_gone = false;
     loop {
         tokio::select! {
             message = session.next() => match message {
@@ -153,7 +154,10 @@ async fn run(settings: Arc<Settings>, mut session: HostSession) {
             },
             // The server is gone for good (no restart, or restarts given
             // up): the host's session ends too, so a stdio host sees it.
-            () = bridged.ended() => break,
+            () = bridged.ended() => {
+                server_gone = true;
+                break;
+            }
             // The bridge is stopping (a signal): the server's session ends
             // as if the host had gone.
             _ = stopping.wait_for(|sessions| sessions.stopping) => break,
@@ -161,6 +165,12 @@ async fn run(settings: Arc<Settings>, mut session: HostSession) {
                 running.remove(&done);
             }
         }
+    }
+    if server_gone {
+        // The requests in flight fail now: their errors reach the host
+        // before its session ends.
+        let answered = async { while tasks.join_next().await.is_some() {} };
+        let _ = tokio::time::timeout(CLOSE_TIME, answered).await;
     }
     tasks.abort_all();
     if let Some(client) = bridged.upstream.get() {

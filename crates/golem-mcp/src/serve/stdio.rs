@@ -8,13 +8,18 @@ use crate::serve::host::{self, HostMessage};
 use crate::serve::service::{ServeError, Service};
 use crate::transports::stdio::DEFAULT_MAX_MESSAGE_BYTES;
 
+/// How long the last messages to the host may take to be written once the
+/// session has ended.
+const WRITE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Serves `service` to the host on this process's stdin and stdout until
 /// stdin ends (the host went) and the service is done with the session.
 /// A line longer than [`DEFAULT_MAX_MESSAGE_BYTES`](crate::DEFAULT_MAX_MESSAGE_BYTES),
 /// or not JSON-RPC, is skipped with a warning (a `tracing` event).
 pub async fn serve_stdio(service: Service) -> Result<(), ServeError> {
     let (session, ends) = host::session(service.recorder()?);
-    let served = tokio::spawn(service.serves.clone().serve(session));
+    let mut served = tokio::spawn(service.serves.clone().serve(session));
+    let mut served_to_end = false;
     let mut outbox = ends.outbox;
     let write = async move {
         let mut stdout = tokio::io::stdout();
@@ -37,11 +42,16 @@ pub async fn serve_stdio(service: Service) -> Result<(), ServeError> {
     loop {
         line.clear();
         // Bounded: a line is read at most one byte past the limit.
-        let read = (&mut stdin)
-            .take(DEFAULT_MAX_MESSAGE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await
-            .map_err(ServeError::Io)?;
+        let mut bounded = (&mut stdin).take(DEFAULT_MAX_MESSAGE_BYTES as u64 + 1);
+        let read = tokio::select! {
+            read = bounded.read_until(b'\n', &mut line) => read.map_err(ServeError::Io)?,
+            // The service ended first (its server gone for good): the host
+            // sees this process end.
+            _ = &mut served => {
+                served_to_end = true;
+                break;
+            }
+        };
         if read == 0 {
             break;
         }
@@ -79,7 +89,10 @@ pub async fn serve_stdio(service: Service) -> Result<(), ServeError> {
         }
     }
     drop(inbox);
-    let _ = served.await;
-    let _ = writer.await;
+    if !served_to_end {
+        let _ = served.await;
+    }
+    // What the service sent last is written, within a bound.
+    let _ = tokio::time::timeout(WRITE_TIME, writer).await;
     Ok(())
 }
