@@ -250,6 +250,22 @@ fn a_2026_server_reached_by_clients_of_both_eras_through_the_bridge() {
         assert_eq!(results[2]["text"], json!(["hello Ada"]), "{report}");
         assert_eq!(report["elicited"], 1, "{report}");
     }
+    // The same through the bridge's HTTP face.
+    let served = Served::start(&["bridge", "--url", &server.url]);
+    for (python, era) in [(python_1x(), "2025-11-25"), (python_2x(), "2026-07-28")] {
+        let report = plan_client(
+            &python,
+            ("--url", served.url.clone()),
+            &plan,
+            &[("ELICIT_CONTENT", r#"{"name":"Ada"}"#)],
+        );
+        assert_eq!(report["era"], era, "{report}");
+        assert_eq!(
+            report["results"][2]["text"],
+            json!(["hello Ada"]),
+            "{report}"
+        );
+    }
 }
 
 #[test]
@@ -551,6 +567,21 @@ fn children_of(pid: u32) -> Vec<u32> {
     children
 }
 
+/// `golem-mcp ARGS` as a stdio server of a raw host: its stdin, and the
+/// lines of its stdout.
+fn raw_bridge(args: &[&str]) -> (Child, std::process::ChildStdin, Lines) {
+    let mut bridge = golem_mcp_std()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the bridge starts");
+    let stdin = bridge.stdin.take().expect("a pipe");
+    let lines = Lines::of(bridge.stdout.take().expect("a pipe"));
+    (bridge, stdin, lines)
+}
+
 /// Writes one JSON-RPC message to the bridge.
 fn send(stdin: &mut impl Write, message: &Value) {
     writeln!(stdin, "{message}").expect("the bridge reads");
@@ -572,15 +603,7 @@ fn response(lines: &mut Lines, id: u64) -> Value {
 #[test]
 fn a_server_killed_mid_call_fails_that_call_and_the_next_one_succeeds() {
     let everything = everything();
-    let mut bridge = golem_mcp_std()
-        .args(["bridge", "--", &everything])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the bridge starts");
-    let mut stdin = bridge.stdin.take().expect("a pipe");
-    let mut lines = Lines::of(bridge.stdout.take().expect("a pipe"));
+    let (mut bridge, mut stdin, mut lines) = raw_bridge(&["bridge", "--", &everything]);
     send(
         &mut stdin,
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -718,15 +741,8 @@ fn a_2026_host_is_asked_again_for_what_its_retry_left_out() {
     // the answer completes the call. A call the tool filter cannot read
     // (its name given twice) is refused.
     let everything = everything();
-    let mut bridge = golem_mcp_std()
-        .args(["bridge", "--exclude-tool", "get-env", "--", &everything])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the bridge starts");
-    let mut stdin = bridge.stdin.take().expect("a pipe");
-    let mut lines = Lines::of(bridge.stdout.take().expect("a pipe"));
+    let (mut bridge, mut stdin, mut lines) =
+        raw_bridge(&["bridge", "--exclude-tool", "get-env", "--", &everything]);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
@@ -851,15 +867,8 @@ fn an_http_session_left_idle_ends_with_its_server() {
 fn a_signal_ends_the_servers_sessions_before_the_bridge_exits() {
     // A Python SDK server that records what it hears, reached over HTTP.
     let (server, mut records) = support::recording_http();
-    let mut bridge = golem_mcp_std()
-        .args(["bridge", "--protocol", "2025-11-25", "--url", &server.url])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the bridge starts");
-    let mut stdin = bridge.stdin.take().expect("a pipe");
-    let mut lines = Lines::of(bridge.stdout.take().expect("a pipe"));
+    let (mut bridge, mut stdin, mut lines) =
+        raw_bridge(&["bridge", "--protocol", "2025-11-25", "--url", &server.url]);
     send(
         &mut stdin,
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

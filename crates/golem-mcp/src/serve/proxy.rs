@@ -173,6 +173,9 @@ async fn run(settings: Arc<Settings>, mut session: HostSession) {
         let _ = tokio::time::timeout(CLOSE_TIME, answered).await;
     }
     tasks.abort_all();
+    // Each forwarded request is dropped (and its cancellation queued for
+    // the server) before the session is closed.
+    while tasks.join_next().await.is_some() {}
     if let Some(client) = bridged.upstream.get() {
         let _ = tokio::time::timeout(CLOSE_TIME, client.close()).await;
     }
