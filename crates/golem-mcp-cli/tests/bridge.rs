@@ -893,3 +893,50 @@ fn a_signal_ends_the_servers_sessions_before_the_bridge_exits() {
     assert_eq!(status.code(), Some(143), "{status}");
     drop(stdin);
 }
+
+#[test]
+fn a_2026_hosts_progress_follows_its_retry() {
+    // A legacy Python SDK server asks a question, then reports progress:
+    // the 2026-07-28 host's retry (a request of its own, with its own
+    // progress token) gets the progress, not the first request.
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/py_ask_then_count_server.py");
+    let (mut bridge, mut stdin, mut lines) =
+        raw_bridge(&["bridge", "--", &python_1x(), &installed(script)]);
+    let meta = |token: &str| {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+            "progressToken": token,
+        })
+    };
+    let call = |token: &str| json!({"name": "ask_then_count", "arguments": {"steps": 3}, "_meta": meta(token)});
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call("first")}),
+    );
+    let asked = response(&mut lines, 1);
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    let key = asked["result"]["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next().cloned())
+        .expect("a question");
+    let mut retry = call("second");
+    retry["requestState"] = asked["result"]["requestState"].clone();
+    retry["inputResponses"] = json!({ key: {"action": "accept", "content": {"name": "Ada"}} });
+    send(
+        &mut stdin,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": retry}),
+    );
+    let progress = lines.wait_for(|line| line.contains("notifications/progress"), PATIENCE);
+    let progress: Value = serde_json::from_str(&progress).expect("JSON");
+    assert_eq!(progress["params"]["progressToken"], "second", "{progress}");
+    let done = response(&mut lines, 2);
+    assert_eq!(
+        done["result"]["content"][0]["text"], "counted 3 for Ada",
+        "{done}"
+    );
+    drop(stdin);
+    lines.rest(PATIENCE);
+    assert!(bridge.wait().expect("ends").success());
+}

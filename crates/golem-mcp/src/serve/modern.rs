@@ -203,9 +203,21 @@ struct Parked {
     events: mpsc::Receiver<Event>,
     asked: HashMap<String, oneshot::Sender<Answer>>,
     pending: serde_json::Map<String, Value>,
+    reporting: Reporting,
     task: AbortHandle,
     since: Instant,
 }
+
+/// Where a call's progress goes: the host request of its current round
+/// (each retry is a request of its own) and that request's token.
+#[derive(Debug)]
+pub(crate) struct ProgressTarget {
+    pub(crate) related: Box<str>,
+    pub(crate) token: Option<Box<RawValue>>,
+}
+
+/// A call's [`ProgressTarget`], moved on by each retry.
+pub(crate) type Reporting = std::sync::Arc<Mutex<ProgressTarget>>;
 
 /// The calls of a bridge's modern hosts: those running (so that a server
 /// request finds its call) and those parked.
@@ -224,6 +236,7 @@ pub(crate) struct Call {
     /// answer goes, and the question as the host was shown it.
     asked: HashMap<String, oneshot::Sender<Answer>>,
     pending: serde_json::Map<String, Value>,
+    reporting: Reporting,
 }
 
 impl Rounds {
@@ -250,25 +263,41 @@ impl Rounds {
     }
 
     /// A driver for a started call.
-    pub(crate) fn call(events: mpsc::Receiver<Event>, task: AbortHandle) -> Call {
+    pub(crate) fn call(
+        events: mpsc::Receiver<Event>,
+        task: AbortHandle,
+        reporting: Reporting,
+    ) -> Call {
         Call {
             events,
             task,
             asked: HashMap::new(),
             pending: serde_json::Map::new(),
+            reporting,
         }
     }
 
     /// The parked call `state` names, its questions answered by
-    /// `responses` (the retry's `inputResponses`).
-    pub(crate) fn resume(&self, state: &str, responses: Option<&RawValue>) -> Option<Call> {
+    /// `responses` (the retry's `inputResponses`), its progress now
+    /// reported to the retry (`progress`).
+    pub(crate) fn resume(
+        &self,
+        state: &str,
+        responses: Option<&RawValue>,
+        progress: ProgressTarget,
+    ) -> Option<Call> {
         self.expire();
         let parked = self.lock_parked().remove(state)?;
+        *parked
+            .reporting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = progress;
         let mut call = Call {
             events: parked.events,
             task: parked.task,
             asked: parked.asked,
             pending: parked.pending,
+            reporting: parked.reporting,
         };
         let responses = responses
             .and_then(|responses| {
@@ -373,6 +402,7 @@ impl Rounds {
                 events: call.events,
                 asked: call.asked,
                 pending: call.pending,
+                reporting: call.reporting,
                 task: call.task,
                 since: Instant::now(),
             },

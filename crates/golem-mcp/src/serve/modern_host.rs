@@ -5,13 +5,17 @@
 //! input is answered `input_required` until the host has given it. The
 //! server may speak either era: the client in between does the rest.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::serve::bridged::{Bridged, failure, progress_notification, without_meta};
 use crate::serve::host;
-use crate::serve::modern::{self, CURRENT_CALL, Event, Registered, Retry, Rounds};
+use crate::serve::modern::{
+    self, CURRENT_CALL, Event, ProgressTarget, Registered, Reporting, Retry, Rounds,
+};
 use crate::session::handle::Client;
 use crate::session::notifications::ServerNotification;
 use crate::session::progress::Progress;
@@ -74,43 +78,56 @@ impl Bridged {
     ) -> Bytes {
         let retry = params.and_then(|params| serde_json::from_str::<Retry>(params.get()).ok());
         let finish = |outcome| self.finish(id, method, outcome, true);
-        if let Some(Retry {
-            state: Some(state),
-            responses,
-        }) = &retry
-        {
-            if let Some(call) = self.rounds.resume(state, responses.as_deref()) {
-                return self.rounds.drive(id, call, finish).await;
-            }
-            tracing::debug!("golem-mcp bridge: a retry names no parked call; calling afresh");
-        }
-        if let Some(refused) = self.refused_tool(id, method, params) {
-            return refused;
-        }
-        let params = params.map(modern::without_retry);
-        let (params, token) = match params.as_deref().map(without_meta) {
+        let stripped = params.map(modern::without_retry);
+        let (params, token) = match stripped.as_deref().map(without_meta) {
             Some(Ok(split)) => (Some(split.0), split.1),
             Some(Err(problem)) => {
                 return host::error(id, ProtocolError::INVALID_PARAMS, &problem, None);
             }
             None => (None, None),
         };
+        if let Some(Retry {
+            state: Some(state),
+            responses,
+        }) = &retry
+        {
+            let progress = ProgressTarget {
+                related: id.into(),
+                token: token.clone(),
+            };
+            if let Some(call) = self.rounds.resume(state, responses.as_deref(), progress) {
+                return self.rounds.drive(id, call, finish).await;
+            }
+            tracing::debug!("golem-mcp bridge: a retry names no parked call; calling afresh");
+        }
+        if let Some(refused) = self.refused_tool(id, method, stripped.as_deref()) {
+            return refused;
+        }
         let (number, sender, events) = self.rounds.begin();
         let rounds = self.rounds.clone();
         let outbox = self.outbox.clone();
         let method_name = method.to_owned();
-        let related: Box<str> = id.into();
+        let wants_progress = token.is_some();
+        let reporting: Reporting = Arc::new(Mutex::new(ProgressTarget {
+            related: id.into(),
+            token,
+        }));
+        let reported = reporting.clone();
         // Made before the task: a call aborted before it first runs is
         // forgotten too.
         let registered = Registered::new(rounds, number);
         let running = async move {
             let _registered = registered;
+            // To the host request of the call's current round.
             let mut report = |progress: Progress| {
-                if let Some(token) = &token {
-                    outbox.offer(Some(&related), progress_notification(token, &progress));
+                let target = reported.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(token) = &target.token {
+                    outbox.offer(
+                        Some(&target.related),
+                        progress_notification(token, &progress),
+                    );
                 }
             };
-            let wants_progress = token.is_some();
             let on_progress =
                 wants_progress.then_some(&mut report as &mut (dyn FnMut(Progress) + Send));
             let outcome = client
@@ -124,7 +141,7 @@ impl Bridged {
         // The call runs on its own task: it outlives this request while it
         // waits for the host's answers.
         let task = tokio::spawn(CURRENT_CALL.scope(sender, running));
-        let call = Rounds::call(events, task.abort_handle());
+        let call = Rounds::call(events, task.abort_handle(), reporting);
         self.rounds.drive(id, call, finish).await
     }
 
