@@ -321,17 +321,17 @@ pub(crate) fn tool_call(
 pub(crate) fn without_meta(
     params: &RawValue,
 ) -> Result<(Box<RawValue>, Option<Box<RawValue>>), String> {
-    if !params.get().contains("\"_meta\"") {
-        return Ok((params.to_owned(), None));
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "progressToken", default)]
+        token: Option<Box<RawValue>>,
     }
-    let mut members: serde_json::Map<String, Value> = serde_json::from_str(params.get())
-        .map_err(|error| format!("the params are not a JSON object: {error}"))?;
-    let token = members
+    let (params, mut taken) = host::without_members(params, &["_meta"])?;
+    let token = taken
         .remove("_meta")
-        .and_then(|meta| meta.get("progressToken").cloned())
-        .map(|token| RawValue::from_string(token.to_string()).expect("JSON"));
-    let params = serde_json::to_string(&members).expect("a map is JSON");
-    Ok((RawValue::from_string(params).expect("JSON"), token))
+        .and_then(|meta| serde_json::from_str::<Meta>(meta.get()).ok())
+        .and_then(|meta| meta.token);
+    Ok((params, token))
 }
 
 /// `notifications/progress` for the host's `token`.

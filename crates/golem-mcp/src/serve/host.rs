@@ -3,6 +3,7 @@
 //! the host request it belongs to so that an HTTP face can put it on that
 //! request's response stream. Nothing here knows a face or a service.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -216,6 +217,34 @@ impl HostSession {
     }
 }
 
+/// JSON object members by name, their values as written.
+pub(crate) type Members = HashMap<String, Box<RawValue>>;
+
+/// `params` (a JSON object) without its top-level members `names`, every
+/// other member's value byte for byte (a tool's arguments are never
+/// re-encoded), and the values of those taken out, by name. `params` that
+/// name none of them are returned as they are, unparsed.
+pub(crate) fn without_members(
+    params: &RawValue,
+    names: &[&str],
+) -> Result<(Box<RawValue>, Members), String> {
+    let text = params.get();
+    if !names
+        .iter()
+        .any(|name| text.contains(&format!("\"{name}\"")))
+    {
+        return Ok((params.to_owned(), HashMap::new()));
+    }
+    let mut members: Members = serde_json::from_str(text)
+        .map_err(|error| format!("the params are not a JSON object: {error}"))?;
+    let taken = names
+        .iter()
+        .filter_map(|name| members.remove_entry(*name))
+        .collect();
+    let kept = serde_json::value::to_raw_value(&members).map_err(|error| error.to_string())?;
+    Ok((kept, taken))
+}
+
 /// A JSON-RPC response to host request `id` (its text), with `result`.
 pub(crate) fn result(id: &str, result: &str) -> Bytes {
     Bytes::from(format!(
@@ -270,6 +299,23 @@ mod tests {
         assert!(!note.is_request());
         assert!(HostMessage::parse(r#"{"jsonrpc":"2.0"}"#).is_err());
         assert!(HostMessage::parse("nope").is_err());
+    }
+
+    #[test]
+    fn members_are_taken_out_and_the_rest_kept_byte_for_byte() {
+        let params = RawValue::from_string(
+            r#"{"arguments":{"b": 1.50, "a":[2]},"_meta":{"x":1},"name":"t"}"#.into(),
+        )
+        .expect("JSON");
+        let (kept, taken) = without_members(&params, &["_meta"]).expect("an object");
+        assert!(
+            kept.get().contains(r#""arguments":{"b": 1.50, "a":[2]}"#),
+            "{kept}"
+        );
+        assert!(!kept.get().contains("_meta"), "{kept}");
+        assert_eq!(taken["_meta"].get(), r#"{"x":1}"#);
+        let untouched = without_members(&params, &["requestState"]).expect("an object");
+        assert_eq!(untouched.0.get(), params.get());
     }
 
     #[test]

@@ -102,6 +102,11 @@ const SESSION_HEADER: &str = "mcp-session-id";
 /// Serves `service` over HTTP on `listener` until the listener fails. A
 /// listener on an address other than loopback is refused unless a bearer
 /// token is configured: a bridge holds the server's credentials.
+///
+/// Cancel safe: dropping the future closes the listener; the sessions
+/// already open go on, each on its own task, until their hosts go or
+/// [`Service::stop`] ends them (tested by the `bridge` command's signal
+/// test, which does exactly that).
 pub async fn serve_http(
     listener: TcpListener,
     config: HttpServeConfig,

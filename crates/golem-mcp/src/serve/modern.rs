@@ -471,15 +471,8 @@ pub(crate) struct Retry {
 /// The parameters without a retry's members, as the server is to get them
 /// again.
 pub(crate) fn without_retry(params: &RawValue) -> Box<RawValue> {
-    match serde_json::from_str::<serde_json::Map<String, Value>>(params.get()) {
-        Ok(mut members) => {
-            members.remove("requestState");
-            members.remove("inputResponses");
-            RawValue::from_string(Value::Object(members).to_string())
-                .unwrap_or_else(|_| params.to_owned())
-        }
-        Err(_) => params.to_owned(),
-    }
+    host::without_members(params, &["requestState", "inputResponses"])
+        .map_or_else(|_| params.to_owned(), |(kept, _)| kept)
 }
 
 tokio::task_local! {

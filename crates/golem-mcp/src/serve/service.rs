@@ -63,7 +63,8 @@ impl Service {
 
     /// Ends every session being served (a proxy's clients closed: an HTTP
     /// session ended with `DELETE`, a stdio server stopped), waiting for
-    /// them at most `within`; what a command does on a signal.
+    /// them at most `within`; what a command does on a signal. Cancel safe:
+    /// dropped, the sessions already told to stop still end.
     pub async fn stop(&self, within: std::time::Duration) {
         let _ = tokio::time::timeout(within, self.serves.clone().stop()).await;
     }

@@ -16,6 +16,10 @@ const WRITE_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 /// stdin ends (the host went) and the service is done with the session.
 /// A line longer than [`DEFAULT_MAX_MESSAGE_BYTES`](crate::DEFAULT_MAX_MESSAGE_BYTES),
 /// or not JSON-RPC, is skipped with a warning (a `tracing` event).
+///
+/// Cancel safe: dropping the future stops reading stdin (a line half read
+/// is lost with it); the session goes on on its own task until
+/// [`Service::stop`] ends it (the `bridge` command's signal test).
 pub async fn serve_stdio(service: Service) -> Result<(), ServeError> {
     let (session, ends) = host::session(service.recorder()?);
     let mut served = tokio::spawn(service.serves.clone().serve(session));
